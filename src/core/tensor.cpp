@@ -1,0 +1,159 @@
+// Tensor storage, data-type names and shape helpers.
+#include "ninegrid/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace ninegrid {
+
+size_t dtype_size(DataType t) {
+  switch (t) {
+    case DataType::Float32: return 4;
+    case DataType::UInt8: return 1;
+    case DataType::Int8: return 1;
+    case DataType::UInt16: return 2;
+    case DataType::Int16: return 2;
+    case DataType::Int32: return 4;
+    case DataType::Int64: return 8;
+    case DataType::Bool: return 1;
+    case DataType::Float16: return 2;
+    case DataType::Float64: return 8;
+    case DataType::UInt32: return 4;
+    case DataType::UInt64: return 8;
+    case DataType::BFloat16: return 2;
+    default: return 0;
+  }
+}
+
+const char* dtype_name(DataType t) {
+  switch (t) {
+    case DataType::Undefined: return "undefined";
+    case DataType::Float32: return "float32";
+    case DataType::UInt8: return "uint8";
+    case DataType::Int8: return "int8";
+    case DataType::UInt16: return "uint16";
+    case DataType::Int16: return "int16";
+    case DataType::Int32: return "int32";
+    case DataType::Int64: return "int64";
+    case DataType::String: return "string";
+    case DataType::Bool: return "bool";
+    case DataType::Float16: return "float16";
+    case DataType::Float64: return "float64";
+    case DataType::UInt32: return "uint32";
+    case DataType::UInt64: return "uint64";
+    case DataType::BFloat16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+void throw_dtype_mismatch(DataType have, DataType want) {
+  throw Error(std::string("tensor holds ") + dtype_name(have) + ", accessed as " + dtype_name(want));
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw Error("shape " + shape_str(shape) + " has a negative or unknown dimension");
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      throw Error("shape " + shape_str(shape) + " has more elements than can be counted");
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_str(const Shape& shape) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += 'x';
+    s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
+  }
+  return s;
+}
+
+Shape parse_shape(const std::string& text) {
+  Shape shape;
+  std::string tok;
+  auto flush = [&] {
+    if (tok.empty()) throw Error("bad shape '" + text + "': expected dimensions like 1x3x224x224");
+    char* end = nullptr;
+    long long v = std::strtoll(tok.c_str(), &end, 10);
+    if (*end != '\0' || v < 0) throw Error("bad shape '" + text + "': '" + tok + "' is not a dimension");
+    shape.push_back(v);
+    tok.clear();
+  };
+  for (char c : text) {
+    if (c == 'x' || c == 'X' || c == ',') flush();
+    else tok += c;
+  }
+  flush();
+  return shape;
+}
+
+namespace {
+// Hard ceiling on one allocation: anything bigger is a corrupt or hostile shape, not a real tensor.
+constexpr size_t kMaxTensorBytes = size_t(1) << 40;
+
+std::shared_ptr<void> allocate_aligned(size_t bytes) {
+  if (bytes > kMaxTensorBytes) throw Error("tensor of " + std::to_string(bytes) + " bytes is too large");
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0) rounded = 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+}  // namespace
+
+Tensor Tensor::empty(DataType dtype, const Shape& shape) {
+  if (dtype_size(dtype) == 0) throw Error(std::string("cannot allocate a tensor of type ") + dtype_name(dtype));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.numel_ = shape_numel(shape);
+  if (static_cast<uint64_t>(t.numel_) > kMaxTensorBytes / dtype_size(dtype))
+    throw Error("tensor of shape " + shape_str(shape) + " is too large");
+  t.storage_ = allocate_aligned(t.nbytes());
+  t.data_ = t.storage_.get();
+  return t;
+}
+
+Tensor Tensor::zeros(DataType dtype, const Shape& shape) {
+  Tensor t = empty(dtype, shape);
+  std::memset(t.data_, 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::wrap(DataType dtype, const Shape& shape, void* data) {
+  return wrap(dtype, shape, nullptr, data);
+}
+
+Tensor Tensor::wrap(DataType dtype, const Shape& shape, std::shared_ptr<void> owner, void* data) {
+  if (dtype_size(dtype) == 0) throw Error(std::string("cannot wrap a tensor of type ") + dtype_name(dtype));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.numel_ = shape_numel(shape);
+  if (!data && t.numel_ > 0) throw Error("Tensor::wrap: null data for shape " + shape_str(shape));
+  t.storage_ = std::move(owner);
+  t.data_ = data;
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return Tensor();
+  Tensor t = empty(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.data_, data_, nbytes());
+  return t;
+}
+
+Tensor Tensor::reshaped(const Shape& shape) const {
+  if (shape_numel(shape) != numel_)
+    throw Error("cannot reshape " + shape_str(shape_) + " to " + shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+}  // namespace ninegrid

@@ -1,0 +1,15 @@
+// ONNX reader: a serialized ModelProto in, a validated Graph out. Never crashes on malformed bytes.
+#pragma once
+
+#include <cstddef>
+
+#include "graph/graph.h"
+
+namespace ninegrid {
+
+// Parses an ONNX model (opsets 7 to 17 of the default domain). Initializers become constant values,
+// graph inputs that are not initializers become graph inputs. Throws Error on malformed or unsupported
+// content (naming the node where there is one).
+Graph import_onnx(const void* data, size_t size);
+
+}  // namespace ninegrid

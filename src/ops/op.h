@@ -1,0 +1,108 @@
+// The operator interface. One Op object exists per graph node per session. It is created from the node
+// (validating attributes: errors name the node), asked for its output shapes whenever the input shapes
+// change (infer), then run any number of times (run).
+//
+// Writing an operator:
+//   class Relu final : public Op { ... };
+//   NINEGRID_REGISTER_OP("Relu", Relu);
+// The file goes in src/ops/ and its inner loops in src/kernels/ (ref/ for the plain reference).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "ninegrid/tensor.h"
+
+namespace ninegrid {
+
+class ThreadPool;
+
+// What infer() knows about a tensor: type and shape, and its contents when known before run time
+// (weights, and values computed from weights and shapes, such as the shape input of a Reshape).
+struct TensorDesc {
+  DataType dtype = DataType::Undefined;
+  Shape shape;
+  const Tensor* value = nullptr;  // non-null when the contents are known at plan time
+  bool present = true;            // false for an omitted optional input
+};
+
+struct OpContext {
+  std::vector<const Tensor*> inputs;  // nullptr for omitted optional inputs
+  std::vector<Tensor*> outputs;       // allocated with the inferred dtype and shape; nullptr if omitted
+  ThreadPool* pool = nullptr;
+
+  const Tensor& input(size_t i) const { return *inputs[i]; }
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  Tensor& output(size_t i) const { return *outputs[i]; }
+};
+
+class Op {
+ public:
+  explicit Op(const Node& node) : node_(node) {}
+  virtual ~Op() = default;
+
+  // Fills `out` (one entry per node output) with dtype and shape. Validates inputs' count, types and
+  // shapes, throwing with error() on anything unusable. `out[i].value` may be left null.
+  virtual void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) = 0;
+  // Computes the outputs. Called only after infer() with the same shapes.
+  virtual void run(OpContext& ctx) = 0;
+
+  // If output `out_index` is the same bytes as an input (Reshape, Squeeze, Identity ...), that input's
+  // index, so the planner can alias the buffers and run() may skip the copy; otherwise -1. When the
+  // planner cannot alias (e.g. a graph input feeds a graph output) run() must still produce the output,
+  // so ops that alias must copy when ctx.outputs[i]->data() != ctx.inputs[j]->data().
+  virtual int aliases_input(int out_index) const { return -1; }
+  // Whether this op may be evaluated at plan time when all its inputs are known (false for random ops).
+  virtual bool foldable() const { return true; }
+  // Multiply-accumulates for the last inferred shapes (for `ninegrid info` and the profiler).
+  virtual int64_t macs() const { return 0; }
+
+  const Node& node() const { return node_; }
+  [[noreturn]] void error(const std::string& message) const { throw_node_error(node_, message); }
+
+ protected:
+  // Common checks, each throwing a node error.
+  void expect_inputs(const std::vector<TensorDesc>& in, size_t min, size_t max) const;
+  void expect_dtype(const TensorDesc& t, DataType dtype, const char* what) const;
+  void expect_float(const TensorDesc& t, const char* what) const { expect_dtype(t, DataType::Float32, what); }
+  // Normalises a possibly negative axis into [0, rank), throwing if out of range.
+  int normalize_axis(int64_t axis, int rank) const;
+  // Copies a constant int64/int32 1-D tensor known at plan time into a vector; throws if not known.
+  std::vector<int64_t> known_ints(const TensorDesc& t, const char* what) const;
+
+  Node node_;  // a copy: attributes stay valid for the op's lifetime
+};
+
+using OpFactory = std::function<std::unique_ptr<Op>(const Node&)>;
+
+// op_type -> factory. Ops register at static-initialisation time with NINEGRID_REGISTER_OP.
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  void add(const std::string& op_type, OpFactory factory);
+  // Creates the op for a node; throws "unsupported operator" naming the node if none is registered.
+  std::unique_ptr<Op> create(const Node& node) const;
+  bool supports(const std::string& op_type) const { return factories_.count(op_type) != 0; }
+  std::vector<std::string> op_types() const;
+
+ private:
+  std::map<std::string, OpFactory> factories_;
+};
+
+struct OpRegistration {
+  OpRegistration(const char* op_type, OpFactory factory) {
+    OpRegistry::instance().add(op_type, std::move(factory));
+  }
+};
+
+#define NINEGRID_CONCAT_INNER(a, b) a##b
+#define NINEGRID_CONCAT(a, b) NINEGRID_CONCAT_INNER(a, b)
+#define NINEGRID_REGISTER_OP(op_type, OpClass)                                   \
+  static ::ninegrid::OpRegistration NINEGRID_CONCAT(ng_op_reg_, __COUNTER__)( \
+      op_type, [](const ::ninegrid::Node& n) { return std::unique_ptr<::ninegrid::Op>(new OpClass(n)); })
+
+}  // namespace ninegrid

@@ -1,0 +1,133 @@
+// Model loading: recognise the format, import, optimise, validate.
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include "graph/passes/pipeline.h"
+#include "import/ncnn/ncnn_importer.h"
+#include "import/onnx/onnx_importer.h"
+#include "runtime/model_impl.h"
+#include "runtime/session_impl.h"
+
+namespace ninegrid {
+
+namespace {
+
+std::string read_file(const std::string& path, const char* what) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(std::string("cannot open ") + what + " '" + path + "'");
+  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) throw Error(std::string("cannot read ") + what + " '" + path + "'");
+  return data;
+}
+
+// ncnn .param files start with the magic number 7767517 on the first line.
+bool looks_like_ncnn_param(const std::string& bytes) {
+  size_t i = 0;
+  while (i < bytes.size() && (bytes[i] == ' ' || bytes[i] == '\t' || bytes[i] == '\r' || bytes[i] == '\n')) ++i;
+  return bytes.compare(i, 7, "7767517") == 0;
+}
+
+std::string default_weights_path(const std::string& param_path) {
+  size_t slash = param_path.find_last_of('/');
+  size_t dot = param_path.find_last_of('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
+    return param_path.substr(0, dot) + ".bin";
+  return param_path + ".bin";
+}
+
+}  // namespace
+
+ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
+    : graph_(std::move(graph)), options_(std::move(options)), format_(std::move(format)) {
+  if (options_.opt_level < 0 || options_.opt_level > 2)
+    throw Error("opt_level must be 0, 1 or 2, got " + std::to_string(options_.opt_level));
+  if (options_.threads < 0 || options_.threads > 1024)
+    throw Error("threads must be between 0 and 1024, got " + std::to_string(options_.threads));
+  graph_.topo_sort();
+
+  // Input shapes given by the user replace the model's declared (possibly dynamic) ones.
+  for (const auto& kv : options_.input_shapes) {
+    bool found = false;
+    for (int v : graph_.inputs) {
+      Value& val = graph_.values[v];
+      if (val.name != kv.first) continue;
+      found = true;
+      if (val.shape_known && val.shape.size() != kv.second.size())
+        throw Error("input '" + kv.first + "' has rank " + std::to_string(val.shape.size()) + " (" +
+                    shape_str(val.shape) + "), but shape " + shape_str(kv.second) + " was given");
+      for (size_t d = 0; val.shape_known && d < val.shape.size(); ++d)
+        if (val.shape[d] >= 0 && val.shape[d] != kv.second[d])
+          throw Error("input '" + kv.first + "' has fixed shape " + shape_str(val.shape) + ", but shape " +
+                      shape_str(kv.second) + " was given");
+      shape_numel(kv.second);  // rejects overflowing products
+      val.shape = kv.second;
+      val.shape_known = true;
+    }
+    if (!found) throw Error("--shape names '" + kv.first + "', which is not an input of the model");
+  }
+
+  optimize_graph(graph_, options_.opt_level);
+
+  for (int v : graph_.inputs) {
+    const Value& val = graph_.values[v];
+    if (!val.shape_known) throw Error("input '" + val.name + "' has no declared shape; give one in the options");
+    inputs_.push_back({val.name, val.dtype, val.shape});
+  }
+  for (int v : graph_.outputs) outputs_.push_back({graph_.values[v].name, graph_.values[v].dtype, graph_.values[v].shape});
+
+  // Create every operator once: unsupported operators and bad attributes are reported at load time.
+  std::vector<std::unique_ptr<Op>> ops;
+  for (const Node& n : graph_.nodes) ops.push_back(OpRegistry::instance().create(n));
+  // With all input shapes known, infer the output shapes now, so shape errors surface at load time too.
+  std::vector<Shape> shapes;
+  for (const ValueInfo& in : inputs_) {
+    for (int64_t d : in.shape)
+      if (d < 0) return;
+    shapes.push_back(in.shape);
+  }
+  ThreadPool pool(1);
+  Plan plan = make_plan(graph_, shapes, ops, &pool);
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    outputs_[i].shape = plan.slots[graph_.outputs[i]].desc.shape;
+    outputs_[i].dtype = plan.slots[graph_.outputs[i]].desc.dtype;
+  }
+}
+
+Model::Model(std::unique_ptr<ModelImpl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+const std::vector<ValueInfo>& Model::inputs() const { return impl_->inputs(); }
+const std::vector<ValueInfo>& Model::outputs() const { return impl_->outputs(); }
+const Options& Model::options() const { return impl_->options(); }
+
+std::shared_ptr<Model> Model::load_onnx(const void* data, size_t size, const Options& options) {
+  return std::make_shared<Model>(std::make_unique<ModelImpl>(import_onnx(data, size), options, "onnx"));
+}
+
+std::shared_ptr<Model> Model::load_ncnn(const std::string& param_text, const void* weights, size_t weights_size,
+                                        const Options& options) {
+  return std::make_shared<Model>(
+      std::make_unique<ModelImpl>(import_ncnn(param_text, weights, weights_size), options, "ncnn"));
+}
+
+std::shared_ptr<Model> Model::load(const std::string& path, const Options& options) {
+  std::string bytes = read_file(path, "model file");
+  try {
+    if (looks_like_ncnn_param(bytes)) {
+      std::string wpath = options.weights_path.empty() ? default_weights_path(path) : options.weights_path;
+      std::string weights = read_file(wpath, "ncnn weights file");
+      return load_ncnn(bytes, weights.data(), weights.size(), options);
+    }
+    return load_onnx(bytes.data(), bytes.size(), options);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+std::unique_ptr<Session> Model::create_session() const {
+  // Sessions keep the model alive; models are always created by make_shared in load*().
+  return std::make_unique<Session>(std::make_unique<SessionImpl>(shared_from_this()));
+}
+
+}  // namespace ninegrid

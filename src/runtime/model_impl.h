@@ -1,0 +1,32 @@
+// What a loaded model holds: the optimised graph and its interface. Immutable after load.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "ninegrid/ninegrid.h"
+
+namespace ninegrid {
+
+class ModelImpl {
+ public:
+  // Takes an imported graph: sorts and validates it, applies options.input_shapes, runs the graph passes
+  // for options.opt_level and checks every operator is supported. Throws Error.
+  ModelImpl(Graph graph, Options options, std::string format);
+
+  const Graph& graph() const { return graph_; }
+  const Options& options() const { return options_; }
+  const std::string& format() const { return format_; }  // "onnx" or "ncnn"
+  const std::vector<ValueInfo>& inputs() const { return inputs_; }
+  const std::vector<ValueInfo>& outputs() const { return outputs_; }
+
+ private:
+  Graph graph_;
+  Options options_;
+  std::string format_;
+  std::vector<ValueInfo> inputs_;
+  std::vector<ValueInfo> outputs_;
+};
+
+}  // namespace ninegrid
