@@ -1,9 +1,61 @@
-// The `ninegrid` command line (placeholder until the subcommands land).
+// `ninegrid`: one binary, one subcommand per task. Errors print one line and exit non-zero.
 #include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
 
-#include "ninegrid/ninegrid.h"
+#include "commands.h"
+#include "ninegrid/tensor.h"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*fn)(int, char**);
+  const char* summary;
+};
+
+const Subcommand kCommands[] = {
+    {"detect", ninegrid::cli::cmd_detect, "find faces in photos and draw them"},
+    {"run", ninegrid::cli::cmd_run, "run a model once and write its outputs as .npy"},
+    {"info", ninegrid::cli::cmd_info, "describe a model: inputs, outputs, operators, parameters, MACs"},
+    {"bench", ninegrid::cli::cmd_bench, "time a model: load time, latency, peak memory"},
+    {"profile", ninegrid::cli::cmd_profile, "per-layer time and roofline report"},
+};
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "ninegrid: a CNN inference engine for CPUs (ONNX and ncnn models)\n\n"
+               "usage: ninegrid <command> [options]   (ninegrid <command> --help for details)\n\n"
+               "commands:\n");
+  for (const auto& c : kCommands) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  std::printf("ninegrid\n");
-  return 0;
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    usage(stdout);
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (cmd != c.name) continue;
+    try {
+      return c.fn(argc - 1, argv + 1);
+    } catch (const ninegrid::Error& e) {
+      std::fprintf(stderr, "ninegrid %s: error: %s\n", c.name, e.what());
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ninegrid %s: internal error: %s\n", c.name, e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "ninegrid: unknown command '%s'\n\n", cmd.c_str());
+  usage(stderr);
+  return 2;
 }
