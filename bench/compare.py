@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Benchmarks ninegrid against ONNX Runtime on the same ONNX files, interleaved, and writes a markdown table.
+
+Each model is timed in rounds: ninegrid, then ONNX Runtime, then ninegrid again ... (A B A B), each round a
+separate process doing warm-up runs then timed runs, so drift on this shared machine hits both sides alike.
+Reported: median over all timed runs of each side, their ratio (ninegrid / ORT: below 1 means ninegrid is
+faster), load time and peak resident memory, and the core's FMA peak measured in the same run.
+
+  bench/compare.py [--threads 1,2] [--rounds 5] [--runs 10] [--models retinaface640,blazeface,...] [--out FILE]
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.environ.get("NINEGRID_CACHE", os.path.join(ROOT, ".cache"))
+
+# name -> (path relative to the cache, input shape option or None)
+MODELS = {
+    "retinaface640": ("models/retinaface_mnet25.onnx", "data=1x3x640x640"),
+    "retinaface320": ("models/retinaface_mnet25_320.onnx", "data=1x3x320x320"),
+    "blazeface": ("npm/blazeface/package/ONNX/face_detection_front_128x128_barracuda.onnx", None),
+    "ppocr_det": ("npm/ocr/package/assets/ch_PP-OCRv4_det_infer.onnx", "x=1x3x640x640"),
+    "mobilenet_v2": ("models/torchvision/mobilenet_v2.onnx", None),
+    "resnet18": ("models/torchvision/resnet18.onnx", None),
+    "resnet50": ("models/torchvision/resnet50.onnx", None),
+}
+
+
+def run_json(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    for line in reversed(out.strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise RuntimeError("no JSON from " + " ".join(cmd) + ":\n" + out)
+
+
+def samples(result):
+    """All timed runs of one round if the runner reports them, else its median."""
+    return result.get("times_ms") or [result["median_ms"]]
+
+
+def fma_peak(binary):
+    if not os.path.exists(binary):
+        return None
+    return run_json([binary, "--json"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ninegrid", default=os.path.join(ROOT, "build", "ninegrid"))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=10, help="timed runs per round and side")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--out", default=None, help="also write the markdown report here")
+    args = ap.parse_args()
+
+    ort_runner = os.path.join(ROOT, "bench", "ort_runner.js")
+    peak = fma_peak(os.path.join(ROOT, "build", "ninegrid_fma_peak"))
+    rows = []
+    for name in args.models.split(","):
+        rel, shape = MODELS[name]
+        path = os.path.join(CACHE, rel)
+        if not os.path.exists(path):
+            print(f"skip {name}: {path} missing (scripts/setup.sh and scripts/make_test_models.sh make it)",
+                  file=sys.stderr)
+            continue
+        for threads in [int(t) for t in args.threads.split(",")]:
+            common = ["--threads", str(threads), "--runs", str(args.runs), "--warmup", str(args.warmup), "--json"]
+            if shape:
+                common += ["--shape", shape]
+            ours, theirs = [], []
+            for r in range(args.rounds):
+                print(f"{name} threads={threads} round {r + 1}/{args.rounds}", file=sys.stderr)
+                ours.append(run_json([args.ninegrid, "bench", path] + common))
+                theirs.append(run_json(["node", ort_runner, path] + common))
+            ng = statistics.median([t for x in ours for t in samples(x)])
+            ort = statistics.median([t for x in theirs for t in samples(x)])
+            rows.append({
+                "model": name, "threads": threads, "ninegrid_ms": ng, "ort_ms": ort, "ratio": ng / ort,
+                "ninegrid_load_ms": statistics.median(x["load_ms"] for x in ours),
+                "ort_load_ms": statistics.median(x["load_ms"] for x in theirs),
+                "ninegrid_rss_mb": max(x["peak_rss_mb"] for x in ours),
+                "ort_rss_mb": max(x["peak_rss_mb"] - x.get("baseline_rss_mb", 0) for x in theirs),
+                "runs": args.rounds * args.runs,
+            })
+
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    lines = [f"# ninegrid vs ONNX Runtime 1.30 ({datetime.date.today()}, commit {commit})", ""]
+    if peak:
+        lines.append(f"Core FMA peak measured in this run: {peak.get('gflops_fp32', float('nan')):.1f} GFLOP/s fp32 "
+                     f"({peak.get('isa', '?')}).")
+        lines.append("")
+    lines += [
+        "Medians over all timed runs, sides interleaved by round. ratio = ninegrid / ORT (below 1: ninegrid is "
+        "faster). ORT memory is Node's peak RSS minus Node's RSS before the session was created.", "",
+        "| model | threads | ninegrid ms | ORT ms | ratio | ninegrid load ms | ORT load ms | ninegrid peak MB | ORT MB | runs |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in sorted(rows, key=lambda r: (r["threads"], r["model"])):
+        lines.append(f"| {r['model']} | {r['threads']} | {r['ninegrid_ms']:.3f} | {r['ort_ms']:.3f} | {r['ratio']:.2f} | "
+                     f"{r['ninegrid_load_ms']:.1f} | {r['ort_load_ms']:.1f} | {r['ninegrid_rss_mb']:.1f} | "
+                     f"{r['ort_rss_mb']:.1f} | {r['runs']} |")
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(report)
+
+
+if __name__ == "__main__":
+    main()
