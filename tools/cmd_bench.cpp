@@ -1,13 +1,129 @@
-// ninegrid bench (not implemented yet).
-#include <cstdio>
+// ninegrid bench: load time, latency statistics over repeated runs, and peak resident memory.
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "cli_common.h"
 #include "commands.h"
+#include "json_writer.h"
+#include "runtime/session_impl.h"
 
 namespace ninegrid::cli {
 
+namespace {
+
+struct LatencyStats {
+  double min = 0, median = 0, max = 0, mean = 0;
+};
+
+LatencyStats latency_stats(std::vector<double> ms) {
+  LatencyStats s;
+  if (ms.empty()) return s;
+  std::sort(ms.begin(), ms.end());
+  size_t n = ms.size();
+  s.min = ms.front();
+  s.max = ms.back();
+  s.median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  s.mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(n);
+  return s;
+}
+
+// Progress on stderr, only for a person watching a terminal, and only once a run is slow enough to
+// make waiting noticeable.
+class Progress {
+ public:
+  explicit Progress(int total) : total_(total), enabled_(isatty(STDERR_FILENO) == 1), start_(now_ms()) {}
+  void update(const char* phase, int done) {
+    if (!enabled_ || now_ms() - start_ < 500) return;
+    std::fprintf(stderr, "\r%s %d/%d ", phase, done, total_);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\r%*s\r", 40, "");
+  }
+
+ private:
+  int total_;
+  bool enabled_;
+  double start_;
+  bool shown_ = false;
+};
+
+}  // namespace
+
 int cmd_bench(int argc, char** argv) {
-  std::fprintf(stderr, "ninegrid bench: not implemented yet\n");
-  return 2;
+  ModelArgs margs;
+  int runs = 20, warmup = 3;
+  bool json = false;
+  ArgParser p("bench",
+              "Time a model: load time (Model::load plus session creation and planning), latency over RUNS runs "
+              "after W warm-up runs, and the process's peak resident memory. Inputs are a fixed pseudo-random "
+              "pattern.");
+  add_model_options(p, margs);
+  p.option_int("--runs", "R", "timed runs", &runs, 1, 1000000);
+  p.option_int("--warmup", "W", "untimed warm-up runs before timing", &warmup, 0, 1000000);
+  p.flag("--json",
+         "print one JSON object with model, threads, runs, warmup, load_ms, min_ms, median_ms, max_ms, mean_ms, "
+         "peak_rss_mb",
+         &json);
+  int exit_code;
+  if (!p.parse(argc, argv, &exit_code)) return exit_code;
+
+  std::vector<GivenInput> none;
+  LoadedModel loaded = load_model(margs, none);
+  std::vector<Tensor> bound = bind_inputs(loaded, none);
+  int threads = loaded.session->impl().pool().size();
+
+  Progress progress(warmup + runs);
+  for (int i = 0; i < warmup; ++i) {
+    loaded.session->run();
+    progress.update("warm-up", i + 1);
+  }
+  std::vector<double> ms;
+  ms.reserve(static_cast<size_t>(runs));
+  for (int i = 0; i < runs; ++i) {
+    double t0 = now_ms();
+    loaded.session->run();
+    ms.push_back(now_ms() - t0);
+    progress.update("run", warmup + i + 1);
+  }
+  LatencyStats lat = latency_stats(ms);
+  double rss = peak_rss_mb();
+
+  std::string shapes;
+  const auto& ins = loaded.model->inputs();
+  for (size_t i = 0; i < ins.size(); ++i)
+    shapes += (shapes.empty() ? "" : " ") + ins[i].name + "=" + shape_str(loaded.input_shapes[i]);
+
+  if (json) {
+    JsonWriter w;
+    w.begin_object();
+    w.key("model").value(margs.model_path);
+    w.key("inputs").value(shapes);
+    w.key("threads").value(threads);
+    w.key("opt_level").value(margs.opt_level);
+    w.key("runs").value(runs);
+    w.key("warmup").value(warmup);
+    w.key("load_ms").value(loaded.load_ms);
+    w.key("min_ms").value(lat.min);
+    w.key("median_ms").value(lat.median);
+    w.key("max_ms").value(lat.max);
+    w.key("mean_ms").value(lat.mean);
+    w.key("peak_rss_mb").value(rss);
+    w.end_object();
+    std::printf("%s\n", w.str().c_str());
+  } else {
+    std::printf("model:     %s\n", margs.model_path.c_str());
+    std::printf("inputs:    %s\n", shapes.c_str());
+    std::printf("threads:   %d   opt-level: %d   runs: %d after %d warm-up\n", threads, margs.opt_level, runs, warmup);
+    std::printf("load:      %.2f ms\n", loaded.load_ms);
+    std::printf("latency:   min %.3f  median %.3f  mean %.3f  max %.3f ms\n", lat.min, lat.median, lat.mean, lat.max);
+    std::printf("peak RSS:  %.1f MB\n", rss);
+  }
+  return 0;
 }
 
 }  // namespace ninegrid::cli

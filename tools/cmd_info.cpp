@@ -1,13 +1,234 @@
-// ninegrid info (not implemented yet).
+// ninegrid info: describe a model: format, inputs, outputs, operator counts, parameters, and per-layer
+// output shapes and multiply-accumulates (from each Op's macs() after planning a session).
+//
+// The description is gathered into a ModelSummary first and then printed as text or JSON, so new views
+// (the optimised graph, DOT output) add fields to the summary and lines to the printers.
+#include <algorithm>
+#include <cinttypes>
 #include <cstdio>
+#include <map>
+#include <set>
 
+#include "cli_common.h"
 #include "commands.h"
+#include "json_writer.h"
+#include "runtime/session_impl.h"
 
 namespace ninegrid::cli {
 
+namespace {
+
+struct LayerInfo {
+  std::string name;
+  std::string op;
+  std::vector<Shape> output_shapes;
+  int64_t macs = 0;
+};
+
+struct ModelSummary {
+  std::string path;
+  std::string format;
+  int opt_level = 0;
+  std::vector<ValueInfo> inputs;      // as declared (-1 = dynamic)
+  std::vector<Shape> planned_inputs;  // the shapes the layer table was planned for (empty if none)
+  std::vector<ValueInfo> outputs;     // planned shapes when known
+  std::map<std::string, int> op_counts;
+  int nodes = 0;
+  int64_t parameters = 0;
+  int64_t parameter_bytes = 0;
+  bool planned = false;
+  std::string not_planned_reason;
+  std::vector<LayerInfo> layers;  // executed steps; nodes folded at plan time are not listed
+  int64_t macs = 0;
+};
+
+bool is_float_type(DataType t) {
+  return t == DataType::Float32 || t == DataType::Float16 || t == DataType::BFloat16 || t == DataType::Float64;
+}
+
+ModelSummary summarize(const std::string& path, const LoadedModel& loaded) {
+  ModelSummary s;
+  const ModelImpl& impl = loaded.model->impl();
+  const Graph& g = impl.graph();
+  s.path = path;
+  s.format = impl.format();
+  s.opt_level = impl.options().opt_level;
+  s.inputs = loaded.declared_inputs;
+  s.outputs = loaded.model->outputs();
+  s.nodes = static_cast<int>(g.nodes.size());
+  for (const Node& n : g.nodes) ++s.op_counts[n.op_type];
+
+  // Parameters: the float constants that nodes read (weights and biases), each counted once.
+  std::set<int> params;
+  for (const Node& n : g.nodes)
+    for (int v : n.inputs)
+      if (v >= 0 && g.values[v].is_constant() && is_float_type(g.values[v].dtype)) params.insert(v);
+  for (int v : params) {
+    s.parameters += g.values[v].constant.numel();
+    s.parameter_bytes += static_cast<int64_t>(g.values[v].constant.nbytes());
+  }
+
+  if (!loaded.session) {
+    s.not_planned_reason = loaded.unresolved;
+    return s;
+  }
+  const Plan& plan = loaded.session->impl().plan();
+  s.planned = true;
+  s.planned_inputs = loaded.input_shapes;
+  for (size_t i = 0; i < s.outputs.size() && i < g.outputs.size(); ++i) {
+    s.outputs[i].shape = plan.slots[g.outputs[i]].desc.shape;
+    s.outputs[i].dtype = plan.slots[g.outputs[i]].desc.dtype;
+  }
+  for (const PlanStep& st : plan.steps) {
+    LayerInfo l;
+    const Node& n = g.nodes[st.node];
+    l.name = n.name;
+    l.op = n.op_type;
+    for (int v : st.outputs) l.output_shapes.push_back(plan.slots[v].desc.shape);
+    l.macs = st.op->macs();
+    s.macs += l.macs;
+    s.layers.push_back(std::move(l));
+  }
+  return s;
+}
+
+// 1234567 -> "1,234,567"
+std::string grouped(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string shapes_str(const std::vector<Shape>& shapes) {
+  std::string out;
+  for (const Shape& sh : shapes) out += (out.empty() ? "" : ", ") + shape_str(sh);
+  return out;
+}
+
+void print_value_infos(const char* title, const std::vector<ValueInfo>& infos, const std::vector<Shape>* planned) {
+  std::printf("%s:\n", title);
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const ValueInfo& v = infos[i];
+    std::printf("  %-24s %-8s %s", v.name.c_str(), dtype_name(v.dtype), shape_str(v.shape).c_str());
+    if (planned && i < planned->size() && (*planned)[i] != v.shape)
+      std::printf("  (planned as %s)", shape_str((*planned)[i]).c_str());
+    std::printf("\n");
+  }
+}
+
+void print_text(const ModelSummary& s) {
+  std::printf("model:       %s\n", s.path.c_str());
+  std::printf("format:      %s (graph at opt-level %d)\n", s.format.c_str(), s.opt_level);
+  print_value_infos("inputs", s.inputs, s.planned ? &s.planned_inputs : nullptr);
+  print_value_infos("outputs", s.outputs, nullptr);
+  std::printf("operators:   %d nodes\n", s.nodes);
+  for (const auto& kv : s.op_counts) std::printf("  %-24s %d\n", kv.first.c_str(), kv.second);
+  std::printf("parameters:  %s (%.2f MiB)\n", grouped(s.parameters).c_str(),
+              static_cast<double>(s.parameter_bytes) / (1024.0 * 1024.0));
+  if (!s.planned) {
+    std::printf("layers:      not planned: %s\n", s.not_planned_reason.c_str());
+    return;
+  }
+  std::printf("MACs:        %s (%.3f GMACs)\n\n", grouped(s.macs).c_str(), static_cast<double>(s.macs) * 1e-9);
+
+  size_t name_w = 4, op_w = 2, shape_w = 12;
+  for (const LayerInfo& l : s.layers) {
+    name_w = std::max(name_w, l.name.size());
+    op_w = std::max(op_w, l.op.size());
+    shape_w = std::max(shape_w, shapes_str(l.output_shapes).size());
+  }
+  name_w = std::min<size_t>(name_w, 48);
+  std::printf("%5s  %-*s  %-*s  %-*s  %15s\n", "#", int(name_w), "name", int(op_w), "op", int(shape_w), "output shape",
+              "MACs");
+  for (size_t i = 0; i < s.layers.size(); ++i) {
+    const LayerInfo& l = s.layers[i];
+    std::printf("%5zu  %-*s  %-*s  %-*s  %15s\n", i, int(name_w), l.name.c_str(), int(op_w), l.op.c_str(), int(shape_w),
+                shapes_str(l.output_shapes).c_str(), grouped(l.macs).c_str());
+  }
+}
+
+void write_value_infos(JsonWriter& w, const std::vector<ValueInfo>& infos) {
+  w.begin_array();
+  for (const ValueInfo& v : infos) {
+    w.begin_object();
+    w.key("name").value(v.name);
+    w.key("dtype").value(dtype_name(v.dtype));
+    w.key("shape").int_array(v.shape);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+void print_json(const ModelSummary& s) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("model").value(s.path);
+  w.key("format").value(s.format);
+  w.key("opt_level").value(s.opt_level);
+  w.key("inputs");
+  write_value_infos(w, s.inputs);
+  w.key("outputs");
+  write_value_infos(w, s.outputs);
+  w.key("nodes").value(s.nodes);
+  w.key("ops").begin_object();
+  for (const auto& kv : s.op_counts) w.key(kv.first).value(kv.second);
+  w.end_object();
+  w.key("parameters").value(s.parameters);
+  w.key("parameter_bytes").value(s.parameter_bytes);
+  if (s.planned) {
+    w.key("planned_input_shapes").begin_array();
+    for (const Shape& sh : s.planned_inputs) w.int_array(sh);
+    w.end_array();
+    w.key("macs").value(s.macs);
+    w.key("gmacs").value(static_cast<double>(s.macs) * 1e-9);
+  } else {
+    w.key("macs").null();
+    w.key("gmacs").null();
+    w.key("not_planned").value(s.not_planned_reason);
+  }
+  w.key("layers").begin_array();
+  for (const LayerInfo& l : s.layers) {
+    w.begin_object();
+    w.key("name").value(l.name);
+    w.key("op").value(l.op);
+    w.key("output_shapes").begin_array();
+    for (const Shape& sh : l.output_shapes) w.int_array(sh);
+    w.end_array();
+    w.key("macs").value(l.macs);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  std::printf("%s\n", w.str().c_str());
+}
+
+}  // namespace
+
 int cmd_info(int argc, char** argv) {
-  std::fprintf(stderr, "ninegrid info: not implemented yet\n");
-  return 2;
+  ModelArgs margs;
+  margs.opt_level = 0;  // describe the model as written
+  bool json = false;
+  ArgParser p("info",
+              "Describe a model: format, inputs, outputs, operator counts, parameters, and each layer's output "
+              "shape and multiply-accumulates (MACs) for the given or default input shapes.");
+  add_model_options(p, margs, ModelOptionSet{/*threads=*/false, /*opt_level=*/false});
+  p.flag("--json", "print one JSON object (keys: format, inputs, outputs, ops, parameters, macs, layers, ...)",
+         &json);
+  int exit_code;
+  if (!p.parse(argc, argv, &exit_code)) return exit_code;
+
+  margs.threads = 1;  // planning only; no worker threads needed
+  std::vector<GivenInput> none;
+  LoadedModel loaded = load_model(margs, none, /*require_shapes=*/false);
+  ModelSummary summary = summarize(margs.model_path, loaded);
+  if (json)
+    print_json(summary);
+  else
+    print_text(summary);
+  return 0;
 }
 
 }  // namespace ninegrid::cli

@@ -1,0 +1,211 @@
+#include "args.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "ninegrid/tensor.h"
+
+namespace ninegrid::cli {
+
+ArgParser::ArgParser(std::string command, std::string description)
+    : command_(std::move(command)), description_(std::move(description)) {}
+
+void ArgParser::positional(const std::string& metavar, const std::string& help, std::string* target) {
+  positionals_.push_back({metavar, help, target});
+}
+
+void ArgParser::flag(const std::string& name, const std::string& help, bool* target) {
+  Opt o;
+  o.name = name;
+  o.help = help;
+  o.kind = Kind::Flag;
+  o.flag = target;
+  options_.push_back(std::move(o));
+}
+
+void ArgParser::option(const std::string& name, const std::string& metavar, const std::string& help,
+                       std::string* target, const std::string& default_text) {
+  Opt o;
+  o.name = name;
+  o.metavar = metavar;
+  o.help = help;
+  o.kind = Kind::String;
+  o.str = target;
+  o.default_text = !default_text.empty() ? default_text : target->empty() ? "none" : *target;
+  options_.push_back(std::move(o));
+}
+
+void ArgParser::option_int(const std::string& name, const std::string& metavar, const std::string& help, int* target,
+                           int min_value, int max_value, const std::string& default_text) {
+  Opt o;
+  o.name = name;
+  o.metavar = metavar;
+  o.help = help;
+  o.kind = Kind::Int;
+  o.integer = target;
+  o.min_value = min_value;
+  o.max_value = max_value;
+  o.default_text = !default_text.empty() ? default_text : std::to_string(*target);
+  options_.push_back(std::move(o));
+}
+
+void ArgParser::repeated(const std::string& name, const std::string& metavar, const std::string& help,
+                         std::vector<std::string>* target, std::function<void(const std::string&)> validate) {
+  Opt o;
+  o.name = name;
+  o.metavar = metavar;
+  o.help = help;
+  o.kind = Kind::Repeated;
+  o.list = target;
+  o.validate = std::move(validate);
+  options_.push_back(std::move(o));
+}
+
+const ArgParser::Opt* ArgParser::find(const std::string& name) const {
+  for (const Opt& o : options_)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+std::string ArgParser::apply(const Opt& opt, const std::string& value) const {
+  switch (opt.kind) {
+    case Kind::Flag:
+      return "option '" + opt.name + "' takes no value";
+    case Kind::String:
+      *opt.str = value;
+      return "";
+    case Kind::Int: {
+      errno = 0;
+      char* end = nullptr;
+      long v = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || errno == ERANGE)
+        return "option '" + opt.name + "' expects an integer, got '" + value + "'";
+      if (v < opt.min_value || v > opt.max_value)
+        return "option '" + opt.name + "' must be between " + std::to_string(opt.min_value) + " and " +
+               std::to_string(opt.max_value) + ", got " + value;
+      *opt.integer = static_cast<int>(v);
+      return "";
+    }
+    case Kind::Repeated:
+      if (opt.validate) {
+        try {
+          opt.validate(value);
+        } catch (const Error& e) {
+          return "option '" + opt.name + "': " + e.what();
+        }
+      }
+      opt.list->push_back(value);
+      return "";
+  }
+  return "";
+}
+
+void ArgParser::usage_error(const std::string& message) const {
+  std::fprintf(stderr, "ninegrid %s: error: %s (see 'ninegrid %s --help')\n", command_.c_str(), message.c_str(),
+               command_.c_str());
+}
+
+bool ArgParser::parse(int argc, char** argv, int* exit_code) {
+  size_t next_positional = 0;
+  bool options_done = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (!options_done && (arg == "--help" || arg == "-h")) {
+      print_help(stdout);
+      *exit_code = 0;
+      return false;
+    }
+    if (!options_done && arg == "--") {
+      options_done = true;
+      continue;
+    }
+    if (!options_done && arg.size() > 1 && arg[0] == '-') {
+      // "--name=value" or "--name value".
+      std::string name = arg, value;
+      bool inline_value = false;
+      size_t eq = arg.find('=');
+      if (arg.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+        name = arg.substr(0, eq);
+        value = arg.substr(eq + 1);
+        inline_value = true;
+      }
+      const Opt* opt = find(name);
+      if (!opt) {
+        usage_error("unknown option '" + name + "'");
+        *exit_code = kUsageExitCode;
+        return false;
+      }
+      if (opt->kind == Kind::Flag) {
+        if (inline_value) {
+          usage_error("option '" + name + "' takes no value");
+          *exit_code = kUsageExitCode;
+          return false;
+        }
+        *opt->flag = true;
+        continue;
+      }
+      if (!inline_value) {
+        // A following "--option" is not taken as a value: `--threads --json` is a missing value.
+        if (i + 1 >= argc || std::strncmp(argv[i + 1], "--", 2) == 0) {
+          usage_error("option '" + name + "' needs a value " + opt->metavar);
+          *exit_code = kUsageExitCode;
+          return false;
+        }
+        value = argv[++i];
+      }
+      std::string err = apply(*opt, value);
+      if (!err.empty()) {
+        usage_error(err);
+        *exit_code = kUsageExitCode;
+        return false;
+      }
+      continue;
+    }
+    if (next_positional >= positionals_.size()) {
+      usage_error("unexpected argument '" + arg + "'");
+      *exit_code = kUsageExitCode;
+      return false;
+    }
+    *positionals_[next_positional++].target = arg;
+  }
+  if (next_positional < positionals_.size()) {
+    usage_error("missing argument " + positionals_[next_positional].metavar);
+    *exit_code = kUsageExitCode;
+    return false;
+  }
+  return true;
+}
+
+void ArgParser::print_help(std::FILE* out) const {
+  std::string usage = "usage: ninegrid " + command_;
+  for (const Positional& p : positionals_) usage += " " + p.metavar;
+  if (!options_.empty()) usage += " [options]";
+  std::fprintf(out, "%s\n\n%s\n", usage.c_str(), description_.c_str());
+
+  // Left column: "--name METAVAR"; help text wraps under itself when the column is too wide.
+  const size_t column = 26;
+  auto row = [&](const std::string& left, const std::string& help) {
+    if (left.size() + 4 <= column)
+      std::fprintf(out, "  %-*s%s\n", static_cast<int>(column - 2), left.c_str(), help.c_str());
+    else
+      std::fprintf(out, "  %s\n  %-*s%s\n", left.c_str(), static_cast<int>(column - 2), "", help.c_str());
+  };
+  if (!positionals_.empty()) {
+    std::fprintf(out, "\narguments:\n");
+    for (const Positional& p : positionals_) row(p.metavar, p.help);
+  }
+  std::fprintf(out, "\noptions:\n");
+  for (const Opt& o : options_) {
+    std::string left = o.name + (o.metavar.empty() ? "" : " " + o.metavar);
+    std::string help = o.help;
+    if (o.kind == Kind::String || o.kind == Kind::Int) help += " (default: " + o.default_text + ")";
+    if (o.kind == Kind::Repeated) help += " (repeatable)";
+    row(left, help);
+  }
+  row("-h, --help", "show this help and exit");
+  if (!epilog_.empty()) std::fprintf(out, "\n%s\n", epilog_.c_str());
+}
+
+}  // namespace ninegrid::cli
