@@ -7,7 +7,7 @@
 
 namespace ninegrid {
 
-// Parses an ONNX model (opsets 7 to 17 of the default domain). Initializers become constant values,
+// Parses an ONNX model (opsets 1 to 18 of the default domain). Initializers become constant values,
 // graph inputs that are not initializers become graph inputs. Throws Error on malformed or unsupported
 // content (naming the node where there is one).
 Graph import_onnx(const void* data, size_t size);
