@@ -1,10 +1,18 @@
 #include "graph/passes/pipeline.h"
 
+#include "graph/passes/graph_edit.h"
+#include "graph/passes/passes.h"
+
 namespace ninegrid {
 
 void optimize_graph(Graph& graph, int opt_level) {
-  (void)graph;
-  (void)opt_level;  // The passes arrive with the graph-optimiser work; level 0 semantics for now.
+  if (opt_level < 1) return;
+  remove_identity(graph);
+  fold_constants(graph);
+  fold_batchnorm(graph);
+  fold_channel_affine(graph);
+  remove_dead_nodes(graph);
+  release_unused_constants(graph);
 }
 
 }  // namespace ninegrid

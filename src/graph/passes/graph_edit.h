@@ -1,0 +1,37 @@
+// Small editing helpers shared by the optimisation passes.
+#pragma once
+
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace ninegrid {
+
+// Where each value is read: (node index, input slot) pairs, and whether it is a graph output.
+struct Uses {
+  std::vector<std::vector<std::pair<int, int>>> readers;  // per value id
+  std::vector<char> is_graph_output;                       // per value id
+  int count(int v) const { return static_cast<int>(readers[v].size()) + (is_graph_output[v] ? 1 : 0); }
+};
+Uses find_uses(const Graph& g);
+
+// Index of the node producing each value (-1 if none).
+std::vector<int> find_producers(const Graph& g);
+
+// Makes every reader of `from` (node inputs and graph outputs) read `to` instead.
+void replace_uses(Graph& g, int from, int to);
+
+// Removes the nodes whose flag is set, keeping the others in order.
+void erase_nodes(Graph& g, const std::vector<char>& dead);
+
+// The node's constant input `slot`, or nullptr if absent or not constant.
+const Tensor* constant_input(const Graph& g, const Node& n, size_t slot);
+
+// Adds a new constant value holding `t`, named after `base`.
+int add_constant(Graph& g, const std::string& base, Tensor t);
+
+// Drops the data of constants that no node or graph output reads any more (e.g. a folded BatchNorm's
+// statistics), so the model does not keep them in memory.
+void release_unused_constants(Graph& g);
+
+}  // namespace ninegrid

@@ -1,0 +1,22 @@
+// The individual optimisation passes. Each takes a topologically sorted graph, keeps it sorted, and
+// returns how many rewrites it made (for tests and `ninegrid info`).
+#pragma once
+
+#include "graph/graph.h"
+
+namespace ninegrid {
+
+// Identity and (inference) Dropout nodes are bypassed: their readers read the input directly.
+int remove_identity(Graph& g);
+// Nodes none of whose outputs is read by another node or is a graph output.
+int remove_dead_nodes(Graph& g);
+// Nodes whose inputs are all known at load time (weights, and shapes when every input shape is fixed)
+// are evaluated once and replaced by constants.
+int fold_constants(Graph& g);
+// BatchNormalization after a Conv, ConvTranspose or Gemm whose output it alone reads is folded into the
+// weights and bias of that layer.
+int fold_batchnorm(Graph& g);
+// Mul and Add by per-channel (or scalar) constants after a Conv are folded into its weights and bias.
+int fold_channel_affine(Graph& g);
+
+}  // namespace ninegrid
