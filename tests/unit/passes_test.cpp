@@ -189,5 +189,121 @@ TEST(RemoveDeadNodes, DropsUnreadBranches) {
   EXPECT_EQ(b.g.nodes.size(), 1u);
 }
 
+// conv(x) -> act, plus whatever `extra` adds.
+Builder conv_then(const std::string& act) {
+  Builder b;
+  b.input("x", {1, 4, 7, 7});
+  b.constant("w", {6, 4, 3, 3});
+  b.constant("bias", {6});
+  Node& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  conv.attrs.set("pads", Attribute::of_ints({1, 1, 1, 1}));
+  if (act == "Clip") {
+    Tensor lo = Tensor::from_vector<float>(DataType::Float32, {}, {0.f});
+    Tensor hi = Tensor::from_vector<float>(DataType::Float32, {}, {0.5f});
+    b.g.values[b.value("lo")].constant = lo;
+    b.g.values[b.value("hi")].constant = hi;
+    b.node("Clip", {"c", "lo", "hi"}, {"y"});
+  } else if (act == "PRelu") {
+    b.constant("slope", {6, 1, 1});
+    b.node("PRelu", {"c", "slope"}, {"y"});
+  } else {
+    Node& a = b.node(act, {"c"}, {"y"});
+    if (act == "LeakyRelu") a.attrs.set("alpha", Attribute::of_float(0.3f));
+    if (act == "HardSigmoid") a.attrs.set("alpha", Attribute::of_float(0.25f));
+  }
+  b.output("y");
+  return b;
+}
+
+class FuseActivation : public testing::TestWithParam<const char*> {};
+
+TEST_P(FuseActivation, MovesIntoTheConvAndKeepsTheResult) {
+  Builder b = conv_then(GetParam());
+  Graph g = b.g;
+  EXPECT_EQ(fuse_activation(g), 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].attrs.get_string("ng.activation", ""), GetParam());
+  Tensor x = random_input({1, 4, 7, 7}, 3);
+  expect_close(run_at(b.g, 1, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Activations, FuseActivation,
+                         testing::Values("Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish"));
+
+TEST(FuseActivation, NotWhenTheConvOutputIsAGraphOutput) {
+  Builder b = conv_then("Relu");
+  b.output("c");
+  EXPECT_EQ(fuse_activation(b.g), 0);
+}
+
+TEST(FuseActivation, NotWhenTheConvOutputHasAnotherReader) {
+  Builder b = conv_then("Relu");
+  b.node("Sigmoid", {"c"}, {"z"});
+  b.output("z");
+  EXPECT_EQ(fuse_activation(b.g), 0);
+}
+
+TEST(FuseResidual, AddThenReluBecomeTheEpilogue) {
+  Builder b;
+  b.input("x", {1, 4, 5, 5});
+  b.constant("w", {4, 4, 1, 1});
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.node("Add", {"x", "c"}, {"s"});
+  b.node("Relu", {"s"}, {"y"});
+  b.output("y");
+  Graph g = b.g;
+  EXPECT_EQ(fuse_residual_add(g), 1);
+  EXPECT_EQ(fuse_activation(g), 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.values[g.nodes[0].inputs[3]].name, "x");
+  Tensor x = random_input({1, 4, 5, 5}, 4);
+  expect_close(run_at(b.g, 1, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+}
+
+TEST(FuseResidual, NotWhenTheAddBroadcasts) {
+  Builder b;
+  b.input("x", {1, 4, 5, 5});
+  b.constant("w", {4, 4, 1, 1});
+  b.constant("k", {1, 1, 5, 5});
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.node("Add", {"c", "k"}, {"y"});
+  b.output("y");
+  EXPECT_EQ(fuse_residual_add(b.g), 0);
+}
+
+TEST(RecognizeHardswish, PaddleSpelling) {
+  // Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6), as PP-OCR exports it.
+  Builder b;
+  b.input("x", {1, 3, 4, 4});
+  auto scalar = [&](const char* name, float v) {
+    b.g.values[b.value(name)].constant = Tensor::from_vector<float>(DataType::Float32, {1}, {v});
+  };
+  scalar("three", 3.f);
+  scalar("zero", 0.f);
+  scalar("six", 6.f);
+  b.node("Add", {"x", "three"}, {"a"});
+  b.node("Clip", {"a", "zero", "six"}, {"r"});
+  b.node("Mul", {"x", "r"}, {"m"});
+  b.node("Div", {"m", "six"}, {"y"});
+  b.output("y");
+  Graph g = b.g;
+  EXPECT_EQ(recognize_hardswish(g), 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op_type, "HardSwish");
+  Tensor x = random_input({1, 3, 4, 4}, 5);
+  expect_close(run_at(b.g, 1, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+}
+
+TEST(RecognizeHardswish, NotWhenTheGateReadsAnotherTensor) {
+  Builder b;
+  b.input("x", {1, 3, 4, 4});
+  b.input("z", {1, 3, 4, 4});
+  Node& hs = b.node("HardSigmoid", {"z"}, {"h"});
+  hs.attrs.set("alpha", Attribute::of_float(1.f / 6.f));
+  b.node("Mul", {"x", "h"}, {"y"});
+  b.output("y");
+  EXPECT_EQ(recognize_hardswish(b.g), 0);
+}
+
 }  // namespace
 }  // namespace ninegrid

@@ -1,5 +1,8 @@
 #include "graph/passes/graph_edit.h"
 
+#include "runtime/plan.h"
+#include "runtime/thread_pool.h"
+
 namespace ninegrid {
 
 Uses find_uses(const Graph& g) {
@@ -45,6 +48,28 @@ int add_constant(Graph& g, const std::string& base, Tensor t) {
   v.shape_known = true;
   v.constant = std::move(t);
   return id;
+}
+
+bool annotate_shapes(Graph& g) {
+  std::vector<Shape> shapes;
+  for (int v : g.inputs) {
+    const Value& val = g.values[v];
+    if (!val.shape_known) return false;
+    for (int64_t d : val.shape)
+      if (d < 0) return false;
+    shapes.push_back(val.shape);
+  }
+  std::vector<std::unique_ptr<Op>> ops;
+  for (const Node& n : g.nodes) ops.push_back(OpRegistry::instance().create(n));
+  ThreadPool pool(1);
+  Plan plan = make_plan(g, shapes, ops, &pool);
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (plan.slots[v].storage == Storage::None) continue;
+    g.values[v].dtype = plan.slots[v].desc.dtype;
+    g.values[v].shape = plan.slots[v].desc.shape;
+    g.values[v].shape_known = true;
+  }
+  return true;
 }
 
 void release_unused_constants(Graph& g) {

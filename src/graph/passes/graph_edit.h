@@ -30,6 +30,10 @@ const Tensor* constant_input(const Graph& g, const Node& n, size_t slot);
 // Adds a new constant value holding `t`, named after `base`.
 int add_constant(Graph& g, const std::string& base, Tensor t);
 
+// Records every value's dtype and shape (Value::shape) by planning the graph with its fixed input
+// shapes. False (nothing recorded) when an input shape is not fixed.
+bool annotate_shapes(Graph& g);
+
 // Drops the data of constants that no node or graph output reads any more (e.g. a folded BatchNorm's
 // statistics), so the model does not keep them in memory.
 void release_unused_constants(Graph& g);

@@ -18,5 +18,11 @@ int fold_constants(Graph& g);
 int fold_batchnorm(Graph& g);
 // Mul and Add by per-channel (or scalar) constants after a Conv are folded into its weights and bias.
 int fold_channel_affine(Graph& g);
+// Spelled-out HardSwish subgraphs (x * relu6(x + 3) / 6, x * HardSigmoid(x)) become HardSwish nodes.
+int recognize_hardswish(Graph& g);
+// An Add of a Conv's output and another tensor of the same shape becomes the Conv's residual input.
+int fuse_residual_add(Graph& g);
+// An activation whose input is a Conv's output, read by nothing else, moves into the Conv's epilogue.
+int fuse_activation(Graph& g);
 
 }  // namespace ninegrid

@@ -11,6 +11,9 @@ void optimize_graph(Graph& graph, int opt_level) {
   fold_constants(graph);
   fold_batchnorm(graph);
   fold_channel_affine(graph);
+  recognize_hardswish(graph);
+  fuse_residual_add(graph);
+  fuse_activation(graph);
   remove_dead_nodes(graph);
   release_unused_constants(graph);
 }

@@ -1,0 +1,164 @@
+// Epilogue fusion (Raspberry Pi paper §1, DESIGN.md technique 1): a Conv writes
+//   y = activation(conv(x) + bias + residual)
+// in one pass, so the standalone activation and the residual Add, each a full memory pass, disappear.
+//
+// The Conv node records the fusion as ops/fused_activation.h describes: attribute "ng.activation" (and
+// "ng.activation_params"), input 3 the residual, input 4 the PRelu slopes.
+#include <cmath>
+#include <limits>
+
+#include "graph/passes/graph_edit.h"
+#include "graph/passes/passes.h"
+
+namespace ninegrid {
+
+namespace {
+
+constexpr size_t kResidualInput = 3;
+constexpr size_t kSlopeInput = 4;
+
+bool has_epilogue(const Node& conv) {
+  return conv.attrs.has("ng.activation") || (conv.inputs.size() > kResidualInput && conv.inputs[kResidualInput] >= 0);
+}
+
+// A scalar float constant's value, if the value is one.
+bool scalar_constant(const Graph& g, int v, float& out) {
+  if (v < 0 || !g.values[v].is_constant()) return false;
+  const Tensor& t = g.values[v].constant;
+  if (t.dtype() != DataType::Float32 || t.numel() != 1) return false;
+  out = t.data_as<float>()[0];
+  return true;
+}
+
+// Translates an activation node into the fused attribute form. False if it cannot be fused.
+bool activation_attrs(const Graph& g, const Node& act, int64_t channels, std::string& name, std::vector<float>& params,
+                      int& slope) {
+  const std::string& op = act.op_type;
+  params.clear();
+  slope = -1;
+  if (op == "Relu" || op == "Sigmoid" || op == "HardSwish") {
+    name = op;
+    return true;
+  }
+  if (op == "LeakyRelu") {
+    name = op;
+    params = {act.attrs.get_float("alpha", 0.01f)};
+    return true;
+  }
+  if (op == "HardSigmoid") {
+    name = op;
+    params = {act.attrs.get_float("alpha", 0.2f), act.attrs.get_float("beta", 0.5f)};
+    return true;
+  }
+  if (op == "Clip") {
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (act.inputs.size() > 1 && act.inputs[1] >= 0 && !scalar_constant(g, act.inputs[1], lo)) return false;
+    if (act.inputs.size() > 2 && act.inputs[2] >= 0 && !scalar_constant(g, act.inputs[2], hi)) return false;
+    name = op;
+    params = {lo, hi};
+    return true;
+  }
+  if (op == "PRelu") {
+    // Slopes must be constant and vary at most along the channel axis: [C], [C,1,1], [1,C,1,1] or one value.
+    if (act.inputs.size() < 2 || act.inputs[1] < 0 || !g.values[act.inputs[1]].is_constant()) return false;
+    const Tensor& s = g.values[act.inputs[1]].constant;
+    if (s.dtype() != DataType::Float32) return false;
+    if (s.numel() != 1) {
+      int non_unit = 0;
+      for (int d = 0; d < s.rank(); ++d)
+        if (s.dim(d) != 1) non_unit++;
+      if (non_unit != 1 || s.numel() != channels) return false;
+      // [C] alone broadcasts along the last axis in numpy, not channels: only accept it for rank-1 data.
+      if (s.rank() == 1) return false;
+      // Channel must be the axis (right-aligned against [N, C, H, W]) that holds C.
+      int axis_of_c = -1;
+      for (int d = 0; d < s.rank(); ++d)
+        if (s.dim(d) == channels) axis_of_c = d;
+      if (s.rank() == 3 && axis_of_c != 0) return false;
+      if (s.rank() == 4 && axis_of_c != 1) return false;
+      if (s.rank() != 3 && s.rank() != 4) return false;
+    }
+    name = op;
+    slope = act.inputs[1];
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int fuse_residual_add(Graph& g) {
+  if (!annotate_shapes(g)) return 0;  // needs both operands' shapes to prove there is no broadcasting
+  int fused = 0;
+  std::vector<char> dead(g.nodes.size(), 0);
+  std::vector<int> prod = g.producers();
+  Uses uses = find_uses(g);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    Node& add = g.nodes[n];
+    if (add.op_type != "Add" || add.inputs.size() != 2 || add.inputs[0] < 0 || add.inputs[1] < 0) continue;
+    const Value& a = g.values[add.inputs[0]];
+    const Value& b = g.values[add.inputs[1]];
+    if (!a.shape_known || !b.shape_known || a.shape != b.shape || a.dtype != DataType::Float32 ||
+        b.dtype != DataType::Float32)
+      continue;
+    // Of the operands that a fusable Conv produces, take the one computed last, so the other operand is
+    // ready before it runs.
+    int best = -1;
+    for (int side = 0; side < 2; ++side) {
+      int v = add.inputs[side];
+      int p = prod[v];
+      if (p < 0 || dead[p] || g.nodes[p].op_type != "Conv" || has_epilogue(g.nodes[p]) || uses.count(v) != 1) continue;
+      if (add.inputs[0] == add.inputs[1]) continue;
+      if (best < 0 || p > prod[add.inputs[best]]) best = side;
+    }
+    if (best < 0) continue;
+    int conv_out = add.inputs[best], other = add.inputs[1 - best];
+    Node& conv = g.nodes[prod[conv_out]];
+    if (other >= 0 && prod[other] > prod[conv_out]) continue;  // would need reordering; keep it simple
+    if (conv.inputs.size() <= kResidualInput) conv.inputs.resize(kResidualInput + 1, -1);
+    conv.inputs[kResidualInput] = other;
+    for (int& o : conv.outputs)
+      if (o == conv_out) o = add.outputs[0];
+    dead[n] = 1;
+    ++fused;
+  }
+  erase_nodes(g, dead);
+  return fused;
+}
+
+int fuse_activation(Graph& g) {
+  int fused = 0;
+  std::vector<char> dead(g.nodes.size(), 0);
+  std::vector<int> prod = g.producers();
+  Uses uses = find_uses(g);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    Node& act = g.nodes[n];
+    if (act.inputs.empty() || act.inputs[0] < 0 || act.outputs.empty() || act.outputs[0] < 0) continue;
+    int x = act.inputs[0];
+    int p = prod[x];
+    if (p < 0 || dead[p] || g.nodes[p].op_type != "Conv" || g.nodes[p].attrs.has("ng.activation") ||
+        uses.count(x) != 1)
+      continue;
+    Node& conv = g.nodes[p];
+    const Tensor* w = constant_input(g, conv, 1);
+    int64_t channels = w ? w->dim(0) : -1;
+    std::string name;
+    std::vector<float> params;
+    int slope = -1;
+    if (!activation_attrs(g, act, channels, name, params, slope)) continue;
+    conv.attrs.set("ng.activation", Attribute::of_string(name));
+    if (!params.empty()) conv.attrs.set("ng.activation_params", Attribute::of_floats(params));
+    if (slope >= 0) {
+      if (conv.inputs.size() <= kSlopeInput) conv.inputs.resize(kSlopeInput + 1, -1);
+      conv.inputs[kSlopeInput] = slope;
+    }
+    for (int& o : conv.outputs)
+      if (o == x) o = act.outputs[0];
+    dead[n] = 1;
+    ++fused;
+  }
+  erase_nodes(g, dead);
+  return fused;
+}
+
+}  // namespace ninegrid
