@@ -1,0 +1,186 @@
+// Conv (ONNX opsets 1-22): 1-D, 2-D and 3-D convolution with groups, strides, dilations, pads and
+// auto_pad; the kernel shape comes from the weights. Runs the reference kernels (kernels/ref/conv*_ref).
+//
+// Inputs: X [N, C, spatial...], W [M, C / group, kernel...], B [M] (optional).
+// Fused epilogue, set by graph passes (see ops/fused_activation.h):
+//   input 3 (optional): a residual with Y's shape, added before the activation;
+//   input 4 (with ng.activation = PRelu): the slopes, one per output channel or one for all.
+#include <algorithm>
+#include <vector>
+
+#include "kernels/conv_params.h"
+#include "kernels/ref/conv2d_ref.h"
+#include "kernels/ref/conv3d_ref.h"
+#include "ops/fused_activation.h"
+#include "ops/op.h"
+#include "ops/sliding_window.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+namespace {
+
+constexpr size_t kResidualInput = 3;
+constexpr size_t kSlopeInput = 4;
+
+class Conv final : public Op {
+ public:
+  explicit Conv(const Node& node) : Op(node) {
+    try {
+      window_ = read_window_attrs(node.attrs);
+      group_ = node.attrs.get_int("group", 1);
+      activation_ = read_fused_activation(node.attrs);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    if (group_ <= 0) error("group must be positive, got " + std::to_string(group_));
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 2, 5);
+    const TensorDesc& x = in[0];
+    const TensorDesc& w = in[1];
+    expect_float(x, "input X");
+    expect_float(w, "weights W");
+    const int rank = static_cast<int>(x.shape.size());
+    if (rank < 3) error("input X must have rank 3 or more ([N, C, spatial...]), got shape " + shape_str(x.shape));
+    if (rank > 5) error("unsupported: Conv with " + std::to_string(rank - 2) + " spatial dimensions (1 to 3 supported)");
+    if (static_cast<int>(w.shape.size()) != rank)
+      error("weights W " + shape_str(w.shape) + " must have the rank of X " + shape_str(x.shape));
+    const int64_t channels = x.shape[1], out_channels = w.shape[0];
+    if (w.shape[1] * group_ != channels)
+      error("weights W " + shape_str(w.shape) + " with group " + std::to_string(group_) + " expect " +
+            std::to_string(w.shape[1] * group_) + " input channels, X " + shape_str(x.shape) + " has " +
+            std::to_string(channels));
+    if (out_channels % group_ != 0)
+      error("output channels " + std::to_string(out_channels) + " (W's first dimension) are not divisible by group " +
+            std::to_string(group_));
+    if (in.size() > 2 && in[2].present) {
+      expect_float(in[2], "bias B");
+      if (in[2].shape != Shape{out_channels})
+        error("bias B must have shape [" + std::to_string(out_channels) + "], got " + shape_str(in[2].shape));
+    }
+
+    std::vector<int64_t> spatial(x.shape.begin() + 2, x.shape.end());
+    std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
+    try {
+      geom_ = resolve_window(window_, spatial, kernel);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    Shape y_shape = {x.shape[0], out_channels};
+    y_shape.insert(y_shape.end(), geom_.out.begin(), geom_.out.end());
+
+    if (in.size() > kResidualInput && in[kResidualInput].present) {
+      expect_float(in[kResidualInput], "fused residual");
+      if (in[kResidualInput].shape != y_shape)
+        error("fused residual " + shape_str(in[kResidualInput].shape) + " must have the output's shape " +
+              shape_str(y_shape));
+    }
+    const bool has_slope = in.size() > kSlopeInput && in[kSlopeInput].present;
+    if (activation_.kind == ActivationKind::PRelu) {
+      if (!has_slope) error("fused PRelu needs its slope as input " + std::to_string(kSlopeInput));
+      expect_float(in[kSlopeInput], "PRelu slope");
+      int64_t n = shape_numel(in[kSlopeInput].shape);
+      if (n != 1 && n != out_channels)
+        error("PRelu slope " + shape_str(in[kSlopeInput].shape) + " must hold 1 or " + std::to_string(out_channels) +
+              " values (one per output channel)");
+    } else if (has_slope) {
+      error("input " + std::to_string(kSlopeInput) + " (PRelu slope) is given without ng.activation = PRelu");
+    }
+
+    x_shape_ = x.shape;
+    y_shape_ = y_shape;
+    out[0].dtype = DataType::Float32;
+    out[0].shape = y_shape;
+  }
+
+  void run(OpContext& ctx) override {
+    const float* x = ctx.input(0).data_as<float>();
+    const float* w = ctx.input(1).data_as<float>();
+    const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
+    float* y = ctx.output(0).data_as<float>();
+
+    Epilogue epilogue;
+    epilogue.activation = activation_;
+    if (ctx.has_input(kResidualInput)) epilogue.residual = ctx.input(kResidualInput).data_as<float>();
+    if (activation_.kind == ActivationKind::PRelu) {
+      const Tensor& slope = ctx.input(kSlopeInput);
+      slopes_.assign(static_cast<size_t>(y_shape_[1]), slope.data_as<float>()[0]);
+      if (slope.numel() == y_shape_[1]) std::copy(slope.data_as<float>(), slope.data_as<float>() + slope.numel(), slopes_.begin());
+      epilogue.activation.slope = slopes_.data();
+    }
+
+    const int64_t planes = y_shape_[0] * y_shape_[1];
+    auto for_planes = [&](const std::function<void(int64_t, int64_t)>& fn) {
+      if (ctx.pool) ctx.pool->parallel_for(planes, fn);
+      else fn(0, planes);
+    };
+    if (geom_.rank() == 3) {
+      const Conv3dParams p = params3d();
+      for_planes([&](int64_t b, int64_t e) { conv3d_ref_planes(p, epilogue, x, w, bias, y, b, e); });
+    } else {
+      const Conv2dParams p = params2d();
+      for_planes([&](int64_t b, int64_t e) { conv2d_ref_planes(p, epilogue, x, w, bias, y, b, e); });
+    }
+  }
+
+  int64_t macs() const override {
+    if (y_shape_.empty()) return 0;
+    return geom_.rank() == 3 ? params3d().macs() : params2d().macs();
+  }
+
+ private:
+  // 1-D convs run as 2-D ones with a height of 1.
+  Conv2dParams params2d() const {
+    Conv2dParams p;
+    p.batch = x_shape_[0];
+    p.in_channels = x_shape_[1];
+    p.out_channels = y_shape_[1];
+    p.groups = group_;
+    const int last = geom_.rank() - 1;  // W axis
+    if (geom_.rank() == 2) {
+      p.in_h = geom_.in[0];
+      p.out_h = geom_.out[0];
+      p.kernel_h = geom_.kernel[0];
+      p.stride_h = geom_.stride[0];
+      p.dilation_h = geom_.dilation[0];
+      p.pad_top = geom_.pad_begin[0];
+      p.pad_bottom = geom_.pad_end[0];
+    }
+    p.in_w = geom_.in[last];
+    p.out_w = geom_.out[last];
+    p.kernel_w = geom_.kernel[last];
+    p.stride_w = geom_.stride[last];
+    p.dilation_w = geom_.dilation[last];
+    p.pad_left = geom_.pad_begin[last];
+    p.pad_right = geom_.pad_end[last];
+    return p;
+  }
+
+  Conv3dParams params3d() const {
+    Conv3dParams p;
+    p.batch = x_shape_[0];
+    p.in_channels = x_shape_[1];
+    p.out_channels = y_shape_[1];
+    p.groups = group_;
+    p.in_d = geom_.in[0], p.in_h = geom_.in[1], p.in_w = geom_.in[2];
+    p.out_d = geom_.out[0], p.out_h = geom_.out[1], p.out_w = geom_.out[2];
+    p.kernel_d = geom_.kernel[0], p.kernel_h = geom_.kernel[1], p.kernel_w = geom_.kernel[2];
+    p.stride_d = geom_.stride[0], p.stride_h = geom_.stride[1], p.stride_w = geom_.stride[2];
+    p.dilation_d = geom_.dilation[0], p.dilation_h = geom_.dilation[1], p.dilation_w = geom_.dilation[2];
+    p.pad_front = geom_.pad_begin[0], p.pad_top = geom_.pad_begin[1], p.pad_left = geom_.pad_begin[2];
+    return p;
+  }
+
+  WindowAttrs window_;
+  int64_t group_ = 1;
+  Activation activation_;
+  WindowGeometry geom_;
+  Shape x_shape_, y_shape_;
+  std::vector<float> slopes_;  // PRelu slopes expanded to one per output channel
+};
+
+NINEGRID_REGISTER_OP("Conv", Conv);
+
+}  // namespace
+}  // namespace ninegrid

@@ -1,0 +1,18 @@
+// The fused epilogue of an operator, as graph passes record it on the node (these attributes never come
+// from an ONNX file):
+//   "ng.activation":        "Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid" or "HardSwish"
+//   "ng.activation_params": Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha, beta]; others none
+// PRelu's slopes are a tensor, so the operator takes them as an input (see the op's own comment).
+#pragma once
+
+#include "graph/attribute.h"
+#include "kernels/activation.h"
+
+namespace ninegrid {
+
+// The activation the node's attributes ask for (kind None when there is none). Activation::slope is
+// left null for PRelu: the op points it at its slope input. Throws Error (without the node's name) on an
+// unknown activation or a wrong number of parameters.
+Activation read_fused_activation(const Attributes& attrs);
+
+}  // namespace ninegrid
