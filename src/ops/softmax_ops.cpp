@@ -1,0 +1,64 @@
+// Softmax, LogSoftmax and Hardmax (float32). Opset 13 and later normalise along one axis (default -1);
+// earlier opsets flatten the input to 2-D at `axis` (default 1) and normalise each row of that matrix.
+#include "kernels/ref/softmax.h"
+#include "ops/elementwise_common.h"
+
+namespace ninegrid {
+namespace {
+
+class Softmax final : public Op {
+ public:
+  explicit Softmax(const Node& node) : Op(node) {
+    if (node.op_type == "LogSoftmax") kind_ = ref::SoftmaxKind::LogSoftmax;
+    else if (node.op_type == "Hardmax") kind_ = ref::SoftmaxKind::Hardmax;
+    legacy_ = node.opset > 0 && node.opset < 13;
+    axis_attr_ = node_.attrs.get_int("axis", legacy_ ? 1 : -1);
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 1, 1);
+    require_dtype(*this, TypeList<float>(), in[0].dtype, "input");
+    geometry(in[0].shape);  // validates rank and axis
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+  }
+
+  void run(OpContext& ctx) override {
+    const float* x = ctx.input(0).data_as<float>();
+    float* y = ctx.output(0).data_as<float>();
+    if (ctx.input(0).numel() == 0) return;
+    const Geometry g = geometry(ctx.input(0).shape());
+    parallel_range(ctx.pool, g.outer, ctx.input(0).numel(), [&](int64_t b, int64_t e) {
+      ref::softmax_f32(kind_, x, y, g.axis, g.inner, b, e);
+    });
+  }
+
+ private:
+  ref::SoftmaxKind kind_ = ref::SoftmaxKind::Softmax;
+  bool legacy_ = false;
+  int64_t axis_attr_ = -1;
+
+  // The input as (outer, axis, inner).
+  struct Geometry {
+    int64_t outer = 1, axis = 1, inner = 1;
+  };
+  Geometry geometry(const Shape& s) const {
+    const int rank = static_cast<int>(s.size());
+    if (rank == 0) error("input must have at least one dimension");
+    const int axis = normalize_axis(axis_attr_, rank);
+    Geometry g;
+    for (int d = 0; d < rank; ++d) {
+      if (d < axis) g.outer *= s[d];
+      else if (d == axis || legacy_) g.axis *= s[d];  // legacy: everything from `axis` on is one row
+      else g.inner *= s[d];
+    }
+    return g;
+  }
+};
+
+NINEGRID_REGISTER_OP("Softmax", Softmax);
+NINEGRID_REGISTER_OP("LogSoftmax", Softmax);
+NINEGRID_REGISTER_OP("Hardmax", Softmax);
+
+}  // namespace
+}  // namespace ninegrid
