@@ -16,7 +16,13 @@ namespace {
 std::string read_file(const std::string& path, const char* what) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(std::string("cannot open ") + what + " '" + path + "'");
-  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string data;
+  try {
+    // libstdc++ throws from the stream buffer on read errors such as EISDIR (a directory opens fine).
+    data.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {
+    throw Error(std::string("cannot read ") + what + " '" + path + "': " + e.what());
+  }
   if (f.bad()) throw Error(std::string("cannot read ") + what + " '" + path + "'");
   return data;
 }
