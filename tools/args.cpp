@@ -184,13 +184,29 @@ void ArgParser::print_help(std::FILE* out) const {
   if (!options_.empty()) usage += " [options]";
   std::fprintf(out, "%s\n\n%s\n", usage.c_str(), description_.c_str());
 
-  // Left column: "--name METAVAR"; help text wraps under itself when the column is too wide.
-  const size_t column = 26;
+  // Left column "--name METAVAR", help text wrapped to fit 100 columns beside it (or under it when the
+  // left column is too wide).
+  const size_t column = 26, width = 100;
   auto row = [&](const std::string& left, const std::string& help) {
-    if (left.size() + 4 <= column)
-      std::fprintf(out, "  %-*s%s\n", static_cast<int>(column - 2), left.c_str(), help.c_str());
-    else
-      std::fprintf(out, "  %s\n  %-*s%s\n", left.c_str(), static_cast<int>(column - 2), "", help.c_str());
+    std::vector<std::string> lines(1);
+    size_t pos = 0;
+    while (pos < help.size()) {
+      size_t end = help.find(' ', pos);
+      if (end == std::string::npos) end = help.size();
+      std::string word = help.substr(pos, end - pos);
+      if (!lines.back().empty() && column + lines.back().size() + 1 + word.size() > width) lines.emplace_back();
+      lines.back() += (lines.back().empty() ? "" : " ") + word;
+      pos = end + 1;
+    }
+    size_t first = 0;
+    if (left.size() + 4 <= column) {
+      std::fprintf(out, "  %-*s%s\n", static_cast<int>(column - 2), left.c_str(), lines[0].c_str());
+      first = 1;
+    } else {
+      std::fprintf(out, "  %s\n", left.c_str());
+    }
+    for (size_t i = first; i < lines.size(); ++i)
+      std::fprintf(out, "%-*s%s\n", static_cast<int>(column), "", lines[i].c_str());
   };
   if (!positionals_.empty()) {
     std::fprintf(out, "\narguments:\n");

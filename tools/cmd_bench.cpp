@@ -59,8 +59,8 @@ int cmd_bench(int argc, char** argv) {
   int runs = 20, warmup = 3;
   bool json = false;
   ArgParser p("bench",
-              "Time a model: load time (Model::load plus session creation and planning), latency over RUNS runs "
-              "after W warm-up runs, and the process's peak resident memory. Inputs are a fixed pseudo-random "
+              "Time a model: load time (Model::load plus session creation and planning), latency over R runs\n"
+              "after W warm-up runs, and the process's peak resident memory. Inputs are a fixed pseudo-random\n"
               "pattern.");
   add_model_options(p, margs);
   p.option_int("--runs", "R", "timed runs", &runs, 1, 1000000);

@@ -212,7 +212,7 @@ int cmd_info(int argc, char** argv) {
   margs.opt_level = 0;  // describe the model as written
   bool json = false;
   ArgParser p("info",
-              "Describe a model: format, inputs, outputs, operator counts, parameters, and each layer's output "
+              "Describe a model: format, inputs, outputs, operator counts, parameters, and each layer's output\n"
               "shape and multiply-accumulates (MACs) for the given or default input shapes.");
   add_model_options(p, margs, ModelOptionSet{/*threads=*/false, /*opt_level=*/false});
   p.flag("--json", "print one JSON object (keys: format, inputs, outputs, ops, parameters, macs, layers, ...)",

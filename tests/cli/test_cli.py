@@ -43,7 +43,7 @@ def add_relu_model():
 def relu_model(dims):
     """y = relu(x) with x of shape `dims` (strings are dynamic dimensions)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)
     return make_model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [x], [y])
 
 
@@ -72,7 +72,8 @@ def conv_model(batch=1, height=8, width=8):
         helper.make_node("Conv", ["c2", "w3"], ["Y"], name="conv3", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
     ]
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [batch, 3, height, width])
-    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    half = lambda d: d // 2 if isinstance(d, int) else d + "_half"
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [batch, 2, half(height), half(width)])
     return make_model(nodes, [x], [y], inits)
 
 
