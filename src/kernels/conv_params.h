@@ -57,6 +57,32 @@ struct Conv3dParams {
   }
 };
 
+// A transposed convolution (ONNX ConvTranspose) over up to three spatial axes. Axes are (depth, height,
+// width); a 2-D op leaves depth at 1 (and pad 0), a 1-D op also height.
+//   x: [batch, in_channels, in[0], in[1], in[2]]
+//   w: [in_channels, out_channels / groups, kernel[0], kernel[1], kernel[2]]   (ONNX's IOHW)
+//   y: [batch, out_channels, out[0], out[1], out[2]]
+// Input pixel i scatters x[i] * w[k] to output pixel o = i * stride - pad_begin + k * dilation; the
+// outputs off [0, out) are dropped. out is free: whatever output_padding / output_shape made it.
+struct ConvTransposeParams {
+  int64_t batch = 1;
+  int64_t in_channels = 1, out_channels = 1;
+  int64_t groups = 1;
+  int64_t in[3] = {1, 1, 1};
+  int64_t out[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0};
+
+  int64_t in_channels_per_group() const { return in_channels / groups; }
+  int64_t out_channels_per_group() const { return out_channels / groups; }
+  // Every input pixel meets every tap (including those that land outside the output).
+  int64_t macs() const {
+    return batch * in_channels * in[0] * in[1] * in[2] * out_channels_per_group() * kernel[0] * kernel[1] * kernel[2];
+  }
+};
+
 // What happens to each output value after the sum over the kernel window:
 //   y = activation(sum + bias[oc] + residual[n, oc, oh, ow])
 // A conv followed by BatchNorm, an activation and a residual Add thus writes its output once.

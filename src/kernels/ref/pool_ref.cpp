@@ -1,0 +1,152 @@
+// Each output pixel visits its window directly. Per axis, the taps that read inside the input form one
+// contiguous range of k (valid_output_range with k as the "output"), so padding is skipped, never read.
+#include "kernels/ref/pool_ref.h"
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/ref/window.h"
+
+namespace ninegrid {
+
+namespace {
+
+// The window of one output pixel along one axis.
+struct AxisWindow {
+  int64_t start;         // input coordinate of tap 0 (may be negative)
+  int64_t k_begin, k_end;  // taps inside [0, in)
+  int64_t counted;       // taps inside [-pad_begin, in + pad_end) (count_include_pad's divisor)
+};
+
+AxisWindow axis_window(const PoolParams& p, int axis, int64_t o) {
+  AxisWindow w;
+  w.start = o * p.stride[axis] - p.pad_begin[axis];
+  valid_output_range(w.start, p.dilation[axis], p.in[axis], p.kernel[axis], &w.k_begin, &w.k_end);
+  int64_t b, e;
+  valid_output_range(w.start + p.pad_begin[axis], p.dilation[axis], p.in[axis] + p.pad_begin[axis] + p.pad_end[axis],
+                     p.kernel[axis], &b, &e);
+  w.counted = e - b;
+  return w;
+}
+
+// Calls fn(output offset, window along d, h, w) for every output pixel of a plane.
+template <class Fn>
+void for_each_window(const PoolParams& p, Fn fn) {
+  for (int64_t od = 0; od < p.out[0]; ++od) {
+    const AxisWindow wd = axis_window(p, 0, od);
+    for (int64_t oh = 0; oh < p.out[1]; ++oh) {
+      const AxisWindow wh = axis_window(p, 1, oh);
+      for (int64_t ow = 0; ow < p.out[2]; ++ow) {
+        const AxisWindow ww = axis_window(p, 2, ow);
+        fn((od * p.out[1] + oh) * p.out[2] + ow, wd, wh, ww);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+void max_pool_ref(const PoolParams& p, const T* x, T* y, int64_t* indices, bool column_major, int64_t plane_begin,
+                  int64_t plane_end) {
+  const int64_t in_plane = p.in_plane(), out_plane = p.out_plane();
+  for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+    const T* xp = x + plane * in_plane;
+    T* yp = y + plane * out_plane;
+    int64_t* ip = indices ? indices + plane * out_plane : nullptr;
+    for_each_window(p, [&](int64_t o, const AxisWindow& wd, const AxisWindow& wh, const AxisWindow& ww) {
+      T best = std::numeric_limits<T>::lowest();
+      int64_t best_d = -1, best_h = -1, best_w = -1;
+      for (int64_t kd = wd.k_begin; kd < wd.k_end; ++kd) {
+        const int64_t id = wd.start + kd * p.dilation[0];
+        for (int64_t kh = wh.k_begin; kh < wh.k_end; ++kh) {
+          const int64_t ih = wh.start + kh * p.dilation[1];
+          for (int64_t kw = ww.k_begin; kw < ww.k_end; ++kw) {
+            const int64_t iw = ww.start + kw * p.dilation[2];
+            const T v = xp[(id * p.in[1] + ih) * p.in[2] + iw];
+            if (best_d < 0 || v > best) best = v, best_d = id, best_h = ih, best_w = iw;
+          }
+        }
+      }
+      yp[o] = best;
+      if (ip) {
+        if (best_d < 0) ip[o] = -1;
+        else if (column_major) ip[o] = plane * in_plane + best_d + p.in[0] * (best_h + p.in[1] * best_w);
+        else ip[o] = plane * in_plane + (best_d * p.in[1] + best_h) * p.in[2] + best_w;
+      }
+    });
+  }
+}
+
+template void max_pool_ref<float>(const PoolParams&, const float*, float*, int64_t*, bool, int64_t, int64_t);
+template void max_pool_ref<uint8_t>(const PoolParams&, const uint8_t*, uint8_t*, int64_t*, bool, int64_t, int64_t);
+template void max_pool_ref<int8_t>(const PoolParams&, const int8_t*, int8_t*, int64_t*, bool, int64_t, int64_t);
+
+void average_pool_ref(const PoolParams& p, bool count_include_pad, const float* x, float* y, int64_t plane_begin,
+                      int64_t plane_end) {
+  const int64_t in_plane = p.in_plane(), out_plane = p.out_plane();
+  for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+    const float* xp = x + plane * in_plane;
+    float* yp = y + plane * out_plane;
+    for_each_window(p, [&](int64_t o, const AxisWindow& wd, const AxisWindow& wh, const AxisWindow& ww) {
+      float sum = 0.f;
+      for (int64_t kd = wd.k_begin; kd < wd.k_end; ++kd) {
+        const int64_t id = wd.start + kd * p.dilation[0];
+        for (int64_t kh = wh.k_begin; kh < wh.k_end; ++kh) {
+          const int64_t ih = wh.start + kh * p.dilation[1];
+          for (int64_t kw = ww.k_begin; kw < ww.k_end; ++kw)
+            sum += xp[(id * p.in[1] + ih) * p.in[2] + ww.start + kw * p.dilation[2]];
+        }
+      }
+      const int64_t count = count_include_pad ? wd.counted * wh.counted * ww.counted
+                                              : (wd.k_end - wd.k_begin) * (wh.k_end - wh.k_begin) * (ww.k_end - ww.k_begin);
+      yp[o] = count > 0 ? sum / static_cast<float>(count) : 0.f;
+    });
+  }
+}
+
+void lp_pool_ref(const PoolParams& p, float norm_p, const float* x, float* y, int64_t plane_begin, int64_t plane_end) {
+  const int64_t in_plane = p.in_plane(), out_plane = p.out_plane();
+  for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+    const float* xp = x + plane * in_plane;
+    float* yp = y + plane * out_plane;
+    for_each_window(p, [&](int64_t o, const AxisWindow& wd, const AxisWindow& wh, const AxisWindow& ww) {
+      float sum = 0.f;
+      for (int64_t kd = wd.k_begin; kd < wd.k_end; ++kd) {
+        const int64_t id = wd.start + kd * p.dilation[0];
+        for (int64_t kh = wh.k_begin; kh < wh.k_end; ++kh) {
+          const int64_t ih = wh.start + kh * p.dilation[1];
+          for (int64_t kw = ww.k_begin; kw < ww.k_end; ++kw)
+            sum += std::pow(std::fabs(xp[(id * p.in[1] + ih) * p.in[2] + ww.start + kw * p.dilation[2]]), norm_p);
+        }
+      }
+      yp[o] = std::pow(sum, 1.f / norm_p);
+    });
+  }
+}
+
+void global_average_pool_ref(int64_t plane_size, const float* x, float* y, int64_t plane_begin, int64_t plane_end) {
+  for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+    const float* xp = x + plane * plane_size;
+    double sum = 0.0;  // planes can be large: keep the sum exact enough
+    for (int64_t i = 0; i < plane_size; ++i) sum += xp[i];
+    y[plane] = plane_size > 0 ? static_cast<float>(sum / static_cast<double>(plane_size)) : 0.f;
+  }
+}
+
+template <class T>
+void global_max_pool_ref(int64_t plane_size, const T* x, T* y, int64_t plane_begin, int64_t plane_end) {
+  for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+    const T* xp = x + plane * plane_size;
+    T best = std::numeric_limits<T>::lowest();
+    for (int64_t i = 0; i < plane_size; ++i)
+      if (i == 0 || xp[i] > best) best = xp[i];
+    y[plane] = best;
+  }
+}
+
+template void global_max_pool_ref<float>(int64_t, const float*, float*, int64_t, int64_t);
+template void global_max_pool_ref<uint8_t>(int64_t, const uint8_t*, uint8_t*, int64_t, int64_t);
+template void global_max_pool_ref<int8_t>(int64_t, const int8_t*, int8_t*, int64_t, int64_t);
+
+}  // namespace ninegrid

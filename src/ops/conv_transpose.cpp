@@ -1,0 +1,178 @@
+// ConvTranspose (ONNX opsets 1-22): 1-D, 2-D and 3-D transposed convolution with groups, strides,
+// dilations, pads, auto_pad, output_padding and output_shape. Runs kernels/ref/conv_transpose_ref.
+//
+// Inputs: X [N, C, spatial...], W [C, M / group, kernel...], B [M] (optional). Output [N, M, out...].
+// Along each axis the full (unpadded) output has s * (in - 1) + output_padding + (k - 1) * d + 1 values;
+// the pads crop it. With output_shape (or auto_pad SAME_*, which asks for out = in * s) the pads follow
+// from the requested size as the ONNX specification gives them: SAME_UPPER puts the odd one at the end,
+// otherwise at the start. A requested size larger than the full output extends it at the end (with the
+// bias alone), as output_padding would.
+#include <vector>
+
+#include "kernels/conv_params.h"
+#include "kernels/ref/conv_transpose_ref.h"
+#include "ops/op.h"
+#include "ops/sliding_window.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+namespace {
+
+std::string ints_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+class ConvTranspose final : public Op {
+ public:
+  explicit ConvTranspose(const Node& node) : Op(node) {
+    try {
+      window_ = read_window_attrs(node.attrs);
+      group_ = node.attrs.get_int("group", 1);
+      output_padding_ = node.attrs.get_ints("output_padding");
+      output_shape_ = node.attrs.get_ints("output_shape");
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    if (group_ <= 0) error("group must be positive, got " + std::to_string(group_));
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 2, 3);
+    const TensorDesc& x = in[0];
+    const TensorDesc& w = in[1];
+    expect_float(x, "input X");
+    expect_float(w, "weights W");
+    const int rank = static_cast<int>(x.shape.size());
+    if (rank < 3) error("input X must have rank 3 or more ([N, C, spatial...]), got shape " + shape_str(x.shape));
+    if (rank > 5)
+      error("unsupported: ConvTranspose with " + std::to_string(rank - 2) + " spatial dimensions (1 to 3 supported)");
+    if (static_cast<int>(w.shape.size()) != rank)
+      error("weights W " + shape_str(w.shape) + " must have the rank of X " + shape_str(x.shape));
+    if (w.shape[0] != x.shape[1])
+      error("weights W " + shape_str(w.shape) + " expect " + std::to_string(w.shape[0]) + " input channels, X " +
+            shape_str(x.shape) + " has " + std::to_string(x.shape[1]));
+    if (x.shape[1] % group_ != 0)
+      error("input channels " + std::to_string(x.shape[1]) + " are not divisible by group " + std::to_string(group_));
+    const int64_t out_channels = w.shape[1] * group_;
+    if (in.size() > 2 && in[2].present) {
+      expect_float(in[2], "bias B");
+      if (in[2].shape != Shape{out_channels})
+        error("bias B must have shape [" + std::to_string(out_channels) + "], got " + shape_str(in[2].shape));
+    }
+
+    const size_t sr = static_cast<size_t>(rank - 2);
+    std::vector<int64_t> in_sp(x.shape.begin() + 2, x.shape.end());
+    std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
+    auto per_axis = [&](const std::vector<int64_t>& v, int64_t fallback, const char* name) {
+      if (v.empty()) return std::vector<int64_t>(sr, fallback);
+      if (v.size() != sr) error(std::string(name) + " " + ints_str(v) + " must have " + std::to_string(sr) + " values");
+      return v;
+    };
+    if (!window_.kernel_shape.empty() && window_.kernel_shape != kernel)
+      error("kernel_shape " + ints_str(window_.kernel_shape) + " does not match the weights' kernel " + ints_str(kernel));
+    stride_ = per_axis(window_.strides, 1, "strides");
+    dilation_ = per_axis(window_.dilations, 1, "dilations");
+    std::vector<int64_t> adj = per_axis(output_padding_, 0, "output_padding");
+    // Begins of every axis, then ends; ignored under auto_pad (ONNX forbids using both).
+    std::vector<int64_t> pads(2 * sr, 0);
+    if (window_.auto_pad == AutoPad::NotSet && !window_.pads.empty()) {
+      if (window_.pads.size() != 2 * sr)
+        error("pads " + ints_str(window_.pads) + " must have " + std::to_string(2 * sr) + " values");
+      pads = window_.pads;
+    }
+    std::vector<int64_t> requested;
+    if (!output_shape_.empty()) {
+      // Spatial sizes; some exporters write the full [N, C, spatial...] shape.
+      if (output_shape_.size() == sr) requested = output_shape_;
+      else if (output_shape_.size() == sr + 2) requested.assign(output_shape_.begin() + 2, output_shape_.end());
+      else error("output_shape " + ints_str(output_shape_) + " must have " + std::to_string(sr) + " values");
+    }
+
+    in_ = in_sp;
+    kernel_ = kernel;
+    pad_begin_.assign(sr, 0);
+    out_.assign(sr, 0);
+    for (size_t i = 0; i < sr; ++i) {
+      if (kernel[i] <= 0) error("kernel " + ints_str(kernel) + " must be positive");
+      if (stride_[i] <= 0) error("strides " + ints_str(stride_) + " must be positive");
+      if (dilation_[i] <= 0) error("dilations " + ints_str(dilation_) + " must be positive");
+      if (adj[i] < 0 || (adj[i] >= stride_[i] && adj[i] >= dilation_[i]))
+        error("output_padding " + ints_str(adj) + " must be non-negative and smaller than the stride or dilation");
+      const int64_t full = stride_[i] * (in_sp[i] - 1) + adj[i] + (kernel[i] - 1) * dilation_[i] + 1;
+      int64_t want = -1;
+      if (!requested.empty()) want = requested[i];
+      else if (window_.auto_pad == AutoPad::SameUpper || window_.auto_pad == AutoPad::SameLower)
+        want = in_sp[i] * stride_[i];
+      if (want >= 0) {
+        const int64_t total = full - want;
+        if (total <= 0) pad_begin_[i] = 0;  // the output extends past the full one
+        else if (window_.auto_pad == AutoPad::SameUpper) pad_begin_[i] = total / 2;
+        else pad_begin_[i] = total - total / 2;
+        out_[i] = want;
+      } else {
+        if (pads[i] < 0 || pads[sr + i] < 0) error("pads " + ints_str(pads) + " must not be negative");
+        pad_begin_[i] = pads[i];
+        out_[i] = full - pads[i] - pads[sr + i];
+      }
+      if (out_[i] <= 0)
+        error("output size " + ints_str(out_) + " is empty for input " + shape_str(x.shape) + ", kernel " +
+              ints_str(kernel) + ", strides " + ints_str(stride_) + " and pads " + ints_str(pads));
+    }
+
+    batch_ = x.shape[0];
+    in_channels_ = x.shape[1];
+    out_channels_ = out_channels;
+    Shape y_shape = {x.shape[0], out_channels};
+    y_shape.insert(y_shape.end(), out_.begin(), out_.end());
+    out[0].dtype = DataType::Float32;
+    out[0].shape = y_shape;
+  }
+
+  void run(OpContext& ctx) override {
+    const ConvTransposeParams p = params();
+    const float* x = ctx.input(0).data_as<float>();
+    const float* w = ctx.input(1).data_as<float>();
+    const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
+    float* y = ctx.output(0).data_as<float>();
+    auto fn = [&](int64_t b, int64_t e) { conv_transpose_ref_planes(p, x, w, bias, y, b, e); };
+    const int64_t planes = p.batch * p.out_channels;
+    if (ctx.pool) ctx.pool->parallel_for(planes, fn);
+    else fn(0, planes);
+  }
+
+  int64_t macs() const override { return in_.empty() ? 0 : params().macs(); }
+
+ private:
+  // Spatial axes right-aligned into (depth, height, width).
+  ConvTransposeParams params() const {
+    ConvTransposeParams p;
+    p.batch = batch_;
+    p.in_channels = in_channels_;
+    p.out_channels = out_channels_;
+    p.groups = group_;
+    const size_t sr = in_.size(), skip = 3 - sr;
+    for (size_t i = 0; i < sr; ++i) {
+      p.in[skip + i] = in_[i];
+      p.out[skip + i] = out_[i];
+      p.kernel[skip + i] = kernel_[i];
+      p.stride[skip + i] = stride_[i];
+      p.dilation[skip + i] = dilation_[i];
+      p.pad_begin[skip + i] = pad_begin_[i];
+    }
+    return p;
+  }
+
+  WindowAttrs window_;
+  int64_t group_ = 1;
+  std::vector<int64_t> output_padding_, output_shape_;
+  // Resolved by infer().
+  int64_t batch_ = 0, in_channels_ = 0, out_channels_ = 0;
+  std::vector<int64_t> in_, out_, kernel_, stride_, dilation_, pad_begin_;
+};
+
+NINEGRID_REGISTER_OP("ConvTranspose", ConvTranspose);
+
+}  // namespace
+}  // namespace ninegrid

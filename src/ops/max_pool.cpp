@@ -1,0 +1,70 @@
+// MaxPool (ONNX opsets 1-22): 1-D to 3-D max pooling with strides, pads, dilations, auto_pad, ceil_mode,
+// and the optional Indices output (flattened positions, storage_order 0 row-major or 1 column-major).
+// float32, uint8 and int8 inputs.
+#include "ops/pool_common.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+namespace {
+
+class MaxPool final : public PoolOp {
+ public:
+  explicit MaxPool(const Node& node) : PoolOp(node) {
+    try {
+      storage_order_ = node.attrs.get_int("storage_order", 0);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    if (storage_order_ != 0 && storage_order_ != 1)
+      error("storage_order must be 0 (row-major) or 1 (column-major), got " + std::to_string(storage_order_));
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 1, 1);
+    const DataType t = in[0].dtype;
+    if (t != DataType::Float32 && t != DataType::UInt8 && t != DataType::Int8)
+      error(std::string("unsupported: input X of type ") + dtype_name(t) + " (float32, uint8 and int8 supported)");
+    const Shape y = infer_window(in[0]);
+    out[0].dtype = t;
+    out[0].shape = y;
+    if (out.size() > 1) {
+      out[1].dtype = DataType::Int64;
+      out[1].shape = y;
+    }
+  }
+
+  void run(OpContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    int64_t* indices = ctx.outputs.size() > 1 && ctx.outputs[1] ? ctx.outputs[1]->data_as<int64_t>() : nullptr;
+    const bool column_major = storage_order_ == 1;
+    const PoolParams& p = params();
+    std::function<void(int64_t, int64_t)> fn;
+    switch (x.dtype()) {
+      case DataType::Float32:
+        fn = [&](int64_t b, int64_t e) {
+          max_pool_ref(p, x.data_as<float>(), ctx.output(0).data_as<float>(), indices, column_major, b, e);
+        };
+        break;
+      case DataType::UInt8:
+        fn = [&](int64_t b, int64_t e) {
+          max_pool_ref(p, x.data_as<uint8_t>(), ctx.output(0).data_as<uint8_t>(), indices, column_major, b, e);
+        };
+        break;
+      default:
+        fn = [&](int64_t b, int64_t e) {
+          max_pool_ref(p, x.data_as<int8_t>(), ctx.output(0).data_as<int8_t>(), indices, column_major, b, e);
+        };
+        break;
+    }
+    if (ctx.pool) ctx.pool->parallel_for(p.planes, fn);
+    else fn(0, p.planes);
+  }
+
+ private:
+  int64_t storage_order_ = 0;
+};
+
+NINEGRID_REGISTER_OP("MaxPool", MaxPool);
+
+}  // namespace
+}  // namespace ninegrid
