@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <numeric>
 
@@ -13,6 +14,14 @@
 namespace ninegrid::cli {
 
 namespace {
+
+// Six significant digits: timing noise is far larger, and fast models keep their digits (a fixed
+// number of decimals would round a sub-microsecond latency to 0).
+double six_digits(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return std::strtod(buf, nullptr);
+}
 
 struct LatencyStats {
   double min = 0, median = 0, max = 0, mean = 0;
@@ -41,9 +50,12 @@ class Progress {
     std::fflush(stderr);
     shown_ = true;
   }
-  ~Progress() {
+  // Erases the progress line, before the results are printed.
+  void finish() {
     if (shown_) std::fprintf(stderr, "\r%*s\r", 40, "");
+    shown_ = false;
   }
+  ~Progress() { finish(); }
 
  private:
   int total_;
@@ -90,6 +102,7 @@ int cmd_bench(int argc, char** argv) {
     ms.push_back(now_ms() - t0);
     progress.update("run", warmup + i + 1);
   }
+  progress.finish();
   LatencyStats lat = latency_stats(ms);
   double rss = peak_rss_mb();
 
@@ -102,17 +115,19 @@ int cmd_bench(int argc, char** argv) {
     JsonWriter w;
     w.begin_object();
     w.key("model").value(margs.model_path);
-    w.key("inputs").value(shapes);
+    w.key("inputs").begin_object();
+    for (size_t i = 0; i < ins.size(); ++i) w.key(ins[i].name).int_array(loaded.input_shapes[i]);
+    w.end_object();
     w.key("threads").value(threads);
     w.key("opt_level").value(margs.opt_level);
     w.key("runs").value(runs);
     w.key("warmup").value(warmup);
-    w.key("load_ms").value(loaded.load_ms);
-    w.key("min_ms").value(lat.min);
-    w.key("median_ms").value(lat.median);
-    w.key("max_ms").value(lat.max);
-    w.key("mean_ms").value(lat.mean);
-    w.key("peak_rss_mb").value(rss);
+    w.key("load_ms").value(six_digits(loaded.load_ms));
+    w.key("min_ms").value(six_digits(lat.min));
+    w.key("median_ms").value(six_digits(lat.median));
+    w.key("max_ms").value(six_digits(lat.max));
+    w.key("mean_ms").value(six_digits(lat.mean));
+    w.key("peak_rss_mb").value(six_digits(rss));
     w.end_object();
     std::printf("%s\n", w.str().c_str());
   } else {

@@ -102,6 +102,13 @@ std::string grouped(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+// Long node names (TensorFlow exports) keep their informative end: ".../depthwise_conv2d_2/depthwise".
+constexpr size_t kMaxNameWidth = 48;
+std::string shortened(const std::string& name, size_t width) {
+  if (name.size() <= width) return name;
+  return "..." + name.substr(name.size() - (width - 3));
+}
+
 std::string shapes_str(const std::vector<Shape>& shapes) {
   std::string out;
   for (const Shape& sh : shapes) out += (out.empty() ? "" : ", ") + shape_str(sh);
@@ -140,12 +147,12 @@ void print_text(const ModelSummary& s) {
     op_w = std::max(op_w, l.op.size());
     shape_w = std::max(shape_w, shapes_str(l.output_shapes).size());
   }
-  name_w = std::min<size_t>(name_w, 48);
+  name_w = std::min<size_t>(name_w, kMaxNameWidth);
   std::printf("%5s  %-*s  %-*s  %-*s  %15s\n", "#", int(name_w), "name", int(op_w), "op", int(shape_w), "output shape",
               "MACs");
   for (size_t i = 0; i < s.layers.size(); ++i) {
     const LayerInfo& l = s.layers[i];
-    std::printf("%5zu  %-*s  %-*s  %-*s  %15s\n", i, int(name_w), l.name.c_str(), int(op_w), l.op.c_str(), int(shape_w),
+    std::printf("%5zu  %-*s  %-*s  %-*s  %15s\n", i, int(name_w), shortened(l.name, name_w).c_str(), int(op_w), l.op.c_str(), int(shape_w),
                 shapes_str(l.output_shapes).c_str(), grouped(l.macs).c_str());
   }
 }

@@ -1,5 +1,6 @@
 // ninegrid run: run a model once on given or generated inputs, print a summary of every output and
 // optionally write the outputs as .npy files.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -54,10 +55,13 @@ int cmd_run(int argc, char** argv) {
     if (ec) throw Error("cannot create output directory '" + output_dir + "': " + ec.message());
   }
   std::set<std::string> used_files;
+  size_t name_w = 0;
+  for (const ValueInfo& o : loaded.model->outputs()) name_w = std::max(name_w, o.name.size());
   for (const ValueInfo& o : loaded.model->outputs()) {
     Tensor t = loaded.session->output(o.name);
     TensorStats s = tensor_stats(t);
-    std::printf("%s  %s %s", o.name.c_str(), dtype_name(t.dtype()), shape_str(t.shape()).c_str());
+    std::printf("%-*s  %-7s %-16s", static_cast<int>(name_w), o.name.c_str(), dtype_name(t.dtype()),
+                shape_str(t.shape()).c_str());
     if (s.numeric) std::printf("  min %.6g  mean %.6g  max %.6g", s.min, s.mean, s.max);
     if (s.non_finite) std::printf("  (%lld non-finite)", static_cast<long long>(s.non_finite));
     if (!output_dir.empty()) {
