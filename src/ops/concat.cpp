@@ -1,0 +1,84 @@
+// Concat: joins tensors of one type along an axis. Every other dimension must match. Each input fills a
+// band of every output row (the output viewed as outer x (axis * inner)), so the copy is row-wise memcpy.
+#include <limits>
+
+#include "kernels/ref/copy_strided.h"
+#include "ops/data_movement.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+namespace {
+
+class Concat final : public Op {
+ public:
+  explicit Concat(const Node& node) : Op(node) {
+    if (!node.attrs.has("axis")) error("attribute 'axis' is required");
+    axis_attr_ = node.attrs.get_int("axis", 0);
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 1, std::numeric_limits<size_t>::max());
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!in[i].present) error("input #" + std::to_string(i) + " is missing");
+    expect_sized(*this, in[0], "input #0");
+    const Shape& first = in[0].shape;
+    const int rank = static_cast<int>(first.size());
+    if (rank == 0) error("cannot concatenate scalars (rank 0)");
+    axis_ = normalize_axis(axis_attr_, rank);
+    Shape shape = first;
+    shape[axis_] = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Shape& s = in[i].shape;
+      if (in[i].dtype != in[0].dtype)
+        error("input #" + std::to_string(i) + " is " + dtype_name(in[i].dtype) + " but input #0 is " +
+              dtype_name(in[0].dtype));
+      bool ok = s.size() == first.size();
+      for (int d = 0; ok && d < rank; ++d) ok = d == axis_ || s[d] == first[d];
+      if (!ok)
+        error("input #" + std::to_string(i) + " has shape " + shape_str(s) + ", which does not match input #0's " +
+              shape_str(first) + " outside axis " + std::to_string(axis_));
+      shape[axis_] += s[axis_];
+    }
+    checked_numel(*this, shape, "output shape");
+    out[0].dtype = in[0].dtype;
+    out[0].shape = shape;
+  }
+
+  void run(OpContext& ctx) override {
+    Tensor& y = ctx.output(0);
+    if (y.numel() == 0) return;
+    const size_t elem = dtype_size(y.dtype());
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis_; ++d) outer *= y.dim(d);
+    for (int d = axis_ + 1; d < y.rank(); ++d) inner *= y.dim(d);
+    const size_t out_row = static_cast<size_t>(y.dim(axis_) * inner) * elem;
+    // Byte offset of each input's band within an output row.
+    std::vector<size_t> band(ctx.inputs.size());
+    size_t offset = 0;
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      band[i] = offset;
+      offset += static_cast<size_t>(ctx.input(i).dim(axis_) * inner) * elem;
+    }
+    auto copy = [&](int64_t begin, int64_t end) {
+      for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+        const Tensor& x = ctx.input(i);
+        const size_t in_row = static_cast<size_t>(x.dim(axis_) * inner) * elem;
+        ref::copy_rows(static_cast<uint8_t*>(y.data()) + begin * out_row + band[i], out_row,
+                       static_cast<const uint8_t*>(x.data()) + begin * in_row, in_row, end - begin, in_row);
+      }
+    };
+    if (ctx.pool && outer > 1 && y.nbytes() >= (size_t(256) << 10))
+      ctx.pool->parallel_for(outer, copy);
+    else
+      copy(0, outer);
+  }
+
+ private:
+  int64_t axis_attr_ = 0;
+  int axis_ = 0;
+};
+
+NINEGRID_REGISTER_OP("Concat", Concat);
+
+}  // namespace
+}  // namespace ninegrid
