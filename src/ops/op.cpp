@@ -26,7 +26,11 @@ int Op::normalize_axis(int64_t axis, int rank) const {
 }
 
 std::vector<int64_t> Op::known_ints(const TensorDesc& t, const char* what) const {
-  if (!t.value) error(std::string(what) + " must be known before inference (a constant or computed from shapes)");
+  // Plans are made per input shape, so a value that decides an output shape must not depend on run-time
+  // tensor contents. Saying "unsupported" lets tools tell this limitation apart from a broken model.
+  if (!t.value)
+    error(std::string(what) + " must be known when the session is planned (a constant, or computed from shapes); " +
+          "taking it from run-time tensor contents is unsupported");
   const Tensor& v = *t.value;
   std::vector<int64_t> out(static_cast<size_t>(v.numel()));
   if (v.dtype() == DataType::Int64) {

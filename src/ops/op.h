@@ -58,6 +58,12 @@ class Op {
   virtual int aliases_input(int out_index) const { return -1; }
   // Whether this op may be evaluated at plan time when all its inputs are known (false for random ops).
   virtual bool foldable() const { return true; }
+  // Whether this op's outputs depend only on its inputs' shapes and types, never on their contents
+  // (Shape, Size, EyeLike). The planner then evaluates it at plan time even when an input is a run-time
+  // tensor, so the shape arithmetic downstream (Shape -> Gather -> Concat -> Reshape) folds to constants.
+  // In that call ctx.inputs[i] is nullptr for every input whose contents are unknown: run() must take what
+  // it needs from the shapes its last infer() saw.
+  virtual bool value_from_shapes() const { return false; }
   // Multiply-accumulates for the last inferred shapes (for `ninegrid info` and the profiler).
   virtual int64_t macs() const { return 0; }
 

@@ -100,7 +100,8 @@ Plan make_plan(const Graph& graph, const std::vector<Shape>& input_shapes, std::
       out_bytes += numel * static_cast<int64_t>(dtype_size(out[o].dtype));
     }
 
-    if (all_known && op->foldable() && out_bytes <= kMaxFoldBytes) {
+    // Ops whose outputs follow from shapes alone fold too; their unknown inputs are passed as nullptr.
+    if ((all_known || op->value_from_shapes()) && op->foldable() && out_bytes <= kMaxFoldBytes) {
       OpContext ctx;
       ctx.pool = pool;
       for (size_t i = 0; i < node.inputs.size(); ++i) ctx.inputs.push_back(in[i].present ? in[i].value : nullptr);
