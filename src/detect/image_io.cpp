@@ -1,0 +1,87 @@
+// Reading and writing photos with Debian's libstb (stb_image, stb_image_write), linked as libstb.so.
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <stb/stb_image.h>
+#include <stb/stb_image_write.h>
+
+#include "ninegrid/detect.h"
+
+namespace ninegrid {
+
+namespace {
+
+// Larger images are refused before decoding: 64 Mpixel is 192 MiB of RGB, far beyond any detector input.
+constexpr long long kMaxPixels = 64LL * 1024 * 1024;
+
+std::string read_all(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error("cannot open image '" + path + "': " + std::strerror(errno));
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+  // A directory opens but fails to read (EISDIR).
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) throw Error("cannot read image '" + path + "': " + std::strerror(err));
+  return bytes;
+}
+
+std::string lower_extension(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+}  // namespace
+
+Image load_image(const std::string& path) {
+  std::string bytes = read_all(path);
+  if (bytes.empty()) throw Error("cannot read image '" + path + "': the file is empty");
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) throw Error("cannot read image '" + path + "': file too large");
+  const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
+  const int size = static_cast<int>(bytes.size());
+
+  int w = 0, h = 0, channels = 0;
+  if (!stbi_info_from_memory(data, size, &w, &h, &channels))
+    throw Error("cannot read image '" + path + "': not an image format ninegrid can decode (JPEG, PNG, BMP, GIF, " +
+                "TGA, PSD, HDR, PNM): " + stbi_failure_reason());
+  if (w <= 0 || h <= 0 || static_cast<long long>(w) * h > kMaxPixels)
+    throw Error("cannot read image '" + path + "': " + std::to_string(w) + "x" + std::to_string(h) +
+                " pixels is outside the supported size (at most 64 Mpixel)");
+
+  stbi_uc* pixels = stbi_load_from_memory(data, size, &w, &h, &channels, 3);
+  if (!pixels) throw Error("cannot decode image '" + path + "': " + stbi_failure_reason());
+  Image img;
+  img.w = w;
+  img.h = h;
+  img.rgb.assign(pixels, pixels + static_cast<size_t>(w) * h * 3);
+  stbi_image_free(pixels);
+  return img;
+}
+
+void write_image(const std::string& path, const Image& image) {
+  if (image.w <= 0 || image.h <= 0 || image.rgb.size() != static_cast<size_t>(image.w) * image.h * 3)
+    throw Error("cannot write image '" + path + "': the image is empty or its pixel buffer has the wrong size");
+  const std::string ext = lower_extension(path);
+  int ok = 0;
+  if (ext == "png") {
+    ok = stbi_write_png(path.c_str(), image.w, image.h, 3, image.rgb.data(), image.w * 3);
+  } else if (ext == "jpg" || ext == "jpeg") {
+    ok = stbi_write_jpg(path.c_str(), image.w, image.h, 3, image.rgb.data(), 92);
+  } else {
+    throw Error("cannot write image '" + path + "': unknown extension (use .png, .jpg or .jpeg)");
+  }
+  if (!ok) throw Error("cannot write image '" + path + "' (is the directory there and writable?)");
+}
+
+}  // namespace ninegrid

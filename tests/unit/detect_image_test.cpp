@@ -1,0 +1,178 @@
+// Image files, resampling, letterboxing and drawing. Expected pixel values come from PIL (the same
+// photo and resizes done with Pillow's BILINEAR filter) or from hand computation.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+
+#include "ninegrid/detect.h"
+
+namespace ninegrid {
+namespace {
+
+const char* kAstronaut = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png";
+
+Image grey_row(std::vector<uint8_t> values) {
+  Image img(static_cast<int>(values.size()), 1);
+  for (size_t i = 0; i < values.size(); ++i)
+    for (int c = 0; c < 3; ++c) img.rgb[i * 3 + c] = values[i];
+  return img;
+}
+
+std::string expect_error(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no Error thrown";
+  return "";
+}
+
+TEST(DetectImage, LoadsThePhoto) {
+  Image img = load_image(kAstronaut);
+  ASSERT_EQ(img.w, 512);
+  ASSERT_EQ(img.h, 512);
+  // Pillow reads these pixels of the same file.
+  EXPECT_EQ(img.pixel(0, 0)[0], 154);
+  EXPECT_EQ(img.pixel(0, 0)[1], 147);
+  EXPECT_EQ(img.pixel(0, 0)[2], 151);
+  EXPECT_EQ(img.pixel(220, 120)[0], 219);
+  EXPECT_EQ(img.pixel(220, 120)[1], 182);
+  EXPECT_EQ(img.pixel(220, 120)[2], 152);
+}
+
+TEST(DetectImage, MissingOrNonImageFilesAreErrorsNamingTheFile) {
+  const std::string missing = testing::TempDir() + "/no_such_photo.jpg";
+  std::string msg = expect_error([&] { load_image(missing); });
+  EXPECT_NE(msg.find(missing), std::string::npos) << msg;
+
+  const std::string text = testing::TempDir() + "/not_a_photo.png";
+  std::ofstream(text) << "hello, I am a text file\n";
+  msg = expect_error([&] { load_image(text); });
+  EXPECT_NE(msg.find(text), std::string::npos) << msg;
+
+  const std::string empty = testing::TempDir() + "/empty.png";
+  std::ofstream(empty).close();
+  msg = expect_error([&] { load_image(empty); });
+  EXPECT_NE(msg.find(empty), std::string::npos) << msg;
+
+  // A PNG cut short: the header is readable, the pixels are not.
+  std::ifstream f(kAstronaut, std::ios::binary);
+  std::string head(4096, '\0');
+  f.read(&head[0], static_cast<std::streamsize>(head.size()));
+  const std::string cut = testing::TempDir() + "/cut.png";
+  std::ofstream(cut, std::ios::binary) << head;
+  msg = expect_error([&] { load_image(cut); });
+  EXPECT_NE(msg.find(cut), std::string::npos) << msg;
+
+  EXPECT_NE(expect_error([&] { load_image(testing::TempDir()); }).find("cannot"), std::string::npos);
+  std::remove(text.c_str());
+  std::remove(empty.c_str());
+  std::remove(cut.c_str());
+}
+
+TEST(DetectImage, PngRoundTripAndJpegWrite) {
+  Image img(5, 3);
+  for (size_t i = 0; i < img.rgb.size(); ++i) img.rgb[i] = static_cast<uint8_t>(i * 17);
+  const std::string png = testing::TempDir() + "/rt.png";
+  write_image(png, img);
+  Image back = load_image(png);
+  ASSERT_EQ(back.w, 5);
+  ASSERT_EQ(back.h, 3);
+  EXPECT_EQ(back.rgb, img.rgb);
+  const std::string jpg = testing::TempDir() + "/rt.JPG";
+  write_image(jpg, img);
+  EXPECT_EQ(load_image(jpg).w, 5);
+  EXPECT_THROW(write_image(testing::TempDir() + "/x.gif", img), Error);
+  EXPECT_THROW(write_image(testing::TempDir() + "/no/such/dir/x.png", img), Error);
+  EXPECT_THROW(write_image(png, Image()), Error);
+  std::remove(png.c_str());
+  std::remove(jpg.c_str());
+}
+
+TEST(DetectImage, ResizeMatchesPillowBilinear) {
+  // Enlarging is bilinear with half-pixel centres: [0, 100] -> [0, 25, 75, 100].
+  Image up = resize_bilinear(grey_row({0, 100}), 4, 1);
+  EXPECT_EQ(up.rgb[0 * 3], 0);
+  EXPECT_EQ(up.rgb[1 * 3], 25);
+  EXPECT_EQ(up.rgb[2 * 3], 75);
+  EXPECT_EQ(up.rgb[3 * 3], 100);
+  // Shrinking 2x widens the triangle to radius 2: weights 0.75, 0.75, 0.25 (and mirrored) over 1.75.
+  Image down = resize_bilinear(grey_row({0, 100, 200, 40}), 2, 1);
+  EXPECT_EQ(down.rgb[0], 71);   // (75 + 50) / 1.75
+  EXPECT_EQ(down.rgb[3], 117);  // (25 + 150 + 30) / 1.75
+  // A flat image stays flat at any size.
+  Image flat(7, 5);
+  std::fill(flat.rgb.begin(), flat.rgb.end(), 200);
+  for (const Image& r : {resize_bilinear(flat, 3, 2), resize_bilinear(flat, 20, 13), resize_bilinear(flat, 1, 1)})
+    for (uint8_t v : r.rgb) ASSERT_EQ(v, 200);
+  EXPECT_THROW(resize_bilinear(flat, 0, 4), Error);
+  EXPECT_THROW(resize_bilinear(Image(), 4, 4), Error);
+}
+
+TEST(DetectImage, LetterboxGeometryRoundTrip) {
+  // A 512x256 photo into 128x128: scale 1/4, 128x64, centred with 32 rows above and below.
+  LetterboxGeometry g = letterbox_geometry(512, 256, 128, 128);
+  EXPECT_EQ(g.scaled_w, 128);
+  EXPECT_EQ(g.scaled_h, 64);
+  EXPECT_EQ(g.pad_x, 0);
+  EXPECT_EQ(g.pad_y, 32);
+  EXPECT_FLOAT_EQ(g.to_source_x(64), 256.f);
+  EXPECT_FLOAT_EQ(g.to_source_y(32), 0.f);
+  EXPECT_FLOAT_EQ(g.to_source_y(96), 256.f);
+  EXPECT_FLOAT_EQ(g.to_canvas_y(128), 64.f);
+  // Tall photo 300x500 into 640x640: scale 1.28, 384x640, pad 128 on the left.
+  LetterboxGeometry t = letterbox_geometry(300, 500, 640, 640);
+  EXPECT_EQ(t.scaled_w, 384);
+  EXPECT_EQ(t.pad_x, 128);
+  EXPECT_EQ(t.pad_y, 0);
+  for (float x : {0.f, 17.5f, 150.f, 300.f}) EXPECT_NEAR(t.to_source_x(t.to_canvas_x(x)), x, 1e-3);
+  for (float y : {0.f, 99.25f, 500.f}) EXPECT_NEAR(t.to_source_y(t.to_canvas_y(y)), y, 1e-3);
+  EXPECT_THROW(letterbox_geometry(0, 10, 128, 128), Error);
+}
+
+TEST(DetectImage, LetterboxPlacesTheScaledImageOnTheFill) {
+  Image src(4, 2);
+  std::fill(src.rgb.begin(), src.rgb.end(), 100);
+  LetterboxGeometry g = letterbox_geometry(4, 2, 8, 8);  // scaled 8x4 at y = 2
+  const uint8_t fill[3] = {1, 2, 3};
+  Image out = letterbox(src, g, fill);
+  ASSERT_EQ(out.w, 8);
+  ASSERT_EQ(out.h, 8);
+  EXPECT_EQ(out.pixel(0, 0)[0], 1);
+  EXPECT_EQ(out.pixel(7, 1)[2], 3);
+  EXPECT_EQ(out.pixel(0, 2)[0], 100);
+  EXPECT_EQ(out.pixel(7, 5)[1], 100);
+  EXPECT_EQ(out.pixel(3, 6)[1], 2);
+}
+
+TEST(DetectImage, DrawsBoxAndLandmarksAndClips) {
+  Image img(100, 100);
+  Face f;
+  f.x1 = 20;
+  f.y1 = 30;
+  f.x2 = 60;
+  f.y2 = 80;
+  f.score = 0.9f;
+  for (int k = 0; k < 5; ++k) {
+    f.landmarks[k][0] = 30.f + 5 * k;
+    f.landmarks[k][1] = 50.f;
+  }
+  Face outside = f;  // mostly beyond the image: clipped, no crash
+  outside.x1 = -50;
+  outside.x2 = 1e9f;
+  outside.landmarks[0][0] = -1e9f;
+  draw_faces(img, {f, outside});
+  EXPECT_EQ(img.pixel(40, 30)[1], 230);  // on the top edge: green
+  EXPECT_EQ(img.pixel(40, 30)[0], 0);
+  EXPECT_EQ(img.pixel(20, 55)[1], 230);  // left edge
+  EXPECT_EQ(img.pixel(45, 65)[1], 0);    // inside the box, away from landmarks: untouched
+  EXPECT_EQ(img.pixel(40, 50)[0], 255);  // landmark 2 (nose): yellow
+  EXPECT_EQ(img.pixel(40, 50)[1], 220);
+  EXPECT_EQ(img.pixel(5, 5)[1], 0);  // far from everything
+}
+
+}  // namespace
+}  // namespace ninegrid
