@@ -1,0 +1,102 @@
+// Pad (ONNX opsets 11-21; older attribute forms arrive as inputs from the importer): any rank and
+// element type. Inputs: data, pads (int64 [2 * axes]: all begins, then all ends; negative pads crop),
+// constant_value (optional scalar, mode constant), axes (optional, opset 18). Modes constant, reflect,
+// edge and wrap (opset 19). pads and axes decide the output shape, so they must be known at plan time.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/ref/pad_ref.h"
+#include "ops/op.h"
+
+namespace ninegrid {
+namespace {
+
+class Pad final : public Op {
+ public:
+  explicit Pad(const Node& node) : Op(node) {
+    std::string mode;
+    try {
+      mode = node.attrs.get_string("mode", "constant");
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    if (mode == "constant") mode_ = PadMode::Constant;
+    else if (mode == "reflect") mode_ = PadMode::Reflect;
+    else if (mode == "edge") mode_ = PadMode::Edge;
+    else if (mode == "wrap") mode_ = PadMode::Wrap;
+    else error("unsupported: mode '" + mode + "' (constant, reflect, edge and wrap supported)");
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 2, 4);
+    const TensorDesc& x = in[0];
+    if (dtype_size(x.dtype) == 0) error(std::string("unsupported: data of type ") + dtype_name(x.dtype));
+    const int rank = static_cast<int>(x.shape.size());
+    const std::vector<int64_t> pads = known_ints(in[1], "pads");
+
+    std::vector<int> axes;
+    if (in.size() > 3 && in[3].present) {
+      for (int64_t a : known_ints(in[3], "axes")) axes.push_back(normalize_axis(a, rank));
+      std::vector<int> sorted = axes;
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) error("axes must not repeat an axis");
+    } else {
+      for (int a = 0; a < rank; ++a) axes.push_back(a);
+    }
+    const size_t na = axes.size();
+    if (pads.size() != 2 * na)
+      error("pads has " + std::to_string(pads.size()) + " values, expected " + std::to_string(2 * na) +
+            " (a begin and an end for each of " + std::to_string(na) + " axes of data " + shape_str(x.shape) + ")");
+
+    if (in.size() > 2 && in[2].present) {
+      if (in[2].dtype != x.dtype)
+        error(std::string("constant_value must have the data's type ") + dtype_name(x.dtype) + ", got " +
+              dtype_name(in[2].dtype));
+      if (shape_numel(in[2].shape) != 1)
+        error("constant_value must hold one value, got shape " + shape_str(in[2].shape));
+    }
+
+    std::vector<int64_t> begin(rank, 0), end(rank, 0);
+    for (size_t i = 0; i < na; ++i) {
+      begin[axes[i]] = pads[i];
+      end[axes[i]] = pads[na + i];
+    }
+    Shape y = x.shape;
+    sources_.assign(rank, {});
+    for (int a = 0; a < rank; ++a) {
+      y[a] = x.shape[a] + begin[a] + end[a];
+      if (y[a] < 0)
+        error("pads crop axis " + std::to_string(a) + " of data " + shape_str(x.shape) + " below zero (begin " +
+              std::to_string(begin[a]) + ", end " + std::to_string(end[a]) + ")");
+      const int64_t kept = x.shape[a] - std::max<int64_t>(0, -begin[a]) - std::max<int64_t>(0, -end[a]);
+      if (mode_ != PadMode::Constant && kept <= 0 && (begin[a] > 0 || end[a] > 0))
+        error("cannot pad an empty axis " + std::to_string(a) + " of data " + shape_str(x.shape) + " in mode " +
+              node_.attrs.get_string("mode", "constant") + " (there is no value to repeat)");
+      sources_[a] = pad_source_index(x.shape[a], begin[a], end[a], mode_);
+    }
+    in_shape_ = x.shape;
+    out[0].dtype = x.dtype;
+    out[0].shape = y;
+  }
+
+  void run(OpContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const size_t elem = dtype_size(x.dtype());
+    // The fill value: constant_value's bytes, or zero of the element type.
+    std::vector<unsigned char> constant(elem, 0);
+    if (mode_ == PadMode::Constant && ctx.has_input(2)) std::memcpy(constant.data(), ctx.input(2).data(), elem);
+    if (ctx.output(0).numel() == 0) return;
+    pad_ref(in_shape_, sources_, elem, x.data(), constant.data(), ctx.output(0).data());
+  }
+
+ private:
+  PadMode mode_ = PadMode::Constant;
+  Shape in_shape_;
+  std::vector<std::vector<int64_t>> sources_;  // per axis, from pad_source_index
+};
+
+NINEGRID_REGISTER_OP("Pad", Pad);
+
+}  // namespace
+}  // namespace ninegrid

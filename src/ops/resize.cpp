@@ -1,0 +1,228 @@
+// Resize (ONNX opsets 10-19) and Upsample (opsets 7-9, the importer turns opset 7's scales attribute
+// into an input) on float32, any rank, through kernels/ref/resize_ref.
+//
+//   Resize-10:  X, scales.                 nearest (truncate / ceil when downsampling) or linear,
+//                                          asymmetric coordinates (as ONNX Runtime runs this opset).
+//   Resize-11+: X, roi, scales, sizes.     nearest (nearest_mode), linear, cubic (cubic_coeff_a,
+//                                          exclude_outside); every coordinate_transformation_mode,
+//                                          tf_crop_and_resize with extrapolation_value.
+//   Resize-18+: also the axes and keep_aspect_ratio_policy attributes; antialias is refused.
+//   Upsample:   X, scales.                 nearest or (bi)linear, asymmetric coordinates.
+//
+// The output shape follows from scales (floor(in * scale)) or sizes, so they (and roi for
+// tf_crop_and_resize) must be known when the session plans: constants, or computed from shapes.
+// Where only scales are given, coordinates use length_resized = in * scale before rounding, as the ONNX
+// reference implementation does; with sizes, length_resized is the size.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/ref/resize_ref.h"
+#include "ops/op.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+namespace {
+
+enum class AspectPolicy { Stretch, NotLarger, NotSmaller };
+
+constexpr const char* kRunTimeShape =
+    "computed at run time (ninegrid fixes every output shape when it plans the session; make it a constant)";
+
+class Resize final : public Op {
+ public:
+  explicit Resize(const Node& node) : Op(node) {
+    is_upsample_ = node.op_type == "Upsample";
+    // Resize-10 has Upsample's two inputs and rules; opset 0 means the latest.
+    legacy_ = is_upsample_ || (node.opset > 0 && node.opset < 11);
+    std::string mode, coords, nearest, policy;
+    int64_t antialias = 0;
+    try {
+      mode = node.attrs.get_string("mode", "nearest");
+      coords = node.attrs.get_string("coordinate_transformation_mode", "half_pixel");
+      nearest = node.attrs.get_string("nearest_mode", "round_prefer_floor");
+      policy = node.attrs.get_string("keep_aspect_ratio_policy", "stretch");
+      options_.cubic_a = node.attrs.get_float("cubic_coeff_a", -0.75f);
+      options_.exclude_outside = node.attrs.get_int("exclude_outside", 0) != 0;
+      options_.extrapolation_value = node.attrs.get_float("extrapolation_value", 0.f);
+      antialias = node.attrs.get_int("antialias", 0);
+      axes_attr_ = node.attrs.get_ints("axes");
+    } catch (const Error& e) {
+      error(e.what());
+    }
+
+    if (mode == "nearest") options_.mode = ResizeMode::Nearest;
+    else if (mode == "linear" || (is_upsample_ && mode == "bilinear")) options_.mode = ResizeMode::Linear;
+    else if (mode == "cubic" && !legacy_) options_.mode = ResizeMode::Cubic;
+    else error("unsupported: mode '" + mode + "'");
+
+    if (legacy_) {
+      options_.coordinates = ResizeCoordinates::Asymmetric;
+      options_.rounding = NearestRounding::Simple;
+      return;
+    }
+    if (coords == "half_pixel") options_.coordinates = ResizeCoordinates::HalfPixel;
+    else if (coords == "half_pixel_symmetric") options_.coordinates = ResizeCoordinates::HalfPixelSymmetric;
+    else if (coords == "pytorch_half_pixel") options_.coordinates = ResizeCoordinates::PytorchHalfPixel;
+    else if (coords == "align_corners") options_.coordinates = ResizeCoordinates::AlignCorners;
+    else if (coords == "asymmetric") options_.coordinates = ResizeCoordinates::Asymmetric;
+    else if (coords == "tf_half_pixel_for_nn") options_.coordinates = ResizeCoordinates::TfHalfPixelForNearest;
+    else if (coords == "tf_crop_and_resize") options_.coordinates = ResizeCoordinates::TfCropAndResize;
+    else error("unsupported: coordinate_transformation_mode '" + coords + "'");
+
+    if (nearest == "round_prefer_floor") options_.rounding = NearestRounding::RoundPreferFloor;
+    else if (nearest == "round_prefer_ceil") options_.rounding = NearestRounding::RoundPreferCeil;
+    else if (nearest == "floor") options_.rounding = NearestRounding::Floor;
+    else if (nearest == "ceil") options_.rounding = NearestRounding::Ceil;
+    else error("unsupported: nearest_mode '" + nearest + "'");
+
+    if (policy == "stretch") policy_ = AspectPolicy::Stretch;
+    else if (policy == "not_larger") policy_ = AspectPolicy::NotLarger;
+    else if (policy == "not_smaller") policy_ = AspectPolicy::NotSmaller;
+    else error("unsupported: keep_aspect_ratio_policy '" + policy + "'");
+
+    if (antialias != 0) error("unsupported: antialias = 1");
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, legacy_ ? 2 : 1, legacy_ ? 2 : 4);
+    expect_float(in[0], "input X");
+    const Shape& x = in[0].shape;
+    const int rank = static_cast<int>(x.size());
+    if (rank == 0) error("input X must have rank 1 or more");
+
+    // The axes that scales / sizes / roi list (opset 18), all by default.
+    std::vector<int> axes;
+    for (int64_t a : axes_attr_) axes.push_back(normalize_axis(a, rank));
+    if (axes.empty())
+      for (int a = 0; a < rank; ++a) axes.push_back(a);
+    {
+      std::vector<int> sorted = axes;
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) error("axes must not repeat an axis");
+    }
+    const size_t na = axes.size();
+
+    const size_t scales_input = legacy_ ? 1 : 2, sizes_input = 3, roi_input = 1;
+    auto given = [&](size_t i) { return i < in.size() && in[i].present && shape_numel(in[i].shape) > 0; };
+    const bool has_scales = given(scales_input), has_sizes = !legacy_ && given(sizes_input);
+    if (has_scales == has_sizes) error(has_scales ? "give scales or sizes, not both" : "needs scales or sizes");
+
+    std::vector<ResizeAxis> ax(static_cast<size_t>(rank));
+    for (int a = 0; a < rank; ++a) {
+      ax[a].in = ax[a].out = x[a];
+      ax[a].length_resized = static_cast<double>(x[a]);
+    }
+    if (options_.coordinates == ResizeCoordinates::TfCropAndResize) {
+      const std::vector<double> roi = known_floats(in, roi_input, "roi");
+      if (roi.size() != 2 * na)
+        error("roi has " + std::to_string(roi.size()) + " values, expected " + std::to_string(2 * na) +
+              " (starts then ends of " + std::to_string(na) + " axes)");
+      for (size_t i = 0; i < na; ++i) ax[axes[i]].roi_start = roi[i], ax[axes[i]].roi_end = roi[na + i];
+    }
+
+    if (has_scales) {
+      const std::vector<double> scales = known_floats(in, scales_input, "scales");
+      if (scales.size() != na)
+        error("scales has " + std::to_string(scales.size()) + " values, expected " + std::to_string(na) +
+              " (one per axis of X " + shape_str(x) + ")");
+      for (size_t i = 0; i < na; ++i) {
+        ResizeAxis& r = ax[axes[i]];
+        if (!(scales[i] > 0) || !std::isfinite(scales[i]))
+          error("scales must be positive and finite, got " + std::to_string(scales[i]) + " for axis " +
+                std::to_string(axes[i]));
+        if (is_upsample_ && scales[i] < 1) error("Upsample scales must be >= 1, got " + std::to_string(scales[i]));
+        r.scale = scales[i];
+        r.length_resized = static_cast<double>(r.in) * scales[i];
+        const double crop = options_.coordinates == ResizeCoordinates::TfCropAndResize ? r.roi_end - r.roi_start : 1.0;
+        const double size = std::floor(static_cast<double>(r.in) * crop * scales[i]);
+        if (size > static_cast<double>(int64_t(1) << 40))
+          error("scale " + std::to_string(scales[i]) + " makes axis " + std::to_string(axes[i]) + " too large");
+        r.out = static_cast<int64_t>(size);
+      }
+    } else {
+      if (!in[sizes_input].value) error(std::string("unsupported: sizes ") + kRunTimeShape);
+      const std::vector<int64_t> sizes = known_ints(in[sizes_input], "sizes");
+      if (sizes.size() != na)
+        error("sizes has " + std::to_string(sizes.size()) + " values, expected " + std::to_string(na) +
+              " (one per axis of X " + shape_str(x) + ")");
+      for (size_t i = 0; i < na; ++i) {
+        if (sizes[i] < 0) error("sizes must not be negative, got " + std::to_string(sizes[i]));
+        if (x[axes[i]] == 0 && sizes[i] != 0) error("cannot resize the empty axis " + std::to_string(axes[i]));
+      }
+      // keep_aspect_ratio_policy: one scale for all listed axes, the smallest or the largest.
+      double common = policy_ == AspectPolicy::NotLarger ? 1e300 : 0.0;
+      for (size_t i = 0; i < na; ++i) {
+        if (x[axes[i]] == 0) continue;
+        const double s = static_cast<double>(sizes[i]) / static_cast<double>(x[axes[i]]);
+        common = policy_ == AspectPolicy::NotLarger ? std::min(common, s) : std::max(common, s);
+      }
+      for (size_t i = 0; i < na; ++i) {
+        ResizeAxis& r = ax[axes[i]];
+        if (r.in == 0) continue;
+        if (policy_ == AspectPolicy::Stretch) {
+          r.out = sizes[i];
+          r.scale = static_cast<double>(sizes[i]) / static_cast<double>(r.in);
+        } else {
+          r.scale = common;
+          r.out = static_cast<int64_t>(std::round(common * static_cast<double>(r.in)));
+        }
+        r.length_resized = static_cast<double>(r.out);
+        if (!(r.scale > 0)) error("sizes must be positive, got 0 for axis " + std::to_string(axes[i]));
+      }
+    }
+
+    in_shape_ = x;
+    Shape y(static_cast<size_t>(rank));
+    taps_.clear();
+    for (int a = 0; a < rank; ++a) {
+      y[a] = ax[a].out;
+      taps_.push_back(resize_axis_taps(ax[a], options_));
+    }
+    out[0].dtype = DataType::Float32;
+    out[0].shape = y;
+  }
+
+  void run(OpContext& ctx) override {
+    const float* x = ctx.input(0).data_as<float>();
+    float* y = ctx.output(0).data_as<float>();
+    const int64_t n = ctx.output(0).numel();
+    auto fn = [&](int64_t b, int64_t e) { resize_ref(in_shape_, taps_, options_.extrapolation_value, x, y, b, e); };
+    if (ctx.pool) ctx.pool->parallel_for(n, fn);
+    else fn(0, n);
+  }
+
+ private:
+  // A float input's values, which must be known at plan time because they decide the output shape.
+  std::vector<double> known_floats(const std::vector<TensorDesc>& in, size_t i, const char* what) const {
+    if (i >= in.size() || !in[i].present) error(std::string(what) + " is required here");
+    const TensorDesc& t = in[i];
+    if (!t.value)
+      error(std::string("unsupported: ") + what + " " + kRunTimeShape);
+    std::vector<double> v(static_cast<size_t>(t.value->numel()));
+    if (t.value->dtype() == DataType::Float32) {
+      for (size_t k = 0; k < v.size(); ++k) v[k] = t.value->data_as<float>()[k];
+    } else if (t.value->dtype() == DataType::Float64) {
+      for (size_t k = 0; k < v.size(); ++k) v[k] = t.value->data_as<double>()[k];
+    } else {
+      error(std::string(what) + " must be float32, got " + dtype_name(t.value->dtype()));
+    }
+    return v;
+  }
+
+  bool is_upsample_ = false;
+  bool legacy_ = false;  // Upsample or Resize-10
+  ResizeOptions options_;
+  AspectPolicy policy_ = AspectPolicy::Stretch;
+  std::vector<int64_t> axes_attr_;
+  // Resolved by infer().
+  Shape in_shape_;
+  std::vector<ResizeTaps> taps_;
+};
+
+NINEGRID_REGISTER_OP("Resize", Resize);
+NINEGRID_REGISTER_OP("Upsample", Resize);
+
+}  // namespace
+}  // namespace ninegrid
