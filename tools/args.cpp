@@ -16,51 +16,42 @@ void ArgParser::positional(const std::string& metavar, const std::string& help, 
   positionals_.push_back({metavar, help, target});
 }
 
-void ArgParser::flag(const std::string& name, const std::string& help, bool* target) {
-  Opt o;
+ArgParser::Opt& ArgParser::add(const std::string& name, const std::string& metavar, const std::string& help,
+                               Kind kind) {
+  options_.emplace_back();
+  Opt& o = options_.back();
   o.name = name;
+  o.metavar = metavar;
   o.help = help;
-  o.kind = Kind::Flag;
-  o.flag = target;
-  options_.push_back(std::move(o));
+  o.kind = kind;
+  return o;
+}
+
+void ArgParser::flag(const std::string& name, const std::string& help, bool* target) {
+  add(name, "", help, Kind::Flag).flag = target;
 }
 
 void ArgParser::option(const std::string& name, const std::string& metavar, const std::string& help,
                        std::string* target, const std::string& default_text) {
-  Opt o;
-  o.name = name;
-  o.metavar = metavar;
-  o.help = help;
-  o.kind = Kind::String;
+  Opt& o = add(name, metavar, help, Kind::String);
   o.str = target;
   o.default_text = !default_text.empty() ? default_text : target->empty() ? "none" : *target;
-  options_.push_back(std::move(o));
 }
 
 void ArgParser::option_int(const std::string& name, const std::string& metavar, const std::string& help, int* target,
                            int min_value, int max_value, const std::string& default_text) {
-  Opt o;
-  o.name = name;
-  o.metavar = metavar;
-  o.help = help;
-  o.kind = Kind::Int;
+  Opt& o = add(name, metavar, help, Kind::Int);
   o.integer = target;
   o.min_value = min_value;
   o.max_value = max_value;
   o.default_text = !default_text.empty() ? default_text : std::to_string(*target);
-  options_.push_back(std::move(o));
 }
 
 void ArgParser::repeated(const std::string& name, const std::string& metavar, const std::string& help,
                          std::vector<std::string>* target, std::function<void(const std::string&)> validate) {
-  Opt o;
-  o.name = name;
-  o.metavar = metavar;
-  o.help = help;
-  o.kind = Kind::Repeated;
+  Opt& o = add(name, metavar, help, Kind::Repeated);
   o.list = target;
   o.validate = std::move(validate);
-  options_.push_back(std::move(o));
 }
 
 const ArgParser::Opt* ArgParser::find(const std::string& name) const {
@@ -102,20 +93,14 @@ std::string ArgParser::apply(const Opt& opt, const std::string& value) const {
   return "";
 }
 
-void ArgParser::usage_error(const std::string& message) const {
-  std::fprintf(stderr, "ninegrid %s: error: %s (see 'ninegrid %s --help')\n", command_.c_str(), message.c_str(),
-               command_.c_str());
-}
-
-bool ArgParser::parse(int argc, char** argv, int* exit_code) {
+std::string ArgParser::parse_args(int argc, char** argv, bool* help) {
   size_t next_positional = 0;
   bool options_done = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (!options_done && (arg == "--help" || arg == "-h")) {
-      print_help(stdout);
-      *exit_code = 0;
-      return false;
+      *help = true;
+      return "";
     }
     if (!options_done && arg == "--") {
       options_done = true;
@@ -132,46 +117,39 @@ bool ArgParser::parse(int argc, char** argv, int* exit_code) {
         inline_value = true;
       }
       const Opt* opt = find(name);
-      if (!opt) {
-        usage_error("unknown option '" + name + "'");
-        *exit_code = kUsageExitCode;
-        return false;
-      }
-      if (opt->kind == Kind::Flag) {
-        if (inline_value) {
-          usage_error("option '" + name + "' takes no value");
-          *exit_code = kUsageExitCode;
-          return false;
-        }
+      if (!opt) return "unknown option '" + name + "'";
+      if (opt->kind == Kind::Flag && !inline_value) {
         *opt->flag = true;
         continue;
       }
       if (!inline_value) {
         // A following "--option" is not taken as a value: `--threads --json` is a missing value.
-        if (i + 1 >= argc || std::strncmp(argv[i + 1], "--", 2) == 0) {
-          usage_error("option '" + name + "' needs a value " + opt->metavar);
-          *exit_code = kUsageExitCode;
-          return false;
-        }
+        if (i + 1 >= argc || std::strncmp(argv[i + 1], "--", 2) == 0)
+          return "option '" + name + "' needs a value " + opt->metavar;
         value = argv[++i];
       }
       std::string err = apply(*opt, value);
-      if (!err.empty()) {
-        usage_error(err);
-        *exit_code = kUsageExitCode;
-        return false;
-      }
+      if (!err.empty()) return err;
       continue;
     }
-    if (next_positional >= positionals_.size()) {
-      usage_error("unexpected argument '" + arg + "'");
-      *exit_code = kUsageExitCode;
-      return false;
-    }
+    if (next_positional >= positionals_.size()) return "unexpected argument '" + arg + "'";
     *positionals_[next_positional++].target = arg;
   }
-  if (next_positional < positionals_.size()) {
-    usage_error("missing argument " + positionals_[next_positional].metavar);
+  if (next_positional < positionals_.size()) return "missing argument " + positionals_[next_positional].metavar;
+  return "";
+}
+
+bool ArgParser::parse(int argc, char** argv, int* exit_code) {
+  bool help = false;
+  std::string err = parse_args(argc, argv, &help);
+  if (help) {
+    print_help(stdout);
+    *exit_code = 0;
+    return false;
+  }
+  if (!err.empty()) {
+    std::fprintf(stderr, "ninegrid %s: error: %s (see 'ninegrid %s --help')\n", command_.c_str(), err.c_str(),
+                 command_.c_str());
     *exit_code = kUsageExitCode;
     return false;
   }

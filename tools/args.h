@@ -66,10 +66,12 @@ class ArgParser {
     std::string* target = nullptr;
   };
 
+  Opt& add(const std::string& name, const std::string& metavar, const std::string& help, Kind kind);
   const Opt* find(const std::string& name) const;
   // Stores `value` into the option's target; returns an error message, or "" on success.
   std::string apply(const Opt& opt, const std::string& value) const;
-  void usage_error(const std::string& message) const;
+  // The parse proper: sets *help on --help; returns a usage error message, or "" on success.
+  std::string parse_args(int argc, char** argv, bool* help);
 
   std::string command_, description_, epilog_;
   std::vector<Opt> options_;
