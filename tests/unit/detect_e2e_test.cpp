@@ -69,22 +69,32 @@ TEST(DetectE2E, BlazeFaceFindsTheAstronaut) {
   write_image(testing::TempDir() + "/astronaut_blazeface_faces.png", photo);
 }
 
-TEST(DetectE2E, BlazeFaceOnAWidePhotoMapsBackThroughTheLetterbox) {
+TEST(DetectE2E, BlazeFaceOnNonSquarePhotosMapsBackThroughTheLetterbox) {
   const std::string model = blazeface_path();
   if (!exists(model)) GTEST_SKIP() << model << " is missing: run scripts/setup.sh";
-  // The astronaut pasted at x = 300 into a 1024x512 grey canvas: the face moves right by 300 px.
+  // The astronaut pasted 64 px from the left of a 576x512 grey canvas, then 64 px from the top of a
+  // 512x576 one: the face moves by those 64 px (BlazeFace sees the canvas shrunk to 128 px and padded).
   Image photo = load_image(kAstronaut);
-  Image wide(1024, 512);
+  Image wide(576, 512), tall(512, 576);
   std::fill(wide.rgb.begin(), wide.rgb.end(), 128);
-  for (int y = 0; y < 512; ++y)
-    std::copy(photo.pixel(0, y), photo.pixel(0, y) + 512 * 3, wide.pixel(300, y));
+  std::fill(tall.rgb.begin(), tall.rgb.end(), 128);
+  for (int y = 0; y < 512; ++y) {
+    std::copy(photo.pixel(0, y), photo.pixel(0, y) + 512 * 3, wide.pixel(64, y));
+    std::copy(photo.pixel(0, y), photo.pixel(0, y) + 512 * 3, tall.pixel(0, y + 64));
+  }
   FaceDetector det(model);
   std::vector<Face> faces = det.detect(wide);
   ASSERT_EQ(faces.size(), 1u);
-  EXPECT_LT(faces[0].x1, 520.f);
-  EXPECT_GT(faces[0].x2, 520.f);
+  EXPECT_LT(faces[0].x1, 284.f);
+  EXPECT_GT(faces[0].x2, 284.f);
   EXPECT_LT(faces[0].y1, 120.f);
   EXPECT_GT(faces[0].y2, 120.f);
+  faces = det.detect(tall);
+  ASSERT_EQ(faces.size(), 1u);
+  EXPECT_LT(faces[0].x1, 220.f);
+  EXPECT_GT(faces[0].x2, 220.f);
+  EXPECT_LT(faces[0].y1, 184.f);
+  EXPECT_GT(faces[0].y2, 184.f);
 }
 
 TEST(DetectE2E, BadModelsAndOptionsAreErrors) {
