@@ -19,7 +19,9 @@ constexpr int kMaxOpset = 18;
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
-// The default domain's opset. Models before IR version 3 had no opset_import and mean opset 1.
+// The default domain's opset. Models before IR version 3 had no opset_import and mean opset 1; later
+// models that import none get 0, an error only if a node of the default domain appears (a model of
+// only other domains, e.g. ai.onnx.preview.training, should fail on its operators instead).
 int default_opset(const onnx::ModelProto& model) {
   const onnx::OperatorSetIdProto* found = nullptr;
   for (const auto& id : model.opset_import())
@@ -29,10 +31,7 @@ int default_opset(const onnx::ModelProto& model) {
                     " and " + std::to_string(id.version()));
       found = &id;
     }
-  if (!found) {
-    if (model.ir_version() >= 3) throw Error("model imports no opset of the default ONNX domain");
-    return 1;
-  }
+  if (!found) return model.ir_version() >= 3 ? 0 : 1;
   const int64_t v = found->version();
   if (v < 1) throw Error("model imports invalid opset version " + std::to_string(v) + " of the default ONNX domain");
   if (v > kMaxOpset)
@@ -230,6 +229,7 @@ class Importer {
     if (!is_default_domain(np.domain()))
       throw_node_error(node, "unsupported operator '" + np.op_type() + "' of domain '" + np.domain() +
                                  "' (only the default ONNX domain is supported)");
+    if (opset_ == 0) throw Error("model imports no opset of the default ONNX domain, but uses its operators");
     convert_attributes(np, node);
 
     if (node.op_type == "Constant") {
