@@ -39,7 +39,13 @@ class Reduce final : public Op {
     require_dtype(*this, ReduceTypes(), in[0].dtype, "input");
     std::vector<int64_t> from_input;
     const bool has_axes_input = in.size() > 1 && in[1].present;
-    if (has_axes_input) from_input = known_ints(in[1], "axes");
+    // Empty axes need no values; others decide the output shape, which is planned before any run.
+    if (has_axes_input && shape_numel(in[1].shape) != 0) {
+      if (!in[1].value)
+        error("axes computed at run time are unsupported: the output shape is planned before running, so the "
+              "axes must be a constant or computed from shapes");
+      from_input = known_ints(in[1], "axes");
+    }
     const Shape& s = in[0].shape;
     const std::vector<bool> reduced = reduced_dims(static_cast<int>(s.size()), has_axes_input ? &from_input : nullptr);
     out[0].dtype = in[0].dtype;

@@ -33,8 +33,9 @@ void softmax_row(SoftmaxKind kind, const float* x, float* y, int64_t n) {
     for (int64_t k = 0; k < n; ++k) y[k] *= scale;
   } else {
     for (int64_t k = 0; k < n; ++k) sum += std::exp(x[k] - max);
-    const float shift = max + static_cast<float>(std::log(sum));
-    for (int64_t k = 0; k < n; ++k) y[k] = x[k] - shift;
+    // (x - max) is exact for nearby values; folding max into the log term would round it at max's scale.
+    const float log_sum = static_cast<float>(std::log(sum));
+    for (int64_t k = 0; k < n; ++k) y[k] = (x[k] - max) - log_sum;
   }
 }
 
@@ -74,9 +75,10 @@ void softmax_strided(SoftmaxKind kind, const float* x, float* y, int64_t axis, i
     for (int64_t a = 0; a < axis; ++a)
       for (int64_t i = 0; i < inner; ++i) y[a * inner + i] *= static_cast<float>(sum[i]);
   } else {
-    for (int64_t i = 0; i < inner; ++i) max[i] += static_cast<float>(std::log(sum[i]));  // the shift
+    for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
     for (int64_t a = 0; a < axis; ++a)
-      for (int64_t i = 0; i < inner; ++i) y[a * inner + i] = x[a * inner + i] - max[i];
+      for (int64_t i = 0; i < inner; ++i)
+        y[a * inner + i] = (x[a * inner + i] - max[i]) - static_cast<float>(sum[i]);
   }
 }
 
