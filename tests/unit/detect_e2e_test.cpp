@@ -56,6 +56,21 @@ TEST(DetectE2E, MnetNcnnFindsTheAstronaut) {
   write_image(testing::TempDir() + "/astronaut_mnet_faces.png", photo);
 }
 
+// The ONNX reproduction of mnet.25 that scripts/make_test_models.sh exports keeps ncnn's output names,
+// so the same decoder applies.
+TEST(DetectE2E, MnetOnnxExportFindsTheAstronaut) {
+  const char* cache = std::getenv("NINEGRID_CACHE");
+  const std::string model =
+      (cache && *cache ? std::string(cache) : std::string(NINEGRID_SOURCE_DIR) + "/.cache") +
+      "/models/retinaface_mnet25.onnx";
+  if (!exists(model)) GTEST_SKIP() << model << " is missing: run scripts/setup.sh";
+  FaceDetectorOptions o;
+  o.score_threshold = 0.9f;
+  FaceDetector det(model, o);
+  EXPECT_EQ(det.arch(), FaceArch::RetinaFaceNcnn);
+  expect_one_astronaut_face(det.detect(load_image(kAstronaut)));
+}
+
 TEST(DetectE2E, BlazeFaceFindsTheAstronaut) {
   const std::string model = blazeface_path();
   if (!exists(model)) GTEST_SKIP() << model << " is missing: run scripts/setup.sh";
