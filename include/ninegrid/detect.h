@@ -109,7 +109,8 @@ class FaceDetector {
   FaceDetector(FaceDetector&&) noexcept;
   FaceDetector& operator=(FaceDetector&&) noexcept;
 
-  // Faces in `image`, best score first, after NMS, clamped to the image.
+  // Faces in `image`, best score first, after NMS, clamped to the image. One detector runs one image
+  // at a time (it owns one engine session); use a detector per thread to detect in parallel.
   std::vector<Face> detect(const Image& image);
 
   FaceArch arch() const;
