@@ -1,0 +1,206 @@
+// Layout planning (NeoCPU §3.2, DESIGN.md techniques 2 and 3): decides, for every 4-D float tensor, whether
+// it is stored plain (NCHW) or channel-blocked (NCHW[P]c), and inserts ng.Reorder nodes only where a reader
+// cannot take its input's layout. Logical shapes never change (blocks divide the channel count exactly),
+// so layout-oblivious ops need no rewriting at all.
+//
+// Node kinds:
+//   Conv                 reads any block (a kernel parameter), writes the block chosen for its output;
+//                        a Conv whose output only feeds layout-dependent readers writes plain NCHW itself.
+//   layout-oblivious     unary activations, same-shape binary ops, Concat on channels: output block =
+//                        the inputs' common block (mismatched inputs are reordered to it).
+//   layout-tolerant      ops with blocked kernels (see kBlockedOps): same as oblivious, with their block
+//                        recorded in ng.in_block / ng.out_block.
+//   layout-dependent     everything else (Reshape, Softmax, Flatten, Gemm, ...) and graph outputs: plain.
+#include <map>
+#include <set>
+
+#include "graph/passes/graph_edit.h"
+#include "graph/passes/passes.h"
+
+namespace ninegrid {
+
+namespace {
+
+const std::set<std::string> kUnaryOblivious = {
+    "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Softsign",
+    "Exp", "Abs", "Neg", "Sqrt", "Erf", "Identity", "Dropout", "Clip", "Floor", "Ceil", "Round", "Reciprocal"};
+const std::set<std::string> kBinaryOblivious = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean"};
+// Ops that implement blocked input/output themselves (they read ng.in_block / ng.out_block).
+const std::set<std::string> kBlockedOps = {};
+
+bool is_4d_float(const Value& v) {
+  return v.shape_known && v.shape.size() == 4 && v.dtype == DataType::Float32 && !v.is_constant();
+}
+
+bool is_scalar_constant(const Value& v) { return v.is_constant() && v.constant.numel() == 1; }
+
+enum class Kind { Conv, Oblivious, Dependent };
+
+Kind classify(const Graph& g, const Node& n) {
+  if (n.op_type == "Conv") {
+    const Value& x = g.values[n.inputs[0]];
+    bool ok = is_4d_float(x) && n.inputs.size() > 1 && n.inputs[1] >= 0 && g.values[n.inputs[1]].is_constant();
+    return ok ? Kind::Conv : Kind::Dependent;
+  }
+  if (n.outputs.empty() || n.outputs[0] < 0 || !is_4d_float(g.values[n.outputs[0]])) return Kind::Dependent;
+  const Shape& out = g.values[n.outputs[0]].shape;
+  if (kUnaryOblivious.count(n.op_type) || kBlockedOps.count(n.op_type)) {
+    // Extra inputs (Clip's min/max) must be scalars.
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] >= 0 && !is_scalar_constant(g.values[n.inputs[i]])) return Kind::Dependent;
+    return Kind::Oblivious;
+  }
+  if (kBinaryOblivious.count(n.op_type)) {
+    for (int i : n.inputs) {
+      if (i < 0) continue;
+      const Value& v = g.values[i];
+      if (!(is_scalar_constant(v) || (is_4d_float(v) && v.shape == out))) return Kind::Dependent;
+    }
+    return Kind::Oblivious;
+  }
+  if (n.op_type == "Concat") {
+    int64_t axis = n.attrs.get_int("axis", 1);
+    if (axis != 1 && axis != -3) return Kind::Dependent;
+    for (int i : n.inputs)
+      if (i < 0 || !is_4d_float(g.values[i])) return Kind::Dependent;
+    return Kind::Oblivious;
+  }
+  return Kind::Dependent;
+}
+
+}  // namespace
+
+int plan_layout(Graph& g, int max_block) {
+  if (max_block <= 1 || !annotate_shapes(g)) return 0;
+  auto block_for = [&](int64_t channels) -> int64_t {
+    for (int64_t b = max_block; b >= 8; b /= 2)
+      if (channels % b == 0) return b;
+    return 1;
+  };
+
+  std::vector<int64_t> block(g.values.size(), 1);
+  std::vector<Kind> kind(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) kind[n] = classify(g, g.nodes[n]);
+
+  // Which values only layout-dependent readers (or the graph's outputs) consume: a Conv writing those
+  // writes plain NCHW directly.
+  Uses uses = find_uses(g);
+  auto only_plain_readers = [&](int v) {
+    if (uses.is_graph_output[v] && uses.readers[v].empty()) return true;
+    for (auto& r : uses.readers[v])
+      if (kind[r.first] != Kind::Dependent) return false;
+    return true;
+  };
+
+  // Forward: choose each output's block, and remember which inputs need a reorder to what.
+  struct Fix {
+    size_t node;
+    size_t slot;
+    int64_t to;
+  };
+  std::vector<Fix> fixes;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    Node& node = g.nodes[n];
+    int out = node.outputs.empty() ? -1 : node.outputs[0];
+    switch (kind[n]) {
+      case Kind::Conv: {
+        const int64_t channels = g.values[out].shape[1];
+        int64_t b = only_plain_readers(out) ? 1 : block_for(channels);
+        // A fused residual has the output's layout: adopt the residual's block rather than reorder it.
+        if (node.inputs.size() > 3 && node.inputs[3] >= 0) b = block[node.inputs[3]];
+        block[out] = b;
+        node.attrs.set("ng.in_block", Attribute::of_int(block[node.inputs[0]]));
+        node.attrs.set("ng.out_block", Attribute::of_int(b));
+        break;
+      }
+      case Kind::Oblivious: {
+        // The common block of the tensor inputs; if they disagree, the first input's block if it divides
+        // every input's channels, else plain.
+        int64_t b = -1;
+        bool agree = true;
+        for (int i : node.inputs) {
+          if (i < 0 || g.values[i].is_constant()) continue;
+          if (b < 0) b = block[i];
+          else if (block[i] != b) agree = false;
+        }
+        if (b < 0) b = 1;
+        if (!agree)
+          for (int i : node.inputs)
+            if (i >= 0 && !g.values[i].is_constant() && g.values[i].shape[1] % b != 0) b = 1;
+        for (size_t s = 0; s < node.inputs.size(); ++s) {
+          int i = node.inputs[s];
+          if (i >= 0 && !g.values[i].is_constant() && block[i] != b) fixes.push_back({n, s, b});
+        }
+        block[out] = b;
+        if (b > 1) node.attrs.set("ng.out_block", Attribute::of_int(b));
+        if (kBlockedOps.count(node.op_type)) node.attrs.set("ng.in_block", Attribute::of_int(b));
+        break;
+      }
+      case Kind::Dependent:
+        for (size_t s = 0; s < node.inputs.size(); ++s) {
+          int i = node.inputs[s];
+          if (i >= 0 && block[i] != 1) fixes.push_back({n, s, 1});
+        }
+        break;
+    }
+  }
+
+  // A blocked graph output keeps its name: its producer writes a new internal value, and a reorder
+  // writes the output's plain version under the original name.
+  std::vector<Node> inserts;
+  for (int o : std::vector<int>(g.outputs)) {
+    if (block[o] == 1) continue;
+    int inner = g.add_value(g.unique_value_name(g.values[o].name + "_blocked"));
+    g.values[inner].dtype = g.values[o].dtype;
+    g.values[inner].shape = g.values[o].shape;
+    g.values[inner].shape_known = true;
+    block.push_back(block[o]);
+    for (Node& node : g.nodes) {
+      for (int& i : node.inputs)
+        if (i == o) i = inner;
+      for (int& x : node.outputs)
+        if (x == o) x = inner;
+    }
+    Node r;
+    r.name = g.values[o].name + "_to_nchw";
+    r.op_type = "ng.Reorder";
+    r.inputs = {inner};
+    r.outputs = {o};
+    r.attrs.set("from_block", Attribute::of_int(block[inner]));
+    r.attrs.set("to_block", Attribute::of_int(1));
+    inserts.push_back(r);
+    block[o] = 1;
+  }
+
+  // Reorders for readers: one per (value, target block), shared by every reader that needs it.
+  std::map<std::pair<int, int64_t>, int> made;
+  for (const Fix& f : fixes) {
+    int v = g.nodes[f.node].inputs[f.slot];
+    auto key = std::make_pair(v, f.to);
+    auto it = made.find(key);
+    if (it == made.end()) {
+      int id = g.add_value(g.unique_value_name(g.values[v].name + (f.to == 1 ? "_nchw" : "_nchw" + std::to_string(f.to) + "c")));
+      g.values[id].dtype = g.values[v].dtype;
+      g.values[id].shape = g.values[v].shape;
+      g.values[id].shape_known = true;
+      block.push_back(f.to);
+      Node r;
+      r.name = g.values[id].name;
+      r.op_type = "ng.Reorder";
+      r.inputs = {v};
+      r.outputs = {id};
+      r.attrs.set("from_block", Attribute::of_int(block[v]));
+      r.attrs.set("to_block", Attribute::of_int(f.to));
+      if (f.to > 1) r.attrs.set("ng.out_block", Attribute::of_int(f.to));
+      inserts.push_back(r);
+      it = made.emplace(key, id).first;
+    }
+    g.nodes[f.node].inputs[f.slot] = it->second;
+  }
+  const int transforms = static_cast<int>(inserts.size());
+  for (auto& r : inserts) g.nodes.push_back(std::move(r));
+  g.topo_sort();
+  return transforms;
+}
+
+}  // namespace ninegrid

@@ -1,0 +1,14 @@
+#include "kernels/ref/reorder_ref.h"
+
+namespace ninegrid {
+
+void reorder_blocks_ref(const float* src, float* dst, int64_t batch, int64_t channels, int64_t plane,
+                        int64_t from_block, int64_t to_block) {
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < plane; ++p)
+        dst[blocked_offset(n, c, p, channels, plane, to_block)] =
+            src[blocked_offset(n, c, p, channels, plane, from_block)];
+}
+
+}  // namespace ninegrid

@@ -1,0 +1,46 @@
+// ng.Reorder: the layout transform the layout pass inserts where a tensor's producer and reader disagree
+// on the channel block (1 = plain NCHW, 8 or 16 = NCHW8c / NCHW16c). The logical shape is unchanged.
+#include "kernels/ref/reorder_ref.h"
+#include "ops/op.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+namespace {
+
+class Reorder final : public Op {
+ public:
+  explicit Reorder(const Node& node) : Op(node) {
+    from_ = node.attrs.get_int("from_block", 1);
+    to_ = node.attrs.get_int("to_block", 1);
+    if (from_ < 1 || to_ < 1) error("blocks must be positive");
+  }
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 1, 1);
+    expect_float(in[0], "input");
+    if (in[0].shape.size() != 4) error("expects a 4-D tensor, got " + shape_str(in[0].shape));
+    const int64_t c = in[0].shape[1];
+    if (c % from_ != 0 || c % to_ != 0)
+      error("blocks " + std::to_string(from_) + " and " + std::to_string(to_) + " must divide the " +
+            std::to_string(c) + " channels");
+    out[0] = {DataType::Float32, in[0].shape, nullptr, true};
+  }
+  void run(OpContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.output(0);
+    const int64_t n = x.dim(0), c = x.dim(1), plane = x.dim(2) * x.dim(3);
+    const float* src = x.data_as<float>();
+    float* dst = y.data_as<float>();
+    ctx.pool->parallel_for(n, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b)
+        reorder_blocks_ref(src + b * c * plane, dst + b * c * plane, 1, c, plane, from_, to_);
+    });
+  }
+
+ private:
+  int64_t from_ = 1, to_ = 1;
+};
+
+NINEGRID_REGISTER_OP("ng.Reorder", Reorder);
+
+}  // namespace
+}  // namespace ninegrid
