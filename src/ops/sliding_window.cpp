@@ -90,13 +90,13 @@ WindowGeometry resolve_window(const WindowAttrs& attrs, const std::vector<int64_
         break;
       case AutoPad::NotSet: {
         if (g.pad_begin[i] < 0 || g.pad_end[i] < 0) throw Error("pads " + ints_str(pads) + " must not be negative");
+        // How far the window can slide; negative when it is longer than the padded input.
         const int64_t room = g.in[i] + g.pad_begin[i] + g.pad_end[i] - span;
-        if (room < 0) {
-          g.out[i] = 0;
-        } else if (!attrs.ceil_mode) {
-          g.out[i] = room / g.stride[i] + 1;
+        if (!attrs.ceil_mode) {
+          g.out[i] = room < 0 ? 0 : room / g.stride[i] + 1;
         } else {
-          g.out[i] = (room + g.stride[i] - 1) / g.stride[i] + 1;
+          // ceil(room / stride) + 1, also for a slightly negative room (a partial last window).
+          g.out[i] = (room >= 0 ? (room + g.stride[i] - 1) / g.stride[i] : -(-room / g.stride[i])) + 1;
           // A last window that would start inside the end padding reads no input: drop it.
           if ((g.out[i] - 1) * g.stride[i] >= g.in[i] + g.pad_begin[i]) --g.out[i];
         }
