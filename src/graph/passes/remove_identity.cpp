@@ -5,30 +5,34 @@ namespace ninegrid {
 
 int remove_identity(Graph& g) {
   int removed = 0;
-  std::vector<char> dead(g.nodes.size(), 0);
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    Node& node = g.nodes[n];
-    if (node.op_type != "Identity" && node.op_type != "Dropout") continue;
-    if (node.inputs.empty() || node.inputs[0] < 0 || node.outputs.empty() || node.outputs[0] < 0) continue;
-    Uses uses = find_uses(g);
-    // Dropout's mask output, if anyone reads it, keeps the node.
-    bool mask_used = node.outputs.size() > 1 && node.outputs[1] >= 0 && uses.count(node.outputs[1]) > 0;
-    if (mask_used) continue;
-    int in = node.inputs[0], out = node.outputs[0];
-    if (!uses.is_graph_output[out]) {
-      replace_uses(g, out, in);
-    } else {
-      // The output is a graph output, so its name must survive: let the producer of the input write it,
-      // provided nothing else reads the input.
-      std::vector<int> prod = g.producers();
-      if (prod[in] < 0 || uses.count(in) != 1) continue;
-      for (int& o : g.nodes[prod[in]].outputs)
-        if (o == in) o = out;
+  bool changed = true;
+  while (changed) {  // one removal at a time, so use counts never include a removed node
+    changed = false;
+    for (size_t n = 0; n < g.nodes.size() && !changed; ++n) {
+      Node& node = g.nodes[n];
+      if (node.op_type != "Identity" && node.op_type != "Dropout") continue;
+      if (node.inputs.empty() || node.inputs[0] < 0 || node.outputs.empty() || node.outputs[0] < 0) continue;
+      Uses uses = find_uses(g);
+      // Dropout's mask output, if anyone reads it, keeps the node.
+      if (node.outputs.size() > 1 && node.outputs[1] >= 0 && uses.count(node.outputs[1]) > 0) continue;
+      int in = node.inputs[0], out = node.outputs[0];
+      if (!uses.is_graph_output[out]) {
+        replace_uses(g, out, in);
+      } else {
+        // The output is a graph output, so its name must survive: let the producer of the input write it,
+        // provided nothing else reads the input.
+        std::vector<int> prod = g.producers();
+        if (prod[in] < 0 || uses.count(in) != 1) continue;
+        for (int& o : g.nodes[prod[in]].outputs)
+          if (o == in) o = out;
+      }
+      std::vector<char> dead(g.nodes.size(), 0);
+      dead[n] = 1;
+      erase_nodes(g, dead);
+      ++removed;
+      changed = true;
     }
-    dead[n] = 1;
-    ++removed;
   }
-  erase_nodes(g, dead);
   return removed;
 }
 
