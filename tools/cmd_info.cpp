@@ -23,6 +23,10 @@ struct LayerInfo {
   std::string op;
   std::vector<Shape> output_shapes;
   int64_t macs = 0;
+  std::string activation;  // fused into the op's epilogue by the optimiser ("" if none)
+  bool residual = false;   // a residual Add fused into the epilogue
+  std::string layout;      // storage of output 0: "NCHW", "NCHW16c", ...
+  std::string algorithm;   // the op's chosen kernel, if it has a choice
 };
 
 struct ModelSummary {
@@ -40,7 +44,15 @@ struct ModelSummary {
   std::string not_planned_reason;
   std::vector<LayerInfo> layers;  // executed steps; nodes folded at plan time are not listed
   int64_t macs = 0;
+  int layout_transforms = 0;  // ng.Reorder nodes the layout pass inserted
 };
+
+// "NCHW16c" for a node whose output 0 the layout pass blocked, "NCHW" otherwise.
+std::string output_layout(const Node& n) {
+  int64_t block = n.attrs.get_int("ng.out_block", 1);
+  if (n.op_type == "ng.Reorder") block = n.attrs.get_int("to_block", 1);
+  return block > 1 ? "NCHW" + std::to_string(block) + "c" : "NCHW";
+}
 
 bool is_float_type(DataType t) {
   return t == DataType::Float32 || t == DataType::Float16 || t == DataType::BFloat16 || t == DataType::Float64;
@@ -56,7 +68,10 @@ ModelSummary summarize(const std::string& path, const LoadedModel& loaded) {
   s.inputs = loaded.declared_inputs;
   s.outputs = loaded.model->outputs();
   s.nodes = static_cast<int>(g.nodes.size());
-  for (const Node& n : g.nodes) ++s.op_counts[n.op_type];
+  for (const Node& n : g.nodes) {
+    ++s.op_counts[n.op_type];
+    if (n.op_type == "ng.Reorder") ++s.layout_transforms;
+  }
 
   // Parameters: the float constants that nodes read (weights and biases), each counted once.
   std::set<int> params;
@@ -86,6 +101,10 @@ ModelSummary summarize(const std::string& path, const LoadedModel& loaded) {
     l.op = n.op_type;
     for (int v : st.outputs) l.output_shapes.push_back(plan.slots[v].desc.shape);
     l.macs = st.op->macs();
+    l.activation = n.attrs.get_string("ng.activation", "");
+    l.residual = n.inputs.size() > 3 && n.inputs[3] >= 0 && n.op_type == "Conv";
+    l.layout = output_layout(n);
+    l.algorithm = st.op->algorithm();
     s.macs += l.macs;
     s.layers.push_back(std::move(l));
   }
@@ -148,13 +167,17 @@ void print_text(const ModelSummary& s) {
     shape_w = std::max(shape_w, shapes_str(l.output_shapes).size());
   }
   name_w = std::min<size_t>(name_w, kMaxNameWidth);
-  std::printf("%5s  %-*s  %-*s  %-*s  %15s\n", "#", int(name_w), "name", int(op_w), "op", int(shape_w), "output shape",
-              "MACs");
+  std::printf("%5s  %-*s  %-*s  %-*s  %15s  %-9s  %-16s  %s\n", "#", int(name_w), "name", int(op_w), "op", int(shape_w),
+              "output shape", "MACs", "layout", "fused", "algorithm");
   for (size_t i = 0; i < s.layers.size(); ++i) {
     const LayerInfo& l = s.layers[i];
-    std::printf("%5zu  %-*s  %-*s  %-*s  %15s\n", i, int(name_w), shortened(l.name, name_w).c_str(), int(op_w), l.op.c_str(), int(shape_w),
-                shapes_str(l.output_shapes).c_str(), grouped(l.macs).c_str());
+    std::string fused = l.residual ? "+residual" : "";
+    if (!l.activation.empty()) fused += (fused.empty() ? "" : ",") + l.activation;
+    std::printf("%5zu  %-*s  %-*s  %-*s  %15s  %-9s  %-16s  %s\n", i, int(name_w), shortened(l.name, name_w).c_str(),
+                int(op_w), l.op.c_str(), int(shape_w), shapes_str(l.output_shapes).c_str(), grouped(l.macs).c_str(),
+                l.layout.c_str(), fused.c_str(), l.algorithm.c_str());
   }
+  std::printf("\nlayout transforms: %d\n", s.layout_transforms);
 }
 
 void write_value_infos(JsonWriter& w, const std::vector<ValueInfo>& infos) {
@@ -183,6 +206,7 @@ void print_json(const ModelSummary& s) {
   w.key("ops").begin_object();
   for (const auto& kv : s.op_counts) w.key(kv.first).value(kv.second);
   w.end_object();
+  w.key("layout_transforms").value(s.layout_transforms);
   w.key("parameters").value(s.parameters);
   w.key("parameter_bytes").value(s.parameter_bytes);
   if (s.planned) {
@@ -205,6 +229,10 @@ void print_json(const ModelSummary& s) {
     for (const Shape& sh : l.output_shapes) w.int_array(sh);
     w.end_array();
     w.key("macs").value(l.macs);
+    w.key("layout").value(l.layout);
+    if (!l.activation.empty()) w.key("activation").value(l.activation);
+    if (l.residual) w.key("residual").value(true);
+    if (!l.algorithm.empty()) w.key("algorithm").value(l.algorithm);
     w.end_object();
   }
   w.end_array();
@@ -212,25 +240,75 @@ void print_json(const ModelSummary& s) {
   std::printf("%s\n", w.str().c_str());
 }
 
+// The optimised graph in Graphviz DOT: one box per node (op, fused epilogue, output layout), edges
+// labelled with the tensor's shape where known.
+void write_dot(const std::string& path, const Graph& g) {
+  std::string out = "digraph ninegrid {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n";
+  auto esc = [](const std::string& t) {
+    std::string r;
+    for (char c : t) {
+      if (c == '"' || c == '\\') r += '\\';
+      r += c;
+    }
+    return r;
+  };
+  std::vector<int> prod = g.producers();
+  for (int v : g.inputs) out += "  v" + std::to_string(v) + " [shape=ellipse, label=\"" + esc(g.values[v].name) + "\"];\n";
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    std::string label = node.op_type;
+    std::string act = node.attrs.get_string("ng.activation", "");
+    if (node.op_type == "Conv" && node.inputs.size() > 3 && node.inputs[3] >= 0) label += " +residual";
+    if (!act.empty()) label += " +" + act;
+    label += "\\n" + output_layout(node) + "\\n" + esc(node.name);
+    const char* color = node.op_type == "ng.Reorder" ? ", style=filled, fillcolor=\"#f4b6b6\"" :
+                        node.op_type == "Conv" ? ", style=filled, fillcolor=\"#cfe2f3\"" : "";
+    out += "  n" + std::to_string(n) + " [label=\"" + label + "\"" + color + "];\n";
+  }
+  auto source = [&](int v) { return prod[v] >= 0 ? "n" + std::to_string(prod[v]) : "v" + std::to_string(v); };
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    for (int v : g.nodes[n].inputs) {
+      if (v < 0 || g.values[v].is_constant()) continue;
+      std::string lbl = g.values[v].shape_known ? shape_str(g.values[v].shape) : "";
+      out += "  " + source(v) + " -> n" + std::to_string(n) + " [label=\"" + lbl + "\", fontsize=8];\n";
+    }
+  for (int v : g.outputs) {
+    out += "  out" + std::to_string(v) + " [shape=ellipse, label=\"" + esc(g.values[v].name) + "\"];\n";
+    out += "  " + source(v) + " -> out" + std::to_string(v) + ";\n";
+  }
+  out += "}\n";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw Error("cannot write '" + path + "'");
+  std::fwrite(out.data(), 1, out.size(), f);
+  std::fclose(f);
+}
+
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
   ModelArgs margs;
-  margs.opt_level = 0;  // describe the model as written
-  bool json = false;
+  margs.opt_level = -1;  // the model as written (0), or optimised (2) with --optimized or --dot
+  bool json = false, optimized = false;
+  std::string dot_path;
   ArgParser p("info",
               "Describe a model: format, inputs, outputs, operator counts, parameters, and each layer's output\n"
               "shape and multiply-accumulates (MACs) for the given or default input shapes.");
   add_model_options(p, margs, ModelOptionSet{/*threads=*/false, /*opt_level=*/false});
+  p.flag("--optimized", "describe the graph after optimisation (fused ops, layouts, layout transforms)", &optimized);
+  p.option_int("--opt-level", "N", "graph to describe: 0 none, 1 fusion and folding, 2 also layout planning",
+               &margs.opt_level, 0, 2, "0, or 2 with --optimized/--dot");
+  p.option("--dot", "FILE", "write the optimised graph as Graphviz DOT to FILE", &dot_path);
   p.flag("--json", "print one JSON object (keys: format, inputs, outputs, ops, parameters, macs, layers, ...)",
          &json);
   int exit_code;
   if (!p.parse(argc, argv, &exit_code)) return exit_code;
 
+  if (margs.opt_level < 0) margs.opt_level = (optimized || !dot_path.empty()) ? 2 : 0;
   margs.threads = 1;  // planning only; no worker threads needed
   std::vector<GivenInput> none;
   LoadedModel loaded = load_model(margs, none, /*require_shapes=*/false);
   ModelSummary summary = summarize(margs.model_path, loaded);
+  if (!dot_path.empty()) write_dot(dot_path, loaded.model->impl().graph());
   if (json)
     print_json(summary);
   else

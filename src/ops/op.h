@@ -66,6 +66,9 @@ class Op {
   virtual bool value_from_shapes() const { return false; }
   // Multiply-accumulates for the last inferred shapes (for `ninegrid info` and the profiler).
   virtual int64_t macs() const { return 0; }
+  // The algorithm and instruction set chosen for the last inferred shapes, e.g. "depthwise3x3/avx512"
+  // (for `ninegrid info --optimized` and the profiler); empty for ops with a single implementation.
+  virtual std::string algorithm() const { return ""; }
 
   const Node& node() const { return node_; }
   [[noreturn]] void error(const std::string& message) const { throw_node_error(node_, message); }
