@@ -11,6 +11,7 @@
 #include "kernels/conv_params.h"
 #include "kernels/ref/conv2d_ref.h"
 #include "kernels/ref/conv3d_ref.h"
+#include "kernels/ref/reorder_ref.h"
 #include "ops/fused_activation.h"
 #include "ops/op.h"
 #include "ops/sliding_window.h"
@@ -29,6 +30,8 @@ class Conv final : public Op {
       window_ = read_window_attrs(node.attrs);
       group_ = node.attrs.get_int("group", 1);
       activation_ = read_fused_activation(node.attrs);
+      in_block_ = node.attrs.get_int("ng.in_block", 1);
+      out_block_ = node.attrs.get_int("ng.out_block", 1);
     } catch (const Error& e) {
       error(e.what());
     }
@@ -88,6 +91,12 @@ class Conv final : public Op {
       error("input " + std::to_string(kSlopeInput) + " (PRelu slope) is given without ng.activation = PRelu");
     }
 
+    if (in_block_ != 1 || out_block_ != 1) {
+      if (rank != 4) error("channel-blocked layouts (ng.in_block/ng.out_block) need a 2-D convolution");
+      if (in_block_ < 1 || channels % in_block_ != 0 || out_block_ < 1 || out_channels % out_block_ != 0)
+        error("channel blocks " + std::to_string(in_block_) + "/" + std::to_string(out_block_) +
+              " must divide the channel counts " + std::to_string(channels) + "/" + std::to_string(out_channels));
+    }
     x_shape_ = x.shape;
     y_shape_ = y_shape;
     out[0].dtype = DataType::Float32;
@@ -95,6 +104,17 @@ class Conv final : public Op {
   }
 
   void run(OpContext& ctx) override {
+    if (in_block_ != 1 || out_block_ != 1) run_blocked_via_reference(ctx);
+    else run_plain(ctx);
+  }
+
+  int64_t macs() const override {
+    if (y_shape_.empty()) return 0;
+    return geom_.rank() == 3 ? params3d().macs() : params2d().macs();
+  }
+
+ private:
+  void run_plain(OpContext& ctx) {
     const float* x = ctx.input(0).data_as<float>();
     const float* w = ctx.input(1).data_as<float>();
     const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
@@ -124,12 +144,28 @@ class Conv final : public Op {
     }
   }
 
-  int64_t macs() const override {
-    if (y_shape_.empty()) return 0;
-    return geom_.rank() == 3 ? params3d().macs() : params2d().macs();
+  // Blocked input/output with the reference kernel: convert to plain NCHW, convolve, convert back. The
+  // oracle for the blocked fast kernels, and the fallback where they do not apply.
+  void run_blocked_via_reference(OpContext& ctx) {
+    const int64_t n = x_shape_[0], c = x_shape_[1], m = y_shape_[1];
+    const int64_t in_plane = x_shape_[2] * x_shape_[3], out_plane = y_shape_[2] * y_shape_[3];
+    auto to_plain = [&](const Tensor& t, int64_t channels, int64_t plane, int64_t block) {
+      Tensor plain = Tensor::empty(DataType::Float32, t.shape());
+      reorder_blocks_ref(t.data_as<float>(), plain.data_as<float>(), n, channels, plane, block, 1);
+      return plain;
+    };
+    Tensor x = to_plain(ctx.input(0), c, in_plane, in_block_);
+    Tensor residual;
+    if (ctx.has_input(kResidualInput)) residual = to_plain(ctx.input(kResidualInput), m, out_plane, out_block_);
+    Tensor y = Tensor::empty(DataType::Float32, y_shape_);
+    OpContext plain = ctx;
+    plain.inputs[0] = &x;
+    if (residual.defined()) plain.inputs[kResidualInput] = &residual;
+    plain.outputs[0] = &y;
+    run_plain(plain);
+    reorder_blocks_ref(y.data_as<float>(), ctx.output(0).data_as<float>(), n, m, out_plane, 1, out_block_);
   }
 
- private:
   // 1-D convs run as 2-D ones with a height of 1.
   Conv2dParams params2d() const {
     Conv2dParams p;
@@ -175,6 +211,7 @@ class Conv final : public Op {
   WindowAttrs window_;
   int64_t group_ = 1;
   Activation activation_;
+  int64_t in_block_ = 1, out_block_ = 1;  // channel blocks of X and Y (1 = plain NCHW)
   WindowGeometry geom_;
   Shape x_shape_, y_shape_;
   std::vector<float> slopes_;  // PRelu slopes expanded to one per output channel

@@ -2,6 +2,7 @@
 
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
+#include "runtime/cpu_features.h"
 
 namespace ninegrid {
 
@@ -15,6 +16,7 @@ void optimize_graph(Graph& graph, int opt_level) {
   fuse_residual_add(graph);
   fuse_activation(graph);
   remove_dead_nodes(graph);
+  if (opt_level >= 2) plan_layout(graph, isa_block(preferred_isa()));
   release_unused_constants(graph);
 }
 

@@ -28,6 +28,11 @@ const std::set<std::string> kBinaryOblivious = {"Add", "Sub", "Mul", "Div", "Max
 // Ops that implement blocked input/output themselves (they read ng.in_block / ng.out_block).
 const std::set<std::string> kBlockedOps = {};
 
+// Inputs read for their shape only: their layout does not matter, so they never need a reorder.
+bool shape_only_input(const Node& n, size_t slot) {
+  return (n.op_type == "ng.Crop" && slot == 1) || ((n.op_type == "Shape" || n.op_type == "Size") && slot == 0);
+}
+
 bool is_4d_float(const Value& v) {
   return v.shape_known && v.shape.size() == 4 && v.dtype == DataType::Float32 && !v.is_constant();
 }
@@ -139,7 +144,7 @@ int plan_layout(Graph& g, int max_block) {
       case Kind::Dependent:
         for (size_t s = 0; s < node.inputs.size(); ++s) {
           int i = node.inputs[s];
-          if (i >= 0 && block[i] != 1) fixes.push_back({n, s, 1});
+          if (i >= 0 && block[i] != 1 && !shape_only_input(node, s)) fixes.push_back({n, s, 1});
         }
         break;
     }

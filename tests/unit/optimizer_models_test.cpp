@@ -1,0 +1,150 @@
+// The graph optimiser on whole models (issue 3): at --opt-level 2 every model computes what it computes
+// unoptimised (to 1e-5 of the output's range), keeps no BatchNormalization and no activation right after
+// a Conv, and RetinaFace-MobileNet0.25 needs no more layout transforms than it has outputs, none of them
+// between two convolutions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "ninegrid/ninegrid.h"
+#include "runtime/cpu_features.h"
+#include "runtime/model_impl.h"
+
+#ifndef NINEGRID_CACHE_DIR
+#define NINEGRID_CACHE_DIR NINEGRID_SOURCE_DIR "/.cache"
+#endif
+
+namespace ninegrid {
+namespace {
+
+struct ModelCase {
+  const char* name;
+  std::string path;  // relative to the cache, or absolute
+  std::map<std::string, Shape> shapes;
+};
+
+std::string cache_dir() {
+  const char* env = std::getenv("NINEGRID_CACHE");
+  return env && *env ? std::string(env) : std::string(NINEGRID_CACHE_DIR);
+}
+
+std::vector<ModelCase> model_cases() {
+  const std::string shared = NINEGRID_SHARED_DIR "/models/";
+  const std::string c = cache_dir() + "/";
+  std::vector<ModelCase> cases = {
+      {"mnet25_ncnn", shared + "mnet.25-opt.param", {{"data", {1, 3, 320, 320}}}},
+      {"squeezenet_ncnn", shared + "squeezenet_v1.1.param", {}},
+      {"retinaface_onnx", c + "models/retinaface_mnet25.onnx", {}},
+      {"blazeface", c + "npm/blazeface/package/ONNX/face_detection_front_128x128_barracuda.onnx", {}},
+      {"ppocr_det", c + "npm/ocr/package/assets/ch_PP-OCRv4_det_infer.onnx", {{"x", {1, 3, 160, 160}}}},
+      {"ppocr_cls", c + "npm/ocr/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx", {{"x", {1, 3, 48, 192}}}},
+  };
+  for (const char* tv : {"mobilenet_v2", "mobilenet_v3_large", "resnet18", "resnet50", "shufflenet_v2_x1_0",
+                         "efficientnet_b0", "squeezenet1_1", "googlenet", "regnet_y_400mf"})
+    cases.push_back({tv, c + "models/torchvision/" + tv + ".onnx", {}});
+  return cases;
+}
+
+std::shared_ptr<Model> load(const ModelCase& mc, int level) {
+  Options o;
+  o.opt_level = level;
+  o.threads = 1;
+  o.input_shapes = mc.shapes;
+  return Model::load(mc.path, o);
+}
+
+std::map<std::string, Tensor> random_inputs(const Model& m) {
+  std::map<std::string, Tensor> in;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (const ValueInfo& v : m.inputs()) {
+    Tensor t = Tensor::empty(DataType::Float32, v.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
+    in[v.name] = t;
+  }
+  return in;
+}
+
+const std::set<std::string> kActivations = {"Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish"};
+
+class OptimizedModel : public testing::TestWithParam<ModelCase> {};
+
+TEST_P(OptimizedModel, MatchesUnoptimisedAndIsFused) {
+  const ModelCase& mc = GetParam();
+  ASSERT_TRUE(std::ifstream(mc.path).good()) << "missing " << mc.path << ": run scripts/make_test_models.sh";
+  auto plain = load(mc, 0);
+  auto optimized = load(mc, 2);
+
+  const Graph& g = optimized->impl().graph();
+  std::vector<int> prod = g.producers();
+  for (const Node& n : g.nodes) {
+    EXPECT_NE(n.op_type, "BatchNormalization") << n.describe() << " survived optimisation";
+    if (kActivations.count(n.op_type) && n.inputs[0] >= 0 && prod[n.inputs[0]] >= 0) {
+      const Node& p = g.nodes[prod[n.inputs[0]]];
+      // Fusion is only wrong to skip when nothing else needs the conv's raw output.
+      int readers = 0;
+      for (const Node& r : g.nodes)
+        for (int i : r.inputs) readers += i == n.inputs[0];
+      for (int o : g.outputs) readers += o == n.inputs[0];
+      if (readers == 1) EXPECT_NE(p.op_type, "Conv") << n.describe() << " directly follows " << p.describe();
+    }
+  }
+
+  auto inputs = random_inputs(*plain);
+  auto want = plain->create_session()->run(inputs);
+  auto got = optimized->create_session()->run(inputs);
+  for (const auto& kv : want) {
+    const Tensor& a = kv.second;
+    const Tensor& b = got.at(kv.first);
+    ASSERT_EQ(a.shape(), b.shape()) << kv.first;
+    const float* pa = a.data_as<float>();
+    const float* pb = b.data_as<float>();
+    float lo = pa[0], hi = pa[0];
+    for (int64_t i = 0; i < a.numel(); ++i) lo = std::min(lo, pa[i]), hi = std::max(hi, pa[i]);
+    double worst = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) worst = std::max(worst, std::fabs(double(pa[i]) - pb[i]));
+    EXPECT_LE(worst, 1e-5 * std::max(double(hi - lo), 1e-30)) << mc.name << " output " << kv.first;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OptimizedModel, testing::ValuesIn(model_cases()),
+                         [](const testing::TestParamInfo<ModelCase>& i) { return std::string(i.param.name); });
+
+// Layout transforms in RetinaFace: at most one per graph output, and never between two convolutions.
+class RetinaFaceLayout : public testing::TestWithParam<ModelCase> {};
+
+TEST_P(RetinaFaceLayout, TransformsOnlyAtTheEdges) {
+  const ModelCase& mc = GetParam();
+  ASSERT_TRUE(std::ifstream(mc.path).good()) << "missing " << mc.path;
+  auto m = load(mc, 2);
+  const Graph& g = m->impl().graph();
+  std::vector<int> prod = g.producers();
+  int transforms = 0;
+  for (const Node& n : g.nodes) {
+    if (n.op_type != "ng.Reorder") continue;
+    ++transforms;
+    bool from_conv = prod[n.inputs[0]] >= 0 && g.nodes[prod[n.inputs[0]]].op_type == "Conv";
+    bool to_conv = false;
+    for (const Node& r : g.nodes)
+      for (int i : r.inputs) to_conv = to_conv || (i == n.outputs[0] && r.op_type == "Conv");
+    EXPECT_FALSE(from_conv && to_conv) << n.describe() << " sits between two convolutions";
+  }
+  EXPECT_LE(transforms, static_cast<int>(g.outputs.size()));
+  int blocked_convs = 0;
+  for (const Node& n : g.nodes) blocked_convs += n.op_type == "Conv" && n.attrs.get_int("ng.out_block", 1) > 1;
+  if (isa_block(preferred_isa()) > 1)
+    EXPECT_GT(blocked_convs, 10) << "the layout pass should keep most of the network blocked";
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, RetinaFaceLayout,
+                         testing::Values(ModelCase{"ncnn", NINEGRID_SHARED_DIR "/models/mnet.25-opt.param",
+                                                   {{"data", {1, 3, 640, 640}}}},
+                                         ModelCase{"onnx", cache_dir() + "/models/retinaface_mnet25.onnx", {}}),
+                         [](const testing::TestParamInfo<ModelCase>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace ninegrid
