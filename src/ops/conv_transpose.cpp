@@ -71,7 +71,8 @@ class ConvTranspose final : public Op {
       return v;
     };
     if (!window_.kernel_shape.empty() && window_.kernel_shape != kernel)
-      error("kernel_shape " + ints_str(window_.kernel_shape) + " does not match the weights' kernel " + ints_str(kernel));
+      error("kernel_shape " + ints_str(window_.kernel_shape) + " does not match the weights' kernel " +
+            ints_str(kernel));
     stride_ = per_axis(window_.strides, 1, "strides");
     dilation_ = per_axis(window_.dilations, 1, "dilations");
     std::vector<int64_t> adj = per_axis(output_padding_, 0, "output_padding");

@@ -10,8 +10,8 @@ Activation read_fused_activation(const Attributes& attrs) {
   const std::vector<float> params = attrs.get_floats("ng.activation_params");
   auto expect_params = [&](size_t n) {
     if (params.size() != n)
-      throw Error("fused activation " + name + " expects " + std::to_string(n) + " parameters in ng.activation_params, got " +
-                  std::to_string(params.size()));
+      throw Error("fused activation " + name + " expects " + std::to_string(n) +
+                  " parameters in ng.activation_params, got " + std::to_string(params.size()));
   };
   if (name.empty() || name == "None") {
     expect_params(0);

@@ -36,17 +36,16 @@ class GlobalPool final : public Op {
   void run(OpContext& ctx) override {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
+    const int64_t n = plane_size_;
     std::function<void(int64_t, int64_t)> fn;
     if (!is_max_)
-      fn = [&](int64_t b, int64_t e) { global_average_pool_ref(plane_size_, x.data_as<float>(), y.data_as<float>(), b, e); };
+      fn = [&](int64_t b, int64_t e) { global_average_pool_ref(n, x.data_as<float>(), y.data_as<float>(), b, e); };
     else if (x.dtype() == DataType::Float32)
-      fn = [&](int64_t b, int64_t e) { global_max_pool_ref(plane_size_, x.data_as<float>(), y.data_as<float>(), b, e); };
+      fn = [&](int64_t b, int64_t e) { global_max_pool_ref(n, x.data_as<float>(), y.data_as<float>(), b, e); };
     else if (x.dtype() == DataType::UInt8)
-      fn = [&](int64_t b, int64_t e) {
-        global_max_pool_ref(plane_size_, x.data_as<uint8_t>(), y.data_as<uint8_t>(), b, e);
-      };
+      fn = [&](int64_t b, int64_t e) { global_max_pool_ref(n, x.data_as<uint8_t>(), y.data_as<uint8_t>(), b, e); };
     else
-      fn = [&](int64_t b, int64_t e) { global_max_pool_ref(plane_size_, x.data_as<int8_t>(), y.data_as<int8_t>(), b, e); };
+      fn = [&](int64_t b, int64_t e) { global_max_pool_ref(n, x.data_as<int8_t>(), y.data_as<int8_t>(), b, e); };
     if (ctx.pool) ctx.pool->parallel_for(planes_, fn);
     else fn(0, planes_);
   }

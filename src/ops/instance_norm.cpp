@@ -42,7 +42,9 @@ class InstanceNormalization final : public Op {
     const float* gamma = ctx.input(1).data_as<float>();
     const float* beta = ctx.input(2).data_as<float>();
     float* y = ctx.output(0).data_as<float>();
-    auto fn = [&](int64_t b, int64_t e) { instance_norm_ref(channels_, plane_size_, gamma, beta, epsilon_, x, y, b, e); };
+    auto fn = [&](int64_t b, int64_t e) {
+      instance_norm_ref(channels_, plane_size_, gamma, beta, epsilon_, x, y, b, e);
+    };
     if (ctx.pool) ctx.pool->parallel_for(planes_, fn);
     else fn(0, planes_);
   }

@@ -15,7 +15,8 @@ Shape PoolOp::infer_window(const TensorDesc& x) {
   const int rank = static_cast<int>(x.shape.size());
   if (rank < 3) error("input X must have rank 3 or more ([N, C, spatial...]), got shape " + shape_str(x.shape));
   if (rank > 5)
-    error("unsupported: " + node_.op_type + " with " + std::to_string(rank - 2) + " spatial dimensions (1 to 3 supported)");
+    error("unsupported: " + node_.op_type + " with " + std::to_string(rank - 2) +
+          " spatial dimensions (1 to 3 supported)");
   std::vector<int64_t> spatial(x.shape.begin() + 2, x.shape.end());
   WindowGeometry g;
   try {

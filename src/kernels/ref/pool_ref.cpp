@@ -98,8 +98,8 @@ void average_pool_ref(const PoolParams& p, bool count_include_pad, const float* 
             sum += xp[(id * p.in[1] + ih) * p.in[2] + ww.start + kw * p.dilation[2]];
         }
       }
-      const int64_t count = count_include_pad ? wd.counted * wh.counted * ww.counted
-                                              : (wd.k_end - wd.k_begin) * (wh.k_end - wh.k_begin) * (ww.k_end - ww.k_begin);
+      const int64_t inside = (wd.k_end - wd.k_begin) * (wh.k_end - wh.k_begin) * (ww.k_end - ww.k_begin);
+      const int64_t count = count_include_pad ? wd.counted * wh.counted * ww.counted : inside;
       yp[o] = count > 0 ? sum / static_cast<float>(count) : 0.f;
     });
   }
