@@ -4,8 +4,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <mutex>
 
+#include "ninegrid/detect.h"
 #include "ninegrid/ninegrid.h"
 
 namespace py = pybind11;
@@ -104,6 +106,59 @@ class PyModel {
   std::mutex mutex_;
 };
 
+// Detectors are cached by model and options, so calling detect() in a loop loads the model once.
+std::mutex g_detectors_mutex;
+std::map<std::string, std::shared_ptr<std::pair<std::mutex, ninegrid::FaceDetector>>> g_detectors;
+
+py::list detect(const py::array& image, const std::string& model, float score, float nms, int size, int threads,
+                const std::string& arch) {
+  py::array_t<uint8_t, py::array::c_style | py::array::forcecast> rgb(image);
+  if (rgb.ndim() != 3 || rgb.shape(2) != 3)
+    throw ninegrid::Error("image must be an HxWx3 RGB array, got shape " +
+                          ninegrid::shape_str(ninegrid::Shape(rgb.shape(), rgb.shape() + rgb.ndim())));
+  ninegrid::Image img(static_cast<int>(rgb.shape(1)), static_cast<int>(rgb.shape(0)));
+  std::copy(rgb.data(), rgb.data() + rgb.size(), img.rgb.begin());
+  ninegrid::FaceDetectorOptions o;
+  o.score_threshold = score;
+  o.nms_threshold = nms;
+  o.input_size = size;
+  o.threads = threads;
+  o.arch = ninegrid::parse_face_arch(arch);
+  std::string key = model + "|" + std::to_string(score) + "|" + std::to_string(nms) + "|" + std::to_string(size) + "|" +
+                    std::to_string(threads) + "|" + arch;
+  std::vector<ninegrid::Face> faces;
+  {
+    py::gil_scoped_release release;
+    std::shared_ptr<std::pair<std::mutex, ninegrid::FaceDetector>> det;
+    {
+      std::lock_guard<std::mutex> lock(g_detectors_mutex);
+      auto it = g_detectors.find(key);
+      if (it == g_detectors.end())
+        it = g_detectors
+                 .emplace(key, std::make_shared<std::pair<std::mutex, ninegrid::FaceDetector>>(
+                                   std::piecewise_construct, std::forward_as_tuple(), std::forward_as_tuple(model, o)))
+                 .first;
+      det = it->second;
+    }
+    std::lock_guard<std::mutex> lock(det->first);
+    faces = det->second.detect(img);
+  }
+  py::list out;
+  for (const auto& f : faces) {
+    py::dict d;
+    d["x1"] = f.x1;
+    d["y1"] = f.y1;
+    d["x2"] = f.x2;
+    d["y2"] = f.y2;
+    d["score"] = f.score;
+    py::list lm;
+    for (const auto& p : f.landmarks) lm.append(py::make_tuple(p[0], p[1]));
+    d["landmarks"] = lm;
+    out.append(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_ninegrid, m) {
@@ -127,4 +182,7 @@ PYBIND11_MODULE(_ninegrid, m) {
            "Runs the model on a dict {input name: array}; returns {output name: ndarray}.")
       .def_property_readonly("inputs", &PyModel::inputs, "[{name, dtype, shape}] (None for dynamic dims)")
       .def_property_readonly("outputs", &PyModel::outputs, "[{name, dtype, shape}]");
+  m.def("_detect", &detect, py::arg("image"), py::arg("model"), py::arg("score") = 0.5f, py::arg("nms") = 0.4f,
+        py::arg("size") = 640, py::arg("threads") = 0, py::arg("arch") = "auto");
+  m.attr("_source_dir") = NINEGRID_SOURCE_DIR;
 }

@@ -4,11 +4,35 @@
     model = ninegrid.Model("retinaface.onnx", threads=2, shapes={"data": (1, 3, 640, 640)})
     outputs = model.run({"data": np.zeros((1, 3, 640, 640), np.float32)})   # dict name -> ndarray
 
+    faces = ninegrid.detect(rgb_image)   # HxWx3 uint8 -> [{x1, y1, x2, y2, score, landmarks}]
+
 Errors raise ninegrid.Error with the engine's message.
 """
-from ._ninegrid import Error, Model, __version__  # noqa: F401
+import os
 
-try:  # face detection is optional in builds without it
-    from ._ninegrid import detect  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+from ._ninegrid import Error, Model, __version__  # noqa: F401
+from . import _ninegrid
+
+_BLAZEFACE = os.path.join("npm", "blazeface", "package", "ONNX", "face_detection_front_128x128_barracuda.onnx")
+
+
+def default_face_model():
+    """The BlazeFace model that scripts/setup.sh fetches: $NINEGRID_BLAZEFACE_MODEL, else
+    <cache>/npm/blazeface/... where <cache> is $NINEGRID_CACHE or the source tree's .cache."""
+    env = os.environ.get("NINEGRID_BLAZEFACE_MODEL")
+    if env:
+        return env
+    cache = os.environ.get("NINEGRID_CACHE") or os.path.join(_ninegrid._source_dir, ".cache")
+    return os.path.join(cache, _BLAZEFACE)
+
+
+def detect(image, model=None, score=0.5, nms=0.4, size=640, threads=0, arch="auto"):
+    """Faces in an HxWx3 RGB uint8 image, best first: a list of dicts with x1, y1, x2, y2, score and
+    landmarks (five (x, y) pairs: eyes, nose tip, mouth corners), in the image's pixel coordinates.
+
+    model: RetinaFace-MobileNet0.25 (ncnn .param or ONNX) or BlazeFace (.onnx); None uses BlazeFace."""
+    path = model if model is not None else default_face_model()
+    if model is None and not os.path.exists(path):
+        raise Error(f"default face model {path} not found: run scripts/setup.sh, set NINEGRID_BLAZEFACE_MODEL, "
+                    "or pass model=")
+    return _ninegrid._detect(image, path, score, nms, size, threads, arch)
