@@ -32,7 +32,7 @@ class Variadic final : public Op {
     Tensor& y = ctx.output(0);
     const size_t n = ctx.inputs.size();
     if (n == 1) {
-      std::memcpy(y.data(), ctx.input(0).data(), y.nbytes());
+      if (y.nbytes() != 0) std::memcpy(y.data(), ctx.input(0).data(), y.nbytes());
       return;
     }
     visit_dtype(List(), y.dtype(), [&](auto tag) {
