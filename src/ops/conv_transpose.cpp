@@ -96,14 +96,21 @@ class ConvTranspose final : public Op {
     pad_begin_.assign(sr, 0);
     out_.assign(sr, 0);
     for (size_t i = 0; i < sr; ++i) {
-      if (kernel[i] <= 0) error("kernel " + ints_str(kernel) + " must be positive");
-      if (stride_[i] <= 0) error("strides " + ints_str(stride_) + " must be positive");
-      if (dilation_[i] <= 0) error("dilations " + ints_str(dilation_) + " must be positive");
+      auto in_range = [](int64_t v) { return v > 0 && v <= kMaxWindowValue; };
+      if (in_sp[i] > (int64_t(1) << 30))
+        error("unsupported: spatial size " + ints_str(in_sp) + " (at most 2^30 per axis)");
+      if (!in_range(kernel[i])) error("kernel " + ints_str(kernel) + " must be positive (and at most 2^30)");
+      if (!in_range(stride_[i])) error("strides " + ints_str(stride_) + " must be positive (and at most 2^30)");
+      if (!in_range(dilation_[i])) error("dilations " + ints_str(dilation_) + " must be positive (and at most 2^30)");
       if (adj[i] < 0 || (adj[i] >= stride_[i] && adj[i] >= dilation_[i]))
         error("output_padding " + ints_str(adj) + " must be non-negative and smaller than the stride or dilation");
       const int64_t full = stride_[i] * (in_sp[i] - 1) + adj[i] + (kernel[i] - 1) * dilation_[i] + 1;
       int64_t want = -1;
-      if (!requested.empty()) want = requested[i];
+      if (!requested.empty()) {
+        want = requested[i];
+        if (want <= 0 || want > full + kMaxWindowValue)
+          error("output_shape " + ints_str(output_shape_) + " is out of range for input " + shape_str(x.shape));
+      }
       else if (window_.auto_pad == AutoPad::SameUpper || window_.auto_pad == AutoPad::SameLower)
         want = in_sp[i] * stride_[i];
       if (want >= 0) {
@@ -113,7 +120,8 @@ class ConvTranspose final : public Op {
         else pad_begin_[i] = total - total / 2;
         out_[i] = want;
       } else {
-        if (pads[i] < 0 || pads[sr + i] < 0) error("pads " + ints_str(pads) + " must not be negative");
+        if (pads[i] < 0 || pads[sr + i] < 0 || pads[i] > kMaxWindowValue || pads[sr + i] > kMaxWindowValue)
+          error("pads " + ints_str(pads) + " must not be negative (nor above 2^30)");
         pad_begin_[i] = pads[i];
         out_[i] = full - pads[i] - pads[sr + i];
       }

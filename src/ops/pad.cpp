@@ -57,6 +57,8 @@ class Pad final : public Op {
         error("constant_value must hold one value, got shape " + shape_str(in[2].shape));
     }
 
+    for (int64_t p : pads)
+      if (p < -(int64_t(1) << 40) || p > (int64_t(1) << 40)) error("pads value " + std::to_string(p) + " is out of range");
     std::vector<int64_t> begin(rank, 0), end(rank, 0);
     for (size_t i = 0; i < na; ++i) {
       begin[axes[i]] = pads[i];
@@ -73,8 +75,10 @@ class Pad final : public Op {
       if (mode_ != PadMode::Constant && kept <= 0 && (begin[a] > 0 || end[a] > 0))
         error("cannot pad an empty axis " + std::to_string(a) + " of data " + shape_str(x.shape) + " in mode " +
               node_.attrs.get_string("mode", "constant") + " (there is no value to repeat)");
-      sources_[a] = pad_source_index(x.shape[a], begin[a], end[a], mode_);
     }
+    // Index tables only when there is something to write (an empty output may still have a long axis).
+    if (shape_numel(y) > 0)
+      for (int a = 0; a < rank; ++a) sources_[a] = pad_source_index(x.shape[a], begin[a], end[a], mode_);
     in_shape_ = x.shape;
     out[0].dtype = x.dtype;
     out[0].shape = y;

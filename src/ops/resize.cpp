@@ -148,7 +148,8 @@ class Resize final : public Op {
         error("sizes has " + std::to_string(sizes.size()) + " values, expected " + std::to_string(na) +
               " (one per axis of X " + shape_str(x) + ")");
       for (size_t i = 0; i < na; ++i) {
-        if (sizes[i] < 0) error("sizes must not be negative, got " + std::to_string(sizes[i]));
+        if (sizes[i] < 0 || sizes[i] > (int64_t(1) << 40))
+          error("sizes must be in [0, 2^40], got " + std::to_string(sizes[i]));
         if (x[axes[i]] == 0 && sizes[i] != 0) error("cannot resize the empty axis " + std::to_string(axes[i]));
       }
       // keep_aspect_ratio_policy: one scale for all listed axes, the smallest or the largest.
@@ -176,10 +177,10 @@ class Resize final : public Op {
     in_shape_ = x;
     Shape y(static_cast<size_t>(rank));
     taps_.clear();
-    for (int a = 0; a < rank; ++a) {
-      y[a] = ax[a].out;
-      taps_.push_back(resize_axis_taps(ax[a], options_));
-    }
+    for (int a = 0; a < rank; ++a) y[a] = ax[a].out;
+    // Taps only when there is something to compute (an empty output may still have a long axis).
+    if (shape_numel(y) > 0)
+      for (int a = 0; a < rank; ++a) taps_.push_back(resize_axis_taps(ax[a], options_));
     out[0].dtype = DataType::Float32;
     out[0].shape = y;
   }
@@ -188,6 +189,7 @@ class Resize final : public Op {
     const float* x = ctx.input(0).data_as<float>();
     float* y = ctx.output(0).data_as<float>();
     const int64_t n = ctx.output(0).numel();
+    if (n == 0) return;
     auto fn = [&](int64_t b, int64_t e) { resize_ref(in_shape_, taps_, options_.extrapolation_value, x, y, b, e); };
     if (ctx.pool) ctx.pool->parallel_for(n, fn);
     else fn(0, n);

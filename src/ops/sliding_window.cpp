@@ -70,9 +70,13 @@ WindowGeometry resolve_window(const WindowAttrs& attrs, const std::vector<int64_
   g.out.resize(rank);
 
   for (size_t i = 0; i < rank; ++i) {
-    if (g.kernel[i] <= 0) throw Error("kernel " + ints_str(kernel) + " must be positive");
-    if (g.stride[i] <= 0) throw Error("strides " + ints_str(g.stride) + " must be positive");
-    if (g.dilation[i] <= 0) throw Error("dilations " + ints_str(g.dilation) + " must be positive");
+    auto in_range = [](int64_t v) { return v > 0 && v <= kMaxWindowValue; };
+    if (g.in[i] < 0 || g.in[i] > (int64_t(1) << 40))
+      throw Error("unsupported: spatial size " + ints_str(in_spatial) + " (at most 2^40 per axis)");
+    if (!in_range(g.kernel[i])) throw Error("kernel " + ints_str(kernel) + " must be positive (and at most 2^30)");
+    if (!in_range(g.stride[i])) throw Error("strides " + ints_str(g.stride) + " must be positive (and at most 2^30)");
+    if (!in_range(g.dilation[i]))
+      throw Error("dilations " + ints_str(g.dilation) + " must be positive (and at most 2^30)");
     const int64_t span = (g.kernel[i] - 1) * g.dilation[i] + 1;  // input extent of one window
     switch (attrs.auto_pad) {
       case AutoPad::SameUpper:
@@ -89,7 +93,8 @@ WindowGeometry resolve_window(const WindowAttrs& attrs, const std::vector<int64_
         g.out[i] = g.in[i] >= span ? (g.in[i] - span) / g.stride[i] + 1 : 0;
         break;
       case AutoPad::NotSet: {
-        if (g.pad_begin[i] < 0 || g.pad_end[i] < 0) throw Error("pads " + ints_str(pads) + " must not be negative");
+        if (g.pad_begin[i] < 0 || g.pad_end[i] < 0 || g.pad_begin[i] > kMaxWindowValue || g.pad_end[i] > kMaxWindowValue)
+          throw Error("pads " + ints_str(pads) + " must not be negative (nor above 2^30)");
         // How far the window can slide; negative when it is longer than the padded input.
         const int64_t room = g.in[i] + g.pad_begin[i] + g.pad_end[i] - span;
         if (!attrs.ceil_mode) {

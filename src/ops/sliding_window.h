@@ -13,6 +13,10 @@ namespace ninegrid {
 
 enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
 
+// Kernel sizes, strides, dilations and pads beyond this are refused: no real model comes close, and the
+// bound keeps every window computation far from int64 overflow.
+constexpr int64_t kMaxWindowValue = int64_t(1) << 30;
+
 struct WindowAttrs {
   std::vector<int64_t> kernel_shape;  // empty when absent (Conv takes it from the weights)
   std::vector<int64_t> strides;       // empty when absent: all 1
