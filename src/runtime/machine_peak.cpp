@@ -1,0 +1,125 @@
+#include "runtime/machine_peak.h"
+
+#include <immintrin.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace ninegrid {
+
+namespace {
+
+constexpr long kIters = 4'000'000;
+
+template <class F>
+double best_seconds(F&& f, int reps = 3) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (s < best) best = s;
+  }
+  return best;
+}
+
+#define NG_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+__attribute__((target("avx2,fma"))) float fma_loop_256() {
+  __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-7f);
+#define NG_DECL(i) __m256 c##i = _mm256_set1_ps(float(i));
+  NG_CHAINS(NG_DECL)
+#undef NG_DECL
+  for (long i = 0; i < kIters; ++i) {
+#define NG_STEP(i) c##i = _mm256_fmadd_ps(c##i, a, b);
+    NG_CHAINS(NG_STEP)
+#undef NG_STEP
+  }
+  __m256 s = _mm256_setzero_ps();
+#define NG_SUM(i) s = _mm256_add_ps(s, c##i);
+  NG_CHAINS(NG_SUM)
+#undef NG_SUM
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0];
+}
+
+__attribute__((target("avx512f"))) float fma_loop_512() {
+  __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-7f);
+#define NG_DECL(i) __m512 c##i = _mm512_set1_ps(float(i));
+  NG_CHAINS(NG_DECL)
+#undef NG_DECL
+  for (long i = 0; i < kIters; ++i) {
+#define NG_STEP(i) c##i = _mm512_fmadd_ps(c##i, a, b);
+    NG_CHAINS(NG_STEP)
+#undef NG_STEP
+  }
+  __m512 s = _mm512_setzero_ps();
+#define NG_SUM(i) s = _mm512_add_ps(s, c##i);
+  NG_CHAINS(NG_SUM)
+#undef NG_SUM
+  return _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx512f,avx512vnni"))) int vnni_loop_512() {
+  __m512i a = _mm512_set1_epi8(1), b = _mm512_set1_epi8(2);
+#define NG_DECL(i) __m512i c##i = _mm512_set1_epi32(i);
+  NG_CHAINS(NG_DECL)
+#undef NG_DECL
+  for (long i = 0; i < kIters; ++i) {
+#define NG_STEP(i) c##i = _mm512_dpbusd_epi32(c##i, a, b);
+    NG_CHAINS(NG_STEP)
+#undef NG_STEP
+  }
+  __m512i s = _mm512_setzero_si512();
+#define NG_SUM(i) s = _mm512_add_epi32(s, c##i);
+  NG_CHAINS(NG_SUM)
+#undef NG_SUM
+  return _mm512_reduce_add_epi32(s);
+}
+
+float scalar_loop() {
+  volatile float a = 0.999f, b = 1e-7f;
+  float x = a, y = b;
+#define NG_DECL(i) float c##i = float(i);
+  NG_CHAINS(NG_DECL)
+#undef NG_DECL
+  for (long i = 0; i < kIters / 8; ++i) {
+#define NG_STEP(i) c##i = c##i * x + y;
+    NG_CHAINS(NG_STEP)
+#undef NG_STEP
+  }
+  return c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7 + c8 + c9 + c10 + c11;
+}
+
+#undef NG_CHAINS
+
+}  // namespace
+
+double measure_fma_peak_gflops(Isa isa) {
+  volatile float sink = 0;
+  switch (isa) {
+    case Isa::Avx512: return 12.0 * 16 * 2 * kIters / best_seconds([&] { sink = sink + fma_loop_512(); }) / 1e9;
+    case Isa::Avx2: return 12.0 * 8 * 2 * kIters / best_seconds([&] { sink = sink + fma_loop_256(); }) / 1e9;
+    default: return 12.0 * 2 * (kIters / 8) / best_seconds([&] { sink = sink + scalar_loop(); }) / 1e9;
+  }
+}
+
+double measure_vnni_peak_gops() {
+  if (!cpu_features().avx512vnni) return 0;
+  volatile int sink = 0;
+  return 12.0 * 64 * 2 * kIters / best_seconds([&] { sink = sink + vnni_loop_512(); }) / 1e9;
+}
+
+double measure_memory_bandwidth_gbs() {
+  const size_t n = size_t(64) << 20 >> 2;  // 64 MiB of floats per buffer: far beyond the caches
+  std::vector<float> src(n, 1.f), dst(n, 0.f);
+  double s = best_seconds([&] { std::memcpy(dst.data(), src.data(), n * sizeof(float)); }, 3);
+  volatile float sink = dst[n / 2];
+  (void)sink;
+  return 2.0 * n * sizeof(float) / s / 1e9;
+}
+
+}  // namespace ninegrid

@@ -1,0 +1,18 @@
+// The roofs of the roofline model, measured on this machine: the compute roof (one core's FMA peak:
+// 12 independent FMA chains, enough to hide the FMA latency) and the memory roof (a streaming
+// read+write over buffers much larger than the caches). Kernel efficiency is reported against these.
+#pragma once
+
+#include "runtime/cpu_features.h"
+
+namespace ninegrid {
+
+// Peak fp32 GFLOP/s of one core with the given ISA's vectors (Ref: scalar FMA). Takes ~50 ms.
+double measure_fma_peak_gflops(Isa isa);
+// Peak int8 GOP/s of one core with AVX-512 VNNI (vpdpbusd: 64 multiply-adds per instruction); 0 if the
+// CPU lacks it.
+double measure_vnni_peak_gops();
+// Sustained memory bandwidth of one core in GB/s (bytes read + bytes written per second). Takes ~100 ms.
+double measure_memory_bandwidth_gbs();
+
+}  // namespace ninegrid
