@@ -238,6 +238,14 @@ TEST(ConvOp, ErrorsNameTheProblemAndTheNode) {
                "auto_pad");
   expect_error(conv_error({arg(x), konst(random_tensor(rng, {2, 4, 3, 3}))}, attrs_of({{"group", Attribute::of_int(0)}})),
                "group must be positive");
+  // Absurd values are refused before any arithmetic could overflow.
+  const int64_t huge = int64_t(1) << 62;
+  expect_error(conv_error({arg(x), konst(random_tensor(rng, {2, 4, 3, 3}))},
+                          attrs_of({{"dilations", Attribute::of_ints({huge, 1})}})),
+               "dilations");
+  expect_error(conv_error({arg(x), konst(random_tensor(rng, {2, 4, 3, 3}))},
+                          attrs_of({{"pads", Attribute::of_ints({huge, 0, huge, 0})}})),
+               "pads");
   expect_error(conv_error({arg(x), konst(random_tensor(rng, {2, 4, 3, 3}))},
                           attrs_of({{"ng.activation", Attribute::of_string("Swish")}})),
                "unsupported fused activation");
@@ -381,6 +389,13 @@ TEST(ConvTransposeOp, Errors) {
   expect_error(conv_error({arg(x), konst(random_tensor(rng, {4, 2, 3, 3}))}, attrs_of({{"group", Attribute::of_int(3)}}),
                           "ConvTranspose"),
                "not divisible by group");
+  const int64_t huge = int64_t(1) << 62;
+  expect_error(conv_error({arg(x), konst(random_tensor(rng, {4, 2, 3, 3}))},
+                          attrs_of({{"strides", Attribute::of_ints({huge, huge})}}), "ConvTranspose"),
+               "strides");
+  expect_error(conv_error({arg(x), konst(random_tensor(rng, {4, 2, 3, 3}))},
+                          attrs_of({{"output_shape", Attribute::of_ints({huge, 3})}}), "ConvTranspose"),
+               "output_shape");
 }
 
 }  // namespace

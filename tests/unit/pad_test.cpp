@@ -121,6 +121,14 @@ TEST(PadOp, Errors) {
   has(err({arg(x), konst(i64({4}, {0, 1, 0, 1}))}, "mirror"), "unsupported: mode");
   has(err({arg(x), konst(i64({4}, {0, -3, 0, 1}))}, "reflect"), "empty axis");
   has(err({arg(x), konst(i64({2}, {1, 1})), omitted(), konst(i64({1}, {2}))}), "out of range");
+  has(err({arg(x), konst(i64({4}, {0, int64_t(1) << 62, 0, 0}))}), "out of range");
+}
+
+TEST(PadOp, EmptyOutputWithALongAxisAllocatesNothing) {
+  // Axis 0 is empty, so padding axis 1 by 2^40 describes an empty output: no index table is built.
+  const Tensor x = f32({0, 2}, {});
+  const Tensor y = pad(x, {0, int64_t(1) << 40, 0, 0}, "edge");
+  EXPECT_EQ(y.shape(), (Shape{0, (int64_t(1) << 40) + 2}));
 }
 
 }  // namespace

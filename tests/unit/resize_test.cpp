@@ -269,6 +269,8 @@ TEST(ResizeOp, Errors) {
   has(err({arg(x), omitted(), konst(scales)}, attrs_of({{"antialias", Attribute::of_int(1)}}), 18),
       "unsupported: antialias");
   has(err({arg(x), konst(f32({4}, {1, 1, 0.5f, 0.5f}))}, {}, 9, "Upsample"), ">= 1");
+  has(err({arg(x), omitted(), konst(f32({4}, {1, 1, 1e30f, 1}))}, {}), "too large");
+  has(err({arg(x), omitted(), omitted(), konst(i64({4}, {1, 1, int64_t(1) << 50, 2}))}, {}), "sizes must be in");
   has(err({arg(x), omitted(), konst(scales)}, attrs_of({{"coordinate_transformation_mode",
                                                          Attribute::of_string("tf_crop_and_resize")}})),
       "roi");
