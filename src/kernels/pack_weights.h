@@ -1,0 +1,47 @@
+// Load-time weight packing for the channel-blocked conv kernels (kernels/x86/conv_kernels_x86.h), in
+// plain C++. A kernel computing P output channels at once wants, for each (input channel, tap), the P
+// weights of its output channels side by side, so one vector load fetches them.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+namespace ninegrid {
+
+// A 64-byte aligned float array (vector loads of packed weights never straddle cache lines).
+class AlignedFloats {
+ public:
+  AlignedFloats() = default;
+  explicit AlignedFloats(int64_t count);  // zero-filled
+  float* data() { return data_.get(); }
+  const float* data() const { return data_.get(); }
+  int64_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float[], Free> data_;
+  int64_t size_ = 0;
+};
+
+// Output channels rounded up to a whole number of blocks.
+inline int64_t round_up_to_block(int64_t channels, int64_t block) { return (channels + block - 1) / block * block; }
+
+// OIHW weights [out_channels][in_channels_per_group][kernel_h][kernel_w] (any groups: O counts all
+// output channels, I those of one group) to [ceil(out_channels / block)][in_channels_per_group][kernel_h]
+// [kernel_w][block]. Output channels past out_channels (the last block's padding) get zero weights.
+AlignedFloats pack_conv_weights(const float* oihw, int64_t out_channels, int64_t in_channels_per_group,
+                                int64_t kernel_h, int64_t kernel_w, int64_t block);
+
+// Depthwise OIHW weights [channels][1][kernel_h][kernel_w] to [channels / block][kernel_h][kernel_w][block]
+// (channels % block == 0).
+AlignedFloats pack_depthwise_weights(const float* oihw, int64_t channels, int64_t kernel_h, int64_t kernel_w,
+                                     int64_t block);
+
+// Per-channel values (bias, PRelu slopes) padded with zeros to round_up_to_block(channels, block);
+// a null `values` gives all zeros.
+AlignedFloats pad_per_channel(const float* values, int64_t channels, int64_t block);
+
+}  // namespace ninegrid
