@@ -1,0 +1,149 @@
+// Depthwise convolution (one input channel per output channel) on NCHW[P]c input, for a vector type V
+// (paper Algorithm 4): a vector holds P channels of one pixel, so every tap is one vector load and one FMA
+// with that tap's P weights. Nine-grid: outputs whose taps are all inside the input (the centre) run an
+// unrolled tile of ROWS x COLS outputs that loads each input vector once and feeds every output that reads
+// it, with the K x K weights held in registers; the border outputs loop over their valid taps only.
+//
+// Include only from ISA files (after the simd header); internal linkage throughout.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/x86/conv_epilogue_impl.h"
+#include "kernels/x86/conv_kernels_x86.h"
+
+namespace ninegrid {
+namespace {
+
+// Output (oh, ow) of the channel block whose input starts at xb and packed weights at wb: any position,
+// any kernel, stride and dilation.
+template <class V>
+inline typename V::T depthwise_pixel(const X86ConvArgs& a, const float* xb, const float* wb, typename V::T bias,
+                                     int64_t oh, int64_t ow) {
+  constexpr int P = V::kLanes;
+  int64_t kh_begin, kh_end, kw_begin, kw_end;
+  valid_taps(oh, a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, &kh_begin, &kh_end);
+  valid_taps(ow, a.stride_w, a.pad_left, a.dilation_w, a.kernel_w, a.in_w, &kw_begin, &kw_end);
+  typename V::T acc = bias;
+  for (int64_t kh = kh_begin; kh < kh_end; ++kh) {
+    const int64_t ih = oh * a.stride_h - a.pad_top + kh * a.dilation_h;
+    for (int64_t kw = kw_begin; kw < kw_end; ++kw) {
+      const int64_t iw = ow * a.stride_w - a.pad_left + kw * a.dilation_w;
+      acc = V::fmadd(V::load(xb + (ih * a.in_w + iw) * P), V::load(wb + (kh * a.kernel_w + kw) * P), acc);
+    }
+  }
+  return acc;
+}
+
+template <class V>
+inline void depthwise_pixels(const X86ConvArgs& a, const float* xb, const float* wb, typename V::T bias,
+                             int64_t block, int64_t oh, int64_t ow_begin, int64_t ow_end) {
+  for (int64_t ow = ow_begin; ow < ow_end; ++ow) {
+    typename V::T v = depthwise_pixel<V>(a, xb, wb, bias, oh, ow);
+    store_pixels<V, 1>(a, &v, block, oh * a.out_w + ow);
+  }
+}
+
+// Outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS), all in the centre; kernel K x K, stride S,
+// dilation 1. Input row r and column c of the window feed output (ro, co) through tap (r - ro * S,
+// c - co * S) when that tap exists; the unrolled loops resolve those conditions at compile time.
+template <class V, int K, int S, int ROWS, int COLS>
+inline void depthwise_centre_tile(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias,
+                                  int64_t block, int64_t oh, int64_t ow0) {
+  using T = typename V::T;
+  constexpr int P = V::kLanes;
+  constexpr int kInRows = (ROWS - 1) * S + K, kInCols = (COLS - 1) * S + K;
+  T acc[ROWS][COLS];
+  for (int ro = 0; ro < ROWS; ++ro)
+    for (int co = 0; co < COLS; ++co) acc[ro][co] = bias;
+  const int64_t row_stride = a.in_w * P;
+  const float* x0 = xb + ((oh * S - a.pad_top) * a.in_w + ow0 * S - a.pad_left) * P;
+#pragma GCC unroll 16
+  for (int r = 0; r < kInRows; ++r) {
+#pragma GCC unroll 16
+    for (int c = 0; c < kInCols; ++c) {
+      const T v = V::load(x0 + r * row_stride + c * P);
+#pragma GCC unroll 4
+      for (int ro = 0; ro < ROWS; ++ro) {
+        const int kh = r - ro * S;
+        if (kh < 0 || kh >= K) continue;
+#pragma GCC unroll 8
+        for (int co = 0; co < COLS; ++co) {
+          const int kw = c - co * S;
+          if (kw < 0 || kw >= K) continue;
+          acc[ro][co] = V::fmadd(v, w[kh * K + kw], acc[ro][co]);
+        }
+      }
+    }
+  }
+  for (int ro = 0; ro < ROWS; ++ro) store_pixels<V, COLS>(a, acc[ro], block, (oh + ro) * a.out_w + ow0);
+}
+
+// K x K, stride S (both axes), dilation 1.
+template <class V, int K, int S>
+void depthwise_kxk(const X86ConvArgs& a, const X86ConvRange& r) {
+  using T = typename V::T;
+  constexpr int P = V::kLanes;
+  constexpr int ROWS = K == 3 ? V::kDepthwiseRows3x3 : 1;
+  constexpr int COLS = 4;
+  int64_t row_centre_begin, row_centre_end, col_centre_begin, col_centre_end;
+  centre_outputs(S, a.pad_top, 1, K, a.in_h, a.out_h, &row_centre_begin, &row_centre_end);
+  centre_outputs(S, a.pad_left, 1, K, a.in_w, a.out_w, &col_centre_begin, &col_centre_end);
+  const int64_t in_plane = a.in_h * a.in_w;
+  for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
+    const float* xb = a.x + block * in_plane * P;
+    const float* wb = a.weights + block * K * K * P;
+    T w[K * K];
+    for (int t = 0; t < K * K; ++t) w[t] = V::load(wb + t * P);
+    const T bias = V::load(a.bias + block * P);
+    for (int64_t oh = r.row_begin; oh < r.row_end;) {
+      if (oh < row_centre_begin || oh >= row_centre_end) {
+        depthwise_pixels<V>(a, xb, wb, bias, block, oh, 0, a.out_w);
+        ++oh;
+        continue;
+      }
+      const int rows = (ROWS == 2 && oh + 1 < r.row_end && oh + 1 < row_centre_end) ? 2 : 1;
+      for (int rr = 0; rr < rows; ++rr) depthwise_pixels<V>(a, xb, wb, bias, block, oh + rr, 0, col_centre_begin);
+      int64_t ow = col_centre_begin;
+      if (rows == 2) {
+        for (; ow + COLS <= col_centre_end; ow += COLS)
+          depthwise_centre_tile<V, K, S, (ROWS == 2 ? 2 : 1), COLS>(a, xb, w, bias, block, oh, ow);
+        for (; ow < col_centre_end; ++ow)
+          depthwise_centre_tile<V, K, S, (ROWS == 2 ? 2 : 1), 1>(a, xb, w, bias, block, oh, ow);
+      } else {
+        for (; ow + COLS <= col_centre_end; ow += COLS)
+          depthwise_centre_tile<V, K, S, 1, COLS>(a, xb, w, bias, block, oh, ow);
+        for (; ow < col_centre_end; ++ow) depthwise_centre_tile<V, K, S, 1, 1>(a, xb, w, bias, block, oh, ow);
+      }
+      for (int rr = 0; rr < rows; ++rr)
+        depthwise_pixels<V>(a, xb, wb, bias, block, oh + rr, col_centre_end, a.out_w);
+      oh += rows;
+    }
+  }
+}
+
+// Any kernel, stride and dilation: every output over its valid taps.
+template <class V>
+void depthwise_generic(const X86ConvArgs& a, const X86ConvRange& r) {
+  constexpr int P = V::kLanes;
+  const int64_t in_plane = a.in_h * a.in_w;
+  for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
+    const float* xb = a.x + block * in_plane * P;
+    const float* wb = a.weights + block * a.kernel_h * a.kernel_w * P;
+    const typename V::T bias = V::load(a.bias + block * P);
+    for (int64_t oh = r.row_begin; oh < r.row_end; ++oh) depthwise_pixels<V>(a, xb, wb, bias, block, oh, 0, a.out_w);
+  }
+}
+
+template <class V>
+void depthwise_conv(const X86ConvArgs& a, const X86ConvRange& r) {
+  const bool square = a.kernel_h == a.kernel_w && a.stride_h == a.stride_w && a.dilation_h == 1 && a.dilation_w == 1;
+  if (square && a.kernel_h == 3 && a.stride_h == 1) return depthwise_kxk<V, 3, 1>(a, r);
+  if (square && a.kernel_h == 3 && a.stride_h == 2) return depthwise_kxk<V, 3, 2>(a, r);
+  if (square && a.kernel_h == 5 && a.stride_h == 1) return depthwise_kxk<V, 5, 1>(a, r);
+  if (square && a.kernel_h == 5 && a.stride_h == 2) return depthwise_kxk<V, 5, 2>(a, r);
+  depthwise_generic<V>(a, r);
+}
+
+}  // namespace
+}  // namespace ninegrid

@@ -1,0 +1,98 @@
+// The fused epilogue of every x86 conv kernel, for a vector type V (simd_avx512.h / simd_avx2.h):
+// residual add, activation and the single store of an output vector, in the blocked or the plain NCHW
+// layout. Include only from ISA files (after the simd header); internal linkage throughout.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/x86/conv_kernels_x86.h"
+
+namespace ninegrid {
+namespace {
+
+// Integer helpers (the ISA files may not use std::min/max, see CMakeLists.txt).
+inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// The kernel taps [*begin, *end) along one axis that read inside the input for output coordinate o.
+inline void valid_taps(int64_t o, int64_t stride, int64_t pad, int64_t dilation, int64_t kernel, int64_t in_len,
+                       int64_t* begin, int64_t* end) {
+  const int64_t i0 = o * stride - pad;  // input coordinate of tap 0
+  int64_t b = i0 >= 0 ? 0 : (-i0 + dilation - 1) / dilation;
+  int64_t e = in_len - 1 - i0 < 0 ? 0 : (in_len - 1 - i0) / dilation + 1;
+  e = imin(e, kernel);
+  *begin = imin(b, e);
+  *end = e;
+}
+
+// The outputs [*begin, *end) along one axis whose every tap reads inside the input (the nine-grid centre).
+inline void centre_outputs(int64_t stride, int64_t pad, int64_t dilation, int64_t kernel, int64_t in_len,
+                           int64_t out_len, int64_t* begin, int64_t* end) {
+  const int64_t b = (pad + stride - 1) / stride;  // first o with o * stride - pad >= 0
+  const int64_t last_start = in_len - 1 - (kernel - 1) * dilation + pad;  // o * stride must not exceed it
+  const int64_t e = last_start < 0 ? 0 : last_start / stride + 1;
+  *begin = imin(imax(b, 0), out_len);
+  *end = imax(*begin, imin(e, out_len));
+}
+
+// Applies the fused activation to the output vector of channel block `block`, with the scalar
+// reference's semantics (kernels/activation.h), NaN handling included.
+template <class V>
+inline typename V::T activate(const X86ConvArgs& a, typename V::T v, int64_t block) {
+  using T = typename V::T;
+  switch (a.activation) {
+    case ActivationKind::None: return v;
+    case ActivationKind::Relu: return V::max(V::zero(), v);  // x < 0 ? 0 : x
+    case ActivationKind::Clip: return V::min(V::set1(a.clip_max), V::max(V::set1(a.clip_min), v));
+    case ActivationKind::LeakyRelu: return V::scale_negative(v, V::set1(a.alpha));
+    case ActivationKind::PRelu: return V::scale_negative(v, V::load(a.slope + block * V::kLanes));
+    case ActivationKind::Sigmoid: {
+      const T one = V::set1(1.f);
+      return V::div(one, V::add(one, V::exp(V::sub(V::zero(), v))));
+    }
+    case ActivationKind::HardSigmoid:
+      return V::max(V::min(V::fmadd(v, V::set1(a.alpha), V::set1(a.beta)), V::set1(1.f)), V::zero());
+    case ActivationKind::HardSwish: {
+      const T gate = V::fmadd(v, V::set1(1.f / 6.f), V::set1(0.5f));
+      return V::mul(v, V::max(V::min(gate, V::set1(1.f)), V::zero()));
+    }
+  }
+  return v;
+}
+
+// Writes N output vectors of channel block `block` at the consecutive output pixels [pixel, pixel + N)
+// of the plane: residual added, activation applied, stored once. The accumulators already hold the bias.
+template <class V, int N>
+inline void store_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block, int64_t pixel) {
+  constexpr int P = V::kLanes;
+  const int64_t plane = a.out_h * a.out_w;
+  if (a.out_block != 1) {
+    const int64_t offset = (block * plane + pixel) * P;
+    float* y = a.y + offset;
+    const float* res = a.residual ? a.residual + offset : nullptr;
+#pragma GCC unroll 16
+    for (int i = 0; i < N; ++i) {
+      typename V::T v = acc[i];
+      if (res) v = V::add(v, V::load(res + i * P));
+      V::store(y + i * P, activate<V>(a, v, block));
+    }
+    return;
+  }
+  // Plain NCHW: lane j is channel block * P + j; the lanes past out_channels are padding, never stored.
+  const int64_t c0 = block * P;
+  const int64_t lanes = imin(P, a.out_channels - c0);
+  alignas(64) float tile[N][P];
+  if (a.residual) {
+    for (int64_t j = 0; j < P; ++j)
+      for (int i = 0; i < N; ++i) tile[i][j] = j < lanes ? a.residual[(c0 + j) * plane + pixel + i] : 0.f;
+    for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(tile[i]));
+  }
+  for (int i = 0; i < N; ++i) V::store(tile[i], activate<V>(a, acc[i], block));
+  for (int64_t j = 0; j < lanes; ++j) {
+    float* y = a.y + (c0 + j) * plane + pixel;
+    for (int i = 0; i < N; ++i) y[i] = tile[i][j];
+  }
+}
+
+}  // namespace
+}  // namespace ninegrid

@@ -1,0 +1,81 @@
+// 8-lane float vectors for the AVX2+FMA kernels. Include only from files under src/kernels/x86/avx2/
+// (compiled with -mavx2 -mfma). Everything here has internal linkage, as the ODR rule of those folders
+// requires.
+#pragma once
+
+#include <immintrin.h>
+
+namespace ninegrid {
+namespace {
+
+struct VecAvx2 {
+  using T = __m256;
+  static constexpr int kLanes = 8;
+  // Direct/pointwise register tile: 2 output blocks x 6 pixels = 12 accumulators of the 16 ymm
+  // registers, plus 2 weight vectors and the broadcast input.
+  static constexpr int kTileOcBlocks = 2;
+  static constexpr int kTilePixels = 6;
+  // Depthwise 3x3 computes one row at a time (16 registers cannot hold 9 weights and 8 accumulators).
+  static constexpr int kDepthwiseRows3x3 = 1;
+
+  static T load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static T broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static T set1(float f) { return _mm256_set1_ps(f); }
+  static T zero() { return _mm256_setzero_ps(); }
+  static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm256_div_ps(a, b); }
+  // max/min return the second operand when either is NaN (like MAXPS/MINPS).
+  static T max(T a, T b) { return _mm256_max_ps(a, b); }
+  static T min(T a, T b) { return _mm256_min_ps(a, b); }
+  // x >= 0 ? x : scale * x, lane by lane.
+  static T scale_negative(T x, T scale) {
+    const T negative = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NGE_UQ);
+    return _mm256_blendv_ps(x, _mm256_mul_ps(x, scale), negative);
+  }
+  // e^x for x in float range, a few ulp (Cephes' polynomial on [-ln2/2, ln2/2]).
+  static T exp(T x) {
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-88.3762626647949f)), _mm256_set1_ps(88.3762626647949f));
+    const T n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
+    T p = _mm256_set1_ps(1.9875691500E-4f);
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.3981999507E-3f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(8.3334519073E-3f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(4.1665795894E-2f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.6666665459E-1f));
+    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(5.0000001201E-1f));
+    const T y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(x, x), x), _mm256_set1_ps(1.f));
+    // 2^n: n is in [-127, 127] after the clamp, so n + 127 is a valid biased exponent (0 gives 0).
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(bits));
+  }
+
+  // In-place transpose of 8 rows of 8 floats.
+  static void transpose(T r[8]) {
+    T a[8], b[8];
+    for (int k = 0; k < 4; ++k) {
+      a[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+      a[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+    }
+    // Within each 128-bit lane L, b[4q + m] becomes column 4L + m of rows 4q .. 4q + 3.
+    for (int q = 0; q < 2; ++q) {
+      const __m256d a0 = _mm256_castps_pd(a[4 * q]), a1 = _mm256_castps_pd(a[4 * q + 1]);
+      const __m256d a2 = _mm256_castps_pd(a[4 * q + 2]), a3 = _mm256_castps_pd(a[4 * q + 3]);
+      b[4 * q + 0] = _mm256_castpd_ps(_mm256_unpacklo_pd(a0, a2));
+      b[4 * q + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(a0, a2));
+      b[4 * q + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(a1, a3));
+      b[4 * q + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(a1, a3));
+    }
+    for (int m = 0; m < 4; ++m) {
+      r[m] = _mm256_permute2f128_ps(b[m], b[4 + m], 0x20);
+      r[4 + m] = _mm256_permute2f128_ps(b[m], b[4 + m], 0x31);
+    }
+  }
+};
+
+}  // namespace
+}  // namespace ninegrid

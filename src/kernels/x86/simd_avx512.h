@@ -1,0 +1,89 @@
+// 16-lane float vectors for the AVX-512 kernels. Include only from files under src/kernels/x86/avx512/
+// (compiled with -mavx512f ...). Everything here has internal linkage (anonymous namespace, static
+// members), as the ODR rule of those folders requires.
+#pragma once
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps(), which its flow analysis reports as an
+// uninitialised read (GCC bug 105593) wherever they are inlined; the value is never used.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+namespace ninegrid {
+namespace {
+
+struct VecAvx512 {
+  using T = __m512;
+  static constexpr int kLanes = 16;
+  // Direct/pointwise register tile: 2 output blocks x 12 pixels = 24 accumulators of the 32 zmm
+  // registers, leaving room for the 2 weight vectors and the broadcast input.
+  static constexpr int kTileOcBlocks = 2;
+  static constexpr int kTilePixels = 12;
+  // Depthwise 3x3: output rows computed together (9 weights + 2 x 4 accumulators fit in registers).
+  static constexpr int kDepthwiseRows3x3 = 2;
+
+  static T load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static T broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  static T set1(float f) { return _mm512_set1_ps(f); }
+  static T zero() { return _mm512_setzero_ps(); }
+  static T fmadd(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  static T add(T a, T b) { return _mm512_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm512_div_ps(a, b); }
+  // max/min return the second operand when either is NaN (like MAXPS/MINPS).
+  static T max(T a, T b) { return _mm512_max_ps(a, b); }
+  static T min(T a, T b) { return _mm512_min_ps(a, b); }
+  // x >= 0 ? x : scale * x, lane by lane.
+  static T scale_negative(T x, T scale) {
+    const __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NGE_UQ);
+    return _mm512_mask_mul_ps(x, negative, x, scale);
+  }
+  // e^x for x in float range, a few ulp (Cephes' polynomial on [-ln2/2, ln2/2]).
+  static T exp(T x) {
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-88.3762626647949f)), _mm512_set1_ps(88.3762626647949f));
+    const T n = _mm512_roundscale_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f)),
+                                     _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), x);
+    T p = _mm512_set1_ps(1.9875691500E-4f);
+    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(1.3981999507E-3f));
+    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(8.3334519073E-3f));
+    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(4.1665795894E-2f));
+    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(1.6666665459E-1f));
+    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(5.0000001201E-1f));
+    const T y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(x, x), x), _mm512_set1_ps(1.f));
+    return _mm512_scalef_ps(y, n);
+  }
+
+  // In-place transpose of 16 rows of 16 floats.
+  static void transpose(T r[16]) {
+    T a[16], b[16];
+    for (int k = 0; k < 8; ++k) {
+      a[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+      a[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+    }
+    // Within each 128-bit lane L, b[4q + m] becomes column 4L + m of rows 4q .. 4q + 3.
+    for (int q = 0; q < 4; ++q) {
+      const __m512d a0 = _mm512_castps_pd(a[4 * q]), a1 = _mm512_castps_pd(a[4 * q + 1]);
+      const __m512d a2 = _mm512_castps_pd(a[4 * q + 2]), a3 = _mm512_castps_pd(a[4 * q + 3]);
+      b[4 * q + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+      b[4 * q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+      b[4 * q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+      b[4 * q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+    }
+    // Row 4L + m of the result is lane L of b[m], b[4 + m], b[8 + m], b[12 + m].
+    for (int m = 0; m < 4; ++m) {
+      const T e0 = _mm512_shuffle_f32x4(b[m], b[4 + m], 0x88), e1 = _mm512_shuffle_f32x4(b[m], b[4 + m], 0xdd);
+      const T f0 = _mm512_shuffle_f32x4(b[8 + m], b[12 + m], 0x88), f1 = _mm512_shuffle_f32x4(b[8 + m], b[12 + m], 0xdd);
+      r[m] = _mm512_shuffle_f32x4(e0, f0, 0x88);
+      r[4 + m] = _mm512_shuffle_f32x4(e1, f1, 0x88);
+      r[8 + m] = _mm512_shuffle_f32x4(e0, f0, 0xdd);
+      r[12 + m] = _mm512_shuffle_f32x4(e1, f1, 0xdd);
+    }
+  }
+};
+
+}  // namespace
+}  // namespace ninegrid
