@@ -1,0 +1,209 @@
+#include "ops/conv_fast.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ninegrid/tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+
+namespace {
+
+// The kernel chosen for one conv.
+struct Choice {
+  ConvAlgorithm algorithm = ConvAlgorithm::Auto;
+  Isa isa = Isa::Ref;
+  int64_t lanes = 0;
+};
+
+bool valid_block(int64_t block, int64_t channels) {
+  return (block == 1 || block == 8 || block == 16) && channels % block == 0;
+}
+
+bool is_depthwise(const Conv2dParams& p) {
+  return p.groups > 1 && p.groups == p.in_channels && p.groups == p.out_channels;
+}
+
+bool is_pointwise(const Conv2dParams& p) {
+  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+         p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+}
+
+// Whether the vector kernels with `lanes` channels per register can run this conv as `algorithm`.
+bool fits(const Conv2dParams& p, int64_t in_block, int64_t lanes, ConvAlgorithm algorithm) {
+  switch (algorithm) {
+    case ConvAlgorithm::Depthwise: return is_depthwise(p) && in_block == lanes;
+    case ConvAlgorithm::Pointwise:
+      if (!is_pointwise(p)) return false;
+      [[fallthrough]];
+    case ConvAlgorithm::Direct: return p.groups == 1 || p.out_channels_per_group() % lanes == 0;
+    case ConvAlgorithm::Auto: break;
+  }
+  return false;
+}
+
+// The best ISA this CPU runs, whatever NINEGRID_ISA says (callers cap with preferred_isa()); asking for
+// more than the CPU has must not reach an illegal instruction.
+Isa hardware_isa() {
+  const CpuFeatures& f = cpu_features();
+  if (!f.avx2 || !f.fma) return Isa::Ref;
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq ? Isa::Avx512 : Isa::Avx2;
+}
+
+bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, ConvAlgorithm want, Choice* c) {
+#if defined(__x86_64__)
+  isa = std::min(isa, hardware_isa());
+  if (isa == Isa::Ref) return false;
+  if (p.batch < 1 || p.in_channels < 1 || p.out_channels < 1 || p.groups < 1 || p.in_channels % p.groups != 0 ||
+      p.out_channels % p.groups != 0)
+    return false;
+  if (p.in_h < 1 || p.in_w < 1 || p.out_h < 1 || p.out_w < 1 || p.kernel_h < 1 || p.kernel_w < 1 ||
+      p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1 || p.pad_top < 0 || p.pad_left < 0)
+    return false;
+  if (!valid_block(in_block, p.in_channels) || !valid_block(out_block, p.out_channels)) return false;
+
+  // Vector widths to try: the output block fixes it; plain NCHW output may use either (the narrower
+  // first when the wider would mostly compute padding channels).
+  int64_t widths[2] = {0, 0};
+  if (out_block == 16) {
+    widths[0] = isa >= Isa::Avx512 ? 16 : 0;
+  } else if (out_block == 8) {
+    widths[0] = 8;
+  } else if (isa >= Isa::Avx512 && p.out_channels > 8) {
+    widths[0] = 16, widths[1] = 8;
+  } else {
+    widths[0] = 8, widths[1] = isa >= Isa::Avx512 ? 16 : 0;
+  }
+  for (int64_t lanes : widths) {
+    if (lanes == 0) continue;
+    ConvAlgorithm algorithm = want;
+    if (algorithm == ConvAlgorithm::Auto)
+      algorithm = is_depthwise(p) ? ConvAlgorithm::Depthwise
+                                  : is_pointwise(p) ? ConvAlgorithm::Pointwise : ConvAlgorithm::Direct;
+    if (!fits(p, in_block, lanes, algorithm)) continue;
+    c->algorithm = algorithm;
+    c->isa = lanes == 16 ? Isa::Avx512 : Isa::Avx2;
+    c->lanes = lanes;
+    return true;
+  }
+#endif
+  return false;
+}
+
+const char* depthwise_name(const Conv2dParams& p) {
+  const bool square = p.kernel_h == p.kernel_w && p.stride_h == p.stride_w && p.dilation_h == 1 &&
+                      p.dilation_w == 1 && (p.stride_h == 1 || p.stride_h == 2);
+  if (square && p.kernel_h == 3) return "depthwise3x3";
+  if (square && p.kernel_h == 5) return "depthwise5x5";
+  return "depthwise";
+}
+
+}  // namespace
+
+bool FastConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
+                          ConvAlgorithm algorithm) {
+  Choice c;
+  return choose(p, in_block, out_block, isa, algorithm, &c);
+}
+
+FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
+                       Isa isa, int64_t in_block, int64_t out_block, ConvAlgorithm algorithm)
+    : params_(p) {
+  Choice c;
+  if (!choose(p, in_block, out_block, isa, algorithm, &c))
+    throw Error("FastConv2d: no fast kernel for this convolution (in block " + std::to_string(in_block) +
+                ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
+  if (activation.kind == ActivationKind::PRelu && !activation.slope)
+    throw Error("FastConv2d: PRelu activation without slopes");
+  kernel_isa_ = c.isa;
+  lanes_ = c.lanes;
+#if defined(__x86_64__)
+  const bool avx512 = c.isa == Isa::Avx512;
+  switch (c.algorithm) {
+    case ConvAlgorithm::Depthwise:
+      kernel_ = avx512 ? avx512::conv2d_depthwise : avx2::conv2d_depthwise;
+      algorithm_name_ = depthwise_name(p);
+      weights_ = pack_depthwise_weights(weights, p.out_channels, p.kernel_h, p.kernel_w, lanes_);
+      break;
+    case ConvAlgorithm::Pointwise:
+      kernel_ = avx512 ? avx512::conv2d_pointwise : avx2::conv2d_pointwise;
+      algorithm_name_ = "pointwise";
+      blocks_per_tile_ = avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
+      weights_ = pack_conv_weights(weights, p.out_channels, p.in_channels_per_group(), 1, 1, lanes_);
+      break;
+    default:
+      kernel_ = avx512 ? avx512::conv2d_direct : avx2::conv2d_direct;
+      algorithm_name_ = "direct";
+      blocks_per_tile_ = avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
+      weights_ = pack_conv_weights(weights, p.out_channels, p.in_channels_per_group(), p.kernel_h, p.kernel_w, lanes_);
+      break;
+  }
+#endif
+  blocks_ = round_up_to_block(p.out_channels, lanes_) / lanes_;
+  bias_ = pad_per_channel(bias, p.out_channels, lanes_);
+
+  X86ConvArgs& a = args_;
+  a.in_channels = p.in_channels, a.in_h = p.in_h, a.in_w = p.in_w;
+  a.out_channels = p.out_channels, a.out_h = p.out_h, a.out_w = p.out_w;
+  a.groups = p.groups;
+  a.in_channels_per_group = p.in_channels_per_group();
+  a.out_channels_per_group = p.out_channels_per_group();
+  a.kernel_h = p.kernel_h, a.kernel_w = p.kernel_w;
+  a.stride_h = p.stride_h, a.stride_w = p.stride_w;
+  a.dilation_h = p.dilation_h, a.dilation_w = p.dilation_w;
+  a.pad_top = p.pad_top, a.pad_left = p.pad_left;
+  a.in_block = in_block;
+  a.out_block = out_block;
+  a.weights = weights_.data();
+  a.bias = bias_.data();
+  a.activation = activation.kind;
+  a.alpha = activation.alpha, a.beta = activation.beta;
+  a.clip_min = activation.min, a.clip_max = activation.max;
+  if (activation.kind == ActivationKind::PRelu) {
+    slope_ = pad_per_channel(activation.slope, p.out_channels, lanes_);
+    a.slope = slope_.data();
+  }
+}
+
+void FastConv2d::run(const float* x, float* y, const float* residual, ThreadPool* pool) const {
+  const Conv2dParams& p = params_;
+  const int64_t in_image = p.in_channels * p.in_h * p.in_w;
+  const int64_t out_image = p.out_channels * p.out_h * p.out_w;
+  auto image_args = [&](int64_t n) {
+    X86ConvArgs a = args_;
+    a.x = x + n * in_image;
+    a.y = y + n * out_image;
+    a.residual = residual ? residual + n * out_image : nullptr;
+    return a;
+  };
+
+  const int threads = pool ? pool->size() : 1;
+  if (threads <= 1) {
+    for (int64_t n = 0; n < p.batch; ++n) kernel_(image_args(n), X86ConvRange{0, blocks_, 0, p.out_h});
+    return;
+  }
+  // Tasks: (image, group of whole tiles of output blocks, chunk of rows), enough of them that the pool's
+  // contiguous split gives every thread nearly the same share. A thread's consecutive tasks share the
+  // output blocks, hence the weights.
+  const int64_t block_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
+  const int64_t wanted = 4 * static_cast<int64_t>(threads);
+  const int64_t row_chunks =
+      std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * block_groups - 1) / (p.batch * block_groups)));
+  const int64_t tasks = p.batch * block_groups * row_chunks;
+  pool->parallel_for(tasks, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t chunk = t % row_chunks;
+      const int64_t group = (t / row_chunks) % block_groups;
+      const int64_t n = t / (row_chunks * block_groups);
+      X86ConvRange r;
+      r.oc_block_begin = group * blocks_per_tile_;
+      r.oc_block_end = std::min(blocks_, r.oc_block_begin + blocks_per_tile_);
+      r.row_begin = p.out_h * chunk / row_chunks;
+      r.row_end = p.out_h * (chunk + 1) / row_chunks;
+      kernel_(image_args(n), r);
+    }
+  });
+}
+
+}  // namespace ninegrid
