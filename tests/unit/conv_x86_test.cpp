@@ -1,0 +1,391 @@
+// The fast x86 convolution kernels (kernels/x86/, driven through ops/conv_fast.h) against their reference
+// twin conv2d_blocked_ref, over randomised shapes, blocks, activations and residuals, once per instruction
+// set the CPU has: the AVX2 kernels and the AVX-512 kernels are each called directly (the ISA is passed
+// explicitly, NINEGRID_ISA is not consulted). Also the reorder kernels against reorder_blocks_ref.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "conv_test_util.h"
+#include "kernels/ref/conv2d_blocked_ref.h"
+#include "kernels/ref/reorder_ref.h"
+#include "kernels/x86/conv_kernels_x86.h"
+#include "ninegrid/tensor.h"
+#include "ops/conv_fast.h"
+#include "runtime/cpu_features.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+namespace {
+
+using namespace conv_test;
+
+bool cpu_has(Isa isa) {
+  const CpuFeatures& f = cpu_features();
+  if (isa == Isa::Avx2) return f.avx2 && f.fma;
+  return f.avx2 && f.fma && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
+}
+
+#define SKIP_WITHOUT(isa) \
+  if (!cpu_has(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa)
+
+int lanes_of(Isa isa) { return isa == Isa::Avx512 ? 16 : 8; }
+
+int64_t random_block(std::mt19937& rng, int64_t channels) {
+  for (;;) {
+    const int64_t b = pick(rng, {1, 8, 16});
+    if (channels % b == 0) return b;
+  }
+}
+
+// The plane of a random case: tiny, small or large (the large only when the conv stays cheap enough for
+// the double-precision reference).
+void random_plane(std::mt19937& rng, Conv2dParams& p) {
+  const int64_t kind = uniform(rng, 0, 9);
+  if (kind == 0) {
+    p.in_h = p.in_w = 1;
+  } else if (kind == 1) {
+    p.in_h = 2, p.in_w = 3;
+  } else if (kind == 2) {
+    p.in_h = 57, p.in_w = 61;
+  } else {
+    p.in_h = uniform(rng, 1, 24);
+    p.in_w = uniform(rng, 1, 40);
+  }
+}
+
+void random_window(std::mt19937& rng, Conv2dParams& p) {
+  p.kernel_h = pick(rng, {1, 3, 3, 5, 7});
+  p.kernel_w = uniform(rng, 0, 2) == 0 ? pick(rng, {1, 3, 5, 7}) : p.kernel_h;
+  p.stride_h = pick(rng, {1, 1, 2});
+  p.stride_w = uniform(rng, 0, 3) == 0 ? pick(rng, {1, 2, 3}) : p.stride_h;
+  p.dilation_h = pick(rng, {1, 1, 1, 2});
+  p.dilation_w = pick(rng, {1, 1, 1, 2});
+  p.pad_top = uniform(rng, 0, 3);
+  p.pad_left = uniform(rng, 0, 3);
+  p.pad_bottom = uniform(rng, 0, 3);
+  p.pad_right = uniform(rng, 0, 3);
+}
+
+// One random case of the given algorithm for the kernels of `isa` (nullopt-like false when the draw is
+// unusable: the kernel does not fit, or the reference would take too long).
+bool random_case(std::mt19937& rng, Isa isa, ConvAlgorithm algorithm, Conv2dParams& p, int64_t& in_block,
+                 int64_t& out_block) {
+  const int lanes = lanes_of(isa);
+  p = Conv2dParams{};
+  p.batch = pick(rng, {1, 1, 1, 2});
+  random_plane(rng, p);
+  if (algorithm == ConvAlgorithm::Depthwise) {
+    p.groups = p.in_channels = p.out_channels = lanes * pick(rng, {1, 1, 2, 3, 4});
+    random_window(rng, p);
+    in_block = lanes;
+  } else {
+    if (uniform(rng, 0, 3) == 0) {  // grouped: whole vectors of output channels per group
+      p.groups = pick(rng, {2, 3, 4});
+      p.in_channels = p.groups * pick(rng, {1, 3, 8, 16});
+      p.out_channels = p.groups * lanes * pick(rng, {1, 1, 2});
+    } else {
+      p.in_channels = pick(rng, {1, 3, 5, 8, 16, 17, 24, 32, 48, 64});
+      p.out_channels = pick(rng, {1, 3, 5, 8, 16, 17, 24, 32, 48, 64});
+    }
+    if (algorithm == ConvAlgorithm::Pointwise) {
+      p.kernel_h = p.kernel_w = 1;
+    } else {
+      random_window(rng, p);
+    }
+    in_block = random_block(rng, p.in_channels);
+  }
+  if (!finish_shape(p)) return false;
+  // Output: the ISA's block when the channels allow it, else (or sometimes anyway) plain NCHW.
+  out_block = p.out_channels % lanes == 0 && uniform(rng, 0, 2) != 0 ? lanes : 1;
+  if (p.macs() > 6'000'000) return false;
+  return FastConv2d::supports(p, in_block, out_block, isa, algorithm);
+}
+
+struct CaseStats {
+  int runs = 0;
+  std::map<std::string, int> by_kind;  // algorithm/isa/in->out blocks, to prove coverage
+};
+
+// Runs FastConv2d(p) with the given algorithm and ISA on random data and compares every output with the
+// blocked reference.
+void check_case(std::mt19937& rng, const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
+                ConvAlgorithm algorithm, int trial, CaseStats& stats, ThreadPool* pool = nullptr) {
+  const size_t in_size = static_cast<size_t>(p.batch * p.in_channels * p.in_h * p.in_w);
+  const size_t out_size = static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w);
+  const auto x = random_vector(rng, in_size);
+  const auto w = random_vector(rng, static_cast<size_t>(p.out_channels * p.in_channels_per_group() * p.kernel_h *
+                                                        p.kernel_w));
+  const auto bias = random_vector(rng, static_cast<size_t>(p.out_channels));
+  const auto residual = random_vector(rng, out_size);
+  const auto slopes = random_vector(rng, static_cast<size_t>(p.out_channels));
+  const auto acts = all_activations(slopes.data());
+  Epilogue e;
+  e.activation = acts[static_cast<size_t>(trial) % acts.size()];
+  e.residual = trial % 2 == 0 ? residual.data() : nullptr;
+  const float* b = trial % 3 != 2 ? bias.data() : nullptr;
+
+  std::vector<float> want(out_size), got(out_size, -777.f);
+  conv2d_blocked_ref(p, e, in_block, out_block, x.data(), w.data(), b, want.data());
+  const FastConv2d conv(p, w.data(), b, e.activation, isa, in_block, out_block, algorithm);
+  conv.run(x.data(), got.data(), e.residual, pool);
+
+  const auto mag = magnitude_bound(p, in_block, out_block, x, w, b, e.residual);
+  const std::string what = std::string(conv.algorithm()) + "/" + conv.isa() + ", " + describe(p) + ", blocks " +
+                           std::to_string(in_block) + "->" + std::to_string(out_block) + ", " +
+                           activation_name(e.activation.kind) + (e.residual ? " + residual" : "") +
+                           (b ? "" : ", no bias");
+  expect_within_bound(got, want, mag, what);
+  stats.runs++;
+  stats.by_kind[std::string(conv.algorithm()) + "/" + conv.isa() + " " + std::to_string(in_block) + "->" +
+                std::to_string(out_block)]++;
+}
+
+void random_suite(Isa isa, ConvAlgorithm algorithm, int cases, uint32_t seed, CaseStats& stats) {
+  std::mt19937 rng(seed);
+  int trial = 0;
+  for (int attempts = 0; stats.runs < cases && attempts < 100 * cases; ++attempts) {
+    Conv2dParams p;
+    int64_t in_block = 1, out_block = 1;
+    if (!random_case(rng, isa, algorithm, p, in_block, out_block)) continue;
+    check_case(rng, p, in_block, out_block, isa, algorithm, trial++, stats);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  ASSERT_EQ(stats.runs, cases) << "too few usable random shapes";
+}
+
+std::string coverage(const CaseStats& s) {
+  std::string out;
+  for (const auto& [kind, n] : s.by_kind) out += kind + ": " + std::to_string(n) + "\n";
+  return out;
+}
+
+class ConvX86 : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(ConvX86, DirectMatchesBlockedReference) {
+  SKIP_WITHOUT(GetParam());
+  CaseStats stats;
+  random_suite(GetParam(), ConvAlgorithm::Direct, 300, 11, stats);
+  // Every input block and both output layouts were exercised.
+  const std::string lanes = std::to_string(lanes_of(GetParam()));
+  const std::string prefix = std::string("direct/") + isa_name(GetParam()) + " ";
+  for (const std::string& blocks : std::vector<std::string>{"1->1", "1->" + lanes, "8->" + lanes, "16->" + lanes, "16->1"})
+    EXPECT_GT(stats.by_kind[prefix + blocks], 0) << blocks << "\n" << coverage(stats);
+}
+
+TEST_P(ConvX86, PointwiseMatchesBlockedReference) {
+  SKIP_WITHOUT(GetParam());
+  CaseStats stats;
+  random_suite(GetParam(), ConvAlgorithm::Pointwise, 200, 12, stats);
+  const std::string lanes = std::to_string(lanes_of(GetParam()));
+  const std::string prefix = std::string("pointwise/") + isa_name(GetParam()) + " ";
+  for (const std::string& blocks : std::vector<std::string>{"1->1", "1->" + lanes, "8->" + lanes, "16->" + lanes})
+    EXPECT_GT(stats.by_kind[prefix + blocks], 0) << blocks << "\n" << coverage(stats);
+}
+
+TEST_P(ConvX86, DepthwiseMatchesBlockedReference) {
+  SKIP_WITHOUT(GetParam());
+  CaseStats stats;
+  random_suite(GetParam(), ConvAlgorithm::Depthwise, 250, 13, stats);
+  const std::string lanes = std::to_string(lanes_of(GetParam()));
+  const std::string suffix = std::string("/") + isa_name(GetParam()) + " " + lanes + "->";
+  for (const std::string kind : {"depthwise3x3", "depthwise5x5", "depthwise"})
+    for (const std::string& out : std::vector<std::string>{lanes, "1"})
+      EXPECT_GT(stats.by_kind[kind + suffix + out], 0) << kind << suffix << out << "\n" << coverage(stats);
+}
+
+// The common layers, by hand: every centre/border combination of 3x3 stride 1 and 2 and the first layer
+// (3 plain channels in, stride 2), on planes that leave tile remainders of every size.
+TEST_P(ConvX86, TypicalLayers) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  const int lanes = lanes_of(isa);
+  std::mt19937 rng(14);
+  CaseStats stats;
+  int trial = 0;
+  for (int64_t width : {1, 2, 5, 13, 14, 23, 28, 31}) {
+    for (int64_t stride : {1, 2}) {
+      Conv2dParams p;
+      p.in_channels = 2 * lanes, p.out_channels = 2 * lanes;
+      p.in_h = 7, p.in_w = width, p.kernel_h = p.kernel_w = 3, p.stride_h = p.stride_w = stride;
+      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+      ASSERT_TRUE(finish_shape(p));
+      check_case(rng, p, lanes, lanes, isa, ConvAlgorithm::Auto, trial++, stats);
+      Conv2dParams dw = p;
+      dw.groups = dw.in_channels;
+      check_case(rng, dw, lanes, lanes, isa, ConvAlgorithm::Auto, trial++, stats);
+      Conv2dParams first = p;
+      first.in_channels = 3;
+      check_case(rng, first, 1, lanes, isa, ConvAlgorithm::Auto, trial++, stats);
+      Conv2dParams pw = p;
+      pw.kernel_h = pw.kernel_w = 1, pw.stride_h = pw.stride_w = 1;
+      pw.pad_top = pw.pad_left = pw.pad_bottom = pw.pad_right = 0;
+      ASSERT_TRUE(finish_shape(pw));
+      check_case(rng, pw, lanes, lanes, isa, ConvAlgorithm::Auto, trial++, stats);
+      if (HasFatalFailure()) return;
+    }
+  }
+  for (const std::string kind : {"direct", "depthwise3x3", "pointwise"})
+    EXPECT_GT(stats.by_kind[kind + "/" + isa_name(isa) + " " + std::to_string(lanes) + "->" + std::to_string(lanes)], 0)
+        << coverage(stats);
+}
+
+// Splitting over threads computes each output exactly as one thread does (same order of operations).
+TEST_P(ConvX86, ThreadedRunEqualsSingleThread) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  const int lanes = lanes_of(isa);
+  ThreadPool pool(3);
+  std::mt19937 rng(15);
+  for (ConvAlgorithm algorithm : {ConvAlgorithm::Direct, ConvAlgorithm::Pointwise, ConvAlgorithm::Depthwise}) {
+    Conv2dParams p;
+    p.batch = 2;
+    p.in_channels = p.out_channels = 5 * lanes;
+    if (algorithm == ConvAlgorithm::Depthwise) p.groups = p.in_channels;
+    p.in_h = 19, p.in_w = 23;
+    if (algorithm != ConvAlgorithm::Pointwise) {
+      p.kernel_h = p.kernel_w = 3;
+      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+    }
+    ASSERT_TRUE(finish_shape(p));
+    const auto x = random_vector(rng, static_cast<size_t>(p.batch * p.in_channels * p.in_h * p.in_w));
+    const auto w = random_vector(rng, static_cast<size_t>(p.out_channels * p.in_channels_per_group() * 9));
+    const auto bias = random_vector(rng, static_cast<size_t>(p.out_channels));
+    const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, lanes, lanes, algorithm);
+    std::vector<float> one(static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w)), many(one.size());
+    conv.run(x.data(), one.data(), nullptr, nullptr);
+    conv.run(x.data(), many.data(), nullptr, &pool);
+    EXPECT_EQ(one, many) << conv.algorithm();
+  }
+}
+
+// The residual may be the output buffer itself (a fused Add whose other input dies at the conv).
+TEST_P(ConvX86, ResidualMayBeTheOutput) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  const int lanes = lanes_of(isa);
+  std::mt19937 rng(16);
+  for (int64_t out_block : {static_cast<int64_t>(lanes), int64_t{1}}) {
+    Conv2dParams p;
+    p.in_channels = lanes, p.out_channels = 2 * lanes, p.in_h = 6, p.in_w = 17;
+    p.kernel_h = p.kernel_w = 3, p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+    ASSERT_TRUE(finish_shape(p));
+    const auto x = random_vector(rng, static_cast<size_t>(p.in_channels * p.in_h * p.in_w));
+    const auto w = random_vector(rng, static_cast<size_t>(p.out_channels * p.in_channels * 9));
+    const auto residual = random_vector(rng, static_cast<size_t>(p.out_channels * p.out_h * p.out_w));
+    Epilogue e;
+    e.activation = Activation::relu();
+    e.residual = residual.data();
+    std::vector<float> want(residual.size());
+    conv2d_blocked_ref(p, e, lanes, out_block, x.data(), w.data(), nullptr, want.data());
+    std::vector<float> y = residual;
+    FastConv2d(p, w.data(), nullptr, e.activation, isa, lanes, out_block).run(x.data(), y.data(), y.data(), nullptr);
+    expect_within_bound(y, want, magnitude_bound(p, lanes, out_block, x, w, nullptr, residual.data()),
+                        "in-place residual, out block " + std::to_string(out_block));
+  }
+}
+
+// Hand-checkable activations at the store: relu6 and sigmoid of known sums (1x1 conv of ones).
+TEST_P(ConvX86, ActivationValuesAtTheStore) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  const int lanes = lanes_of(isa);
+  Conv2dParams p;
+  p.in_channels = 1, p.out_channels = lanes, p.in_h = 1, p.in_w = 5, p.out_h = 1, p.out_w = 5;
+  // x = -20, -2, 0, 2, 20 along the row; weight 1 for every output channel; no bias.
+  const std::vector<float> x = {-20.f, -2.f, 0.f, 2.f, 20.f}, w(static_cast<size_t>(lanes), 1.f);
+  std::vector<float> y(static_cast<size_t>(lanes) * 5);
+  FastConv2d(p, w.data(), nullptr, Activation::relu6(), isa, 1, 1).run(x.data(), y.data(), nullptr, nullptr);
+  EXPECT_EQ(std::vector<float>(y.begin(), y.begin() + 5), (std::vector<float>{0.f, 0.f, 0.f, 2.f, 6.f}));
+  FastConv2d(p, w.data(), nullptr, Activation::sigmoid(), isa, 1, 1).run(x.data(), y.data(), nullptr, nullptr);
+  // 1 / (1 + e^20) = 2.0611536e-9, 1 / (1 + e^2) = 0.11920292, 1 / (1 + e^-2) = 0.88079708.
+  const float want[5] = {2.0611536e-9f, 0.11920292f, 0.5f, 0.88079708f, 1.f};
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(y[static_cast<size_t>(i)], want[i], 1e-6f * want[i]) << i;
+}
+
+TEST_P(ConvX86, ReordersMatchReference) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  const int lanes = lanes_of(isa);
+  std::mt19937 rng(17);
+  for (int64_t plane : {1, 7, 15, 16, 17, 40, 57 * 61}) {
+    const int64_t channels = 3 * lanes;
+    const auto nchw = random_vector(rng, static_cast<size_t>(channels * plane));
+    std::vector<float> want(nchw.size()), got(nchw.size(), -1.f), back(nchw.size(), -1.f);
+    reorder_blocks_ref(nchw.data(), want.data(), 1, channels, plane, 1, lanes);
+    if (isa == Isa::Avx512) {
+      avx512::reorder_nchw_to_blocked(nchw.data(), got.data(), channels, plane, 0, 2);  // split in two calls
+      avx512::reorder_nchw_to_blocked(nchw.data(), got.data(), channels, plane, 2, 3);
+      avx512::reorder_blocked_to_nchw(got.data(), back.data(), channels, plane, 0, 3);
+    } else {
+      avx2::reorder_nchw_to_blocked(nchw.data(), got.data(), channels, plane, 0, 1);
+      avx2::reorder_nchw_to_blocked(nchw.data(), got.data(), channels, plane, 1, 3);
+      avx2::reorder_blocked_to_nchw(got.data(), back.data(), channels, plane, 0, 3);
+    }
+    EXPECT_EQ(got, want) << "plane " << plane;
+    EXPECT_EQ(back, nchw) << "plane " << plane;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, ConvX86, ::testing::Values(Isa::Avx2, Isa::Avx512),
+                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
+
+TEST(FastConv2d, ChoosesKernelsAndFallsBack) {
+  Conv2dParams p;
+  p.in_channels = p.out_channels = 32, p.in_h = p.in_w = p.out_h = p.out_w = 8;
+  p.kernel_h = p.kernel_w = 3, p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  EXPECT_FALSE(FastConv2d::supports(p, 16, 16, Isa::Ref));
+  EXPECT_FALSE(FastConv2d::supports(p, 16, 16, Isa::Avx2));  // a 16-channel output block needs AVX-512
+  EXPECT_FALSE(FastConv2d::supports(p, 12, 16, Isa::Avx512));
+  EXPECT_FALSE(FastConv2d::supports(p, 16, 32, Isa::Avx512));
+  if (!cpu_has(Isa::Avx2)) GTEST_SKIP() << "this CPU lacks avx2";
+  EXPECT_TRUE(FastConv2d::supports(p, 16, 8, Isa::Avx2));
+  EXPECT_TRUE(FastConv2d::supports(p, 1, 1, Isa::Avx2));
+
+  const std::vector<float> w(32 * 32 * 25, 0.5f);
+  {
+    FastConv2d conv(p, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8);
+    EXPECT_STREQ(conv.algorithm(), "direct");
+    EXPECT_STREQ(conv.isa(), "avx2");
+  }
+  Conv2dParams dw = p;
+  dw.groups = 32;
+  EXPECT_FALSE(FastConv2d::supports(dw, 1, 8, Isa::Avx2));  // depthwise needs the blocked input
+  {
+    FastConv2d conv(dw, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 1);
+    EXPECT_STREQ(conv.algorithm(), "depthwise3x3");
+  }
+  Conv2dParams grouped = p;
+  grouped.groups = 8;  // 4 output channels per group: not a whole vector
+  EXPECT_FALSE(FastConv2d::supports(grouped, 8, 8, Isa::Avx2));
+  Conv2dParams pw = p;
+  pw.kernel_h = pw.kernel_w = 1, pw.pad_top = pw.pad_left = pw.pad_bottom = pw.pad_right = 0;
+  {
+    FastConv2d conv(pw, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8);
+    EXPECT_STREQ(conv.algorithm(), "pointwise");
+  }
+  Conv2dParams dw5 = dw;
+  dw5.kernel_h = dw5.kernel_w = 5, dw5.stride_h = dw5.stride_w = 2;
+  ASSERT_TRUE(finish_shape(dw5));
+  EXPECT_STREQ(FastConv2d(dw5, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8).algorithm(), "depthwise5x5");
+  Conv2dParams dw_dilated = dw;
+  dw_dilated.dilation_h = 2;
+  ASSERT_TRUE(finish_shape(dw_dilated));
+  EXPECT_STREQ(FastConv2d(dw_dilated, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8).algorithm(),
+               "depthwise");
+  EXPECT_THROW(FastConv2d(grouped, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8), Error);
+
+  if (!cpu_has(Isa::Avx512)) return;
+  // AVX-512 machine: 16-channel blocks use zmm kernels, 8-channel blocks the AVX2 ones.
+  EXPECT_STREQ(FastConv2d(p, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 16).isa(), "avx512");
+  EXPECT_STREQ(FastConv2d(p, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 8).isa(), "avx2");
+  Conv2dParams head = pw;  // a detection head: 4 output channels, plain NCHW out
+  head.out_channels = 4;
+  EXPECT_STREQ(FastConv2d(head, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 1).isa(), "avx2");
+}
+
+}  // namespace
+}  // namespace ninegrid
