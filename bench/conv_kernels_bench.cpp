@@ -1,0 +1,174 @@
+// Microbenchmarks of the fast x86 conv kernels (ops/conv_fast.h) on representative layers, one thread:
+// RetinaFace-MobileNet0.25 at 640x640 (first conv, depthwise and pointwise layers) and ResNet-18/50 layers
+// at 56x56 and 28x28. Each reports GFLOP/s (2 x multiply-accumulates per second) and the fraction of this
+// core's FMA peak, measured at start-up in this binary (runtime/machine_peak.h, as bench/fma_peak.cpp):
+//   peak         : fraction of the core's best fp32 peak (512-bit FMA where the CPU has AVX-512)
+//   peak_isa     : fraction of the peak at the kernel's own vector width (256-bit for the AVX2 kernels)
+//
+//   ninegrid_kernel_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/conv_params.h"
+#include "kernels/x86/conv_kernels_x86.h"
+#include "ops/conv_fast.h"
+#include "runtime/cpu_features.h"
+#include "runtime/machine_peak.h"
+
+namespace ninegrid {
+namespace {
+
+// ---- The core's FMA peak, measured in this binary (runtime/machine_peak.h, the loop bench/fma_peak.cpp
+// runs); the best of a few tries, since the machine is shared. ----
+
+struct Peak {
+  double avx2 = 0, avx512 = 0;  // GFLOP/s
+  double best() const { return avx512 > avx2 ? avx512 : avx2; }
+  double of(Isa isa) const { return isa == Isa::Avx512 ? avx512 : avx2; }
+};
+
+Peak measure_peak() {
+  Peak p;
+  const CpuFeatures& f = cpu_features();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (f.avx2 && f.fma) p.avx2 = std::max(p.avx2, measure_fma_peak_gflops(Isa::Avx2));
+    if (f.avx512f) p.avx512 = std::max(p.avx512, measure_fma_peak_gflops(Isa::Avx512));
+  }
+  return p;
+}
+
+Peak g_peak;
+
+// ---- Layers ----
+
+struct Layer {
+  std::string name;
+  int64_t in_c, out_c, groups, h, w, k, stride, pad;
+};
+
+Conv2dParams params_of(const Layer& l) {
+  Conv2dParams p;
+  p.in_channels = l.in_c, p.out_channels = l.out_c, p.groups = l.groups;
+  p.in_h = l.h, p.in_w = l.w;
+  p.kernel_h = p.kernel_w = l.k, p.stride_h = p.stride_w = l.stride;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = l.pad;
+  p.out_h = conv_output_size(l.h, l.k, l.stride, 1, l.pad, l.pad);
+  p.out_w = conv_output_size(l.w, l.k, l.stride, 1, l.pad, l.pad);
+  return p;
+}
+
+// The block a tensor of `channels` gets under the layout plan for `isa` (16, else 8, else plain).
+int64_t block_for(int64_t channels, Isa isa) {
+  if (isa == Isa::Avx512 && channels % 16 == 0) return 16;
+  if (channels % 8 == 0) return 8;
+  return 1;
+}
+
+void bench_conv(benchmark::State& state, Layer layer, Isa isa) {
+  const Conv2dParams p = params_of(layer);
+  const int64_t in_block = block_for(p.in_channels, isa), out_block = block_for(p.out_channels, isa);
+  if (!FastConv2d::supports(p, in_block, out_block, isa)) {
+    state.SkipWithError("no fast kernel for this layer");
+    return;
+  }
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  auto random = [&](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& f : v) f = dist(rng);
+    return v;
+  };
+  const auto x = random(p.in_channels * p.in_h * p.in_w);
+  const auto w = random(p.out_channels * p.in_channels_per_group() * p.kernel_h * p.kernel_w);
+  const auto bias = random(p.out_channels);
+  std::vector<float> y(static_cast<size_t>(p.out_channels * p.out_h * p.out_w));
+  const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block);
+  for (auto _ : state) {
+    conv.run(x.data(), y.data(), nullptr, nullptr);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const double gflop = 2.0 * static_cast<double>(p.macs()) / 1e9;
+  const Isa kernel_isa = std::string(conv.isa()) == "avx512" ? Isa::Avx512 : Isa::Avx2;
+  state.counters["GFLOPs"] = benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak"] = benchmark::Counter(gflop / g_peak.best(), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak_isa"] =
+      benchmark::Counter(gflop / g_peak.of(kernel_isa), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(conv.algorithm()) + "/" + conv.isa() + " " + std::to_string(in_block) + "->" +
+                 std::to_string(out_block));
+}
+
+void bench_reorder(benchmark::State& state, int64_t channels, int64_t plane, Isa isa, bool to_blocked) {
+  std::vector<float> src(static_cast<size_t>(channels * plane), 1.f), dst(src.size());
+  const int lanes = isa == Isa::Avx512 ? avx512::kLanes : avx2::kLanes;
+  auto fn = to_blocked ? (isa == Isa::Avx512 ? avx512::reorder_nchw_to_blocked : avx2::reorder_nchw_to_blocked)
+                       : (isa == Isa::Avx512 ? avx512::reorder_blocked_to_nchw : avx2::reorder_blocked_to_nchw);
+  for (auto _ : state) {
+    fn(src.data(), dst.data(), channels, plane, 0, channels / lanes);
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * channels * plane * 8);
+}
+
+const std::vector<Layer>& layers() {
+  static const std::vector<Layer> l = {
+      // RetinaFace-MobileNet0.25, 640x640 input.
+      {"retina/conv1_3x3s2_3to8_640", 3, 8, 1, 640, 640, 3, 2, 1},
+      {"retina/dw_8_3x3s1_320", 8, 8, 8, 320, 320, 3, 1, 1},
+      {"retina/pw_8to16_320", 8, 16, 1, 320, 320, 1, 1, 0},
+      {"retina/dw_16_3x3s2_320", 16, 16, 16, 320, 320, 3, 2, 1},
+      {"retina/dw_32_3x3s1_160", 32, 32, 32, 160, 160, 3, 1, 1},
+      {"retina/pw_32to64_80", 32, 64, 1, 80, 80, 1, 1, 0},
+      {"retina/dw_64_3x3s1_80", 64, 64, 64, 80, 80, 3, 1, 1},
+      {"retina/pw_64to64_80", 64, 64, 1, 80, 80, 1, 1, 0},
+      {"retina/dw_128_3x3s1_40", 128, 128, 128, 40, 40, 3, 1, 1},
+      {"retina/pw_128to128_40", 128, 128, 1, 40, 40, 1, 1, 0},
+      {"retina/dw_256_3x3s1_20", 256, 256, 256, 20, 20, 3, 1, 1},
+      {"retina/pw_256to256_20", 256, 256, 1, 20, 20, 1, 1, 0},
+      // ResNet-18/50.
+      {"resnet/conv1_7x7s2_3to64_224", 3, 64, 1, 224, 224, 7, 2, 3},
+      {"resnet/3x3_64to64_56", 64, 64, 1, 56, 56, 3, 1, 1},
+      {"resnet/3x3_128to128_28", 128, 128, 1, 28, 28, 3, 1, 1},
+      {"resnet/3x3s2_64to128_56", 64, 128, 1, 56, 56, 3, 2, 1},
+      {"resnet/1x1_64to256_56", 64, 256, 1, 56, 56, 1, 1, 0},
+      {"resnet/1x1_256to64_56", 256, 64, 1, 56, 56, 1, 1, 0},
+      {"resnet/1x1_128to128_56", 128, 128, 1, 56, 56, 1, 1, 0},
+      {"resnet/1x1_256to128_28", 256, 128, 1, 28, 28, 1, 1, 0},
+  };
+  return l;
+}
+
+}  // namespace
+}  // namespace ninegrid
+
+int main(int argc, char** argv) {
+  using namespace ninegrid;
+  benchmark::Initialize(&argc, argv);
+  g_peak = measure_peak();
+  std::printf("FMA peak, one core: %.1f GFLOP/s at 256 bits, %.1f at 512 bits\n", g_peak.avx2, g_peak.avx512);
+  std::vector<Isa> isas;
+  const CpuFeatures& f = cpu_features();
+  if (f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq) isas.push_back(Isa::Avx512);
+  if (f.avx2 && f.fma) isas.push_back(Isa::Avx2);
+  for (Isa isa : isas) {
+    for (const Layer& l : layers())
+      benchmark::RegisterBenchmark((std::string(isa_name(isa)) + "/" + l.name).c_str(), bench_conv, l, isa)
+          ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string(isa_name(isa)) + "/reorder_to_blocked_64x56x56").c_str(),
+                                 bench_reorder, 64, 56 * 56, isa, true)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string(isa_name(isa)) + "/reorder_to_nchw_64x56x56").c_str(), bench_reorder,
+                                 64, 56 * 56, isa, false)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
