@@ -6,12 +6,14 @@
 //   input 3 (optional): a residual with Y's shape, added before the activation;
 //   input 4 (with ng.activation = PRelu): the slopes, one per output channel or one for all.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "kernels/conv_params.h"
 #include "kernels/ref/conv2d_ref.h"
 #include "kernels/ref/conv3d_ref.h"
 #include "kernels/ref/reorder_ref.h"
+#include "ops/conv_fast.h"
 #include "ops/fused_activation.h"
 #include "ops/op.h"
 #include "ops/sliding_window.h"
@@ -99,13 +101,24 @@ class Conv final : public Op {
     }
     x_shape_ = x.shape;
     y_shape_ = y_shape;
+    choose_fast_kernel(in);
     out[0].dtype = DataType::Float32;
     out[0].shape = y_shape;
   }
 
   void run(OpContext& ctx) override {
-    if (in_block_ != 1 || out_block_ != 1) run_blocked_via_reference(ctx);
-    else run_plain(ctx);
+    if (fast_) {
+      const float* residual = ctx.has_input(kResidualInput) ? ctx.input(kResidualInput).data_as<float>() : nullptr;
+      fast_->run(ctx.input(0).data_as<float>(), ctx.output(0).data_as<float>(), residual, ctx.pool);
+    } else if (in_block_ != 1 || out_block_ != 1) {
+      run_blocked_via_reference(ctx);
+    } else {
+      run_plain(ctx);
+    }
+  }
+
+  std::string algorithm() const override {
+    return fast_ ? std::string(fast_->algorithm()) + "/" + fast_->isa() : std::string("ref");
   }
 
   int64_t macs() const override {
@@ -114,6 +127,28 @@ class Conv final : public Op {
   }
 
  private:
+  // Picks the x86 kernels when they handle this shape and layout (weights known at plan time, as they are
+  // for every imported model); they prepack the weights once per input shape. Otherwise the reference.
+  void choose_fast_kernel(const std::vector<TensorDesc>& in) {
+    fast_.reset();
+    if (geom_.rank() != 2 || !in[1].value) return;
+    if (in.size() > 2 && in[2].present && !in[2].value) return;
+    if (activation_.kind == ActivationKind::PRelu && !in[kSlopeInput].value) return;
+    const Conv2dParams p = params2d();
+    const Isa isa = preferred_isa();
+    if (!FastConv2d::supports(p, in_block_, out_block_, isa)) return;
+    Activation act = activation_;
+    if (act.kind == ActivationKind::PRelu) {
+      const Tensor& slope = *in[kSlopeInput].value;
+      slopes_.assign(static_cast<size_t>(p.out_channels), slope.data_as<float>()[0]);
+      if (slope.numel() == p.out_channels)
+        std::copy(slope.data_as<float>(), slope.data_as<float>() + slope.numel(), slopes_.begin());
+      act.slope = slopes_.data();
+    }
+    const float* bias = in.size() > 2 && in[2].present ? in[2].value->data_as<float>() : nullptr;
+    fast_ = std::make_unique<FastConv2d>(p, in[1].value->data_as<float>(), bias, act, isa, in_block_, out_block_);
+  }
+
   void run_plain(OpContext& ctx) {
     const float* x = ctx.input(0).data_as<float>();
     const float* w = ctx.input(1).data_as<float>();
@@ -212,6 +247,7 @@ class Conv final : public Op {
   int64_t group_ = 1;
   Activation activation_;
   int64_t in_block_ = 1, out_block_ = 1;  // channel blocks of X and Y (1 = plain NCHW)
+  std::unique_ptr<FastConv2d> fast_;      // the x86 kernels, when they apply
   WindowGeometry geom_;
   Shape x_shape_, y_shape_;
   std::vector<float> slopes_;  // PRelu slopes expanded to one per output channel

@@ -1,4 +1,4 @@
-// Mul and Add by a per-channel (or scalar) constant right after a Conv become part of its weights and
+// Mul and Add by a per-channel (or scalar) constant right after a Conv (or ConvTranspose) become part of its weights and
 // bias: Mul(conv(x), c) = conv'(x) with w'[o] = w[o] * c[o], b'[o] = b[o] * c[o]; Add(conv(x), c) adds
 // c[o] to the bias. Common in exported graphs (affine layers, BN exported as Mul+Add, PP-OCR's scales).
 #include "graph/passes/graph_edit.h"
@@ -41,13 +41,16 @@ int fold_channel_affine(Graph& g) {
         int x = op.inputs[side], k = op.inputs[1 - side];
         if (x < 0 || k < 0 || prod[x] < 0 || !g.values[k].is_constant()) continue;
         Node& conv = g.nodes[prod[x]];
-        if (conv.op_type != "Conv" || conv.attrs.has("ng.activation") ||
+        const bool transposed = conv.op_type == "ConvTranspose";
+        if ((conv.op_type != "Conv" && !transposed) || conv.attrs.has("ng.activation") ||
             (conv.inputs.size() > 3 && conv.inputs[3] >= 0) || uses.count(x) != 1)
           continue;
         const Tensor* w = constant_input(g, conv, 1);
         if (!w || w->rank() < 3) continue;
+        // Output channels: W is [out, in/group, k...] for Conv, [in, out/group, k...] for ConvTranspose.
+        const int64_t channels = transposed ? w->dim(1) * conv.attrs.get_int("group", 1) : w->dim(0);
         std::vector<float> values;
-        if (!per_channel_values(g.values[k].constant, w->rank(), w->dim(0), values)) continue;
+        if (!per_channel_values(g.values[k].constant, w->rank(), channels, values)) continue;
         std::vector<float> scale(values.size(), 1.f), shift(values.size(), 0.f);
         if (op.op_type == "Mul") scale = values;
         else shift = values;

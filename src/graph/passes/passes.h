@@ -16,7 +16,8 @@ int fold_constants(Graph& g);
 // BatchNormalization after a Conv, ConvTranspose or Gemm whose output it alone reads is folded into the
 // weights and bias of that layer.
 int fold_batchnorm(Graph& g);
-// Mul and Add by per-channel (or scalar) constants after a Conv are folded into its weights and bias.
+// Mul and Add by per-channel (or scalar) constants after a Conv or ConvTranspose are folded into its
+// weights and bias.
 int fold_channel_affine(Graph& g);
 // Spelled-out HardSwish subgraphs (x * relu6(x + 3) / 6, x * HardSigmoid(x)) become HardSwish nodes.
 int recognize_hardswish(Graph& g);
