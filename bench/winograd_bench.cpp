@@ -1,0 +1,162 @@
+// Microbenchmarks of the Winograd conv (ops/conv_winograd.h) against the direct conv (ops/conv_fast.h) on
+// the dense 3x3 stride-1 layers of ResNet-18/50 and RetinaFace, one thread, blocked in/out as the layout
+// plan gives them. Counters:
+//   GFLOPs : direct-conv-equivalent GFLOP/s, 2 * (multiply-accumulates of the direct conv) per CPU second,
+//            so Winograd and direct are compared on the same work
+//   peak   : that rate over this core's measured 512-bit FMA peak (above 1 means faster than any direct
+//            conv could be; the target for Winograd is 1.5)
+// The peak is measured at start-up in thread CPU time (12 independent FMA chains), as the kernels are, so
+// other load on the shared machine affects both alike.
+//
+//   ninegrid_winograd_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
+#include <benchmark/benchmark.h>
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps(), reported as an uninitialised read
+// (GCC bug 105593) wherever they are inlined; the value is never used.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#include <time.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/conv_params.h"
+#include "ops/conv_fast.h"
+#include "ops/conv_winograd.h"
+#include "runtime/cpu_features.h"
+
+namespace ninegrid {
+namespace {
+
+constexpr long kPeakIters = 4'000'000;
+
+__attribute__((target("avx512f"))) float fma512_chains() {
+  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-7f);
+  __m512 c[12];
+  for (int i = 0; i < 12; ++i) c[i] = _mm512_set1_ps(float(i));
+  for (long it = 0; it < kPeakIters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) c[i] = _mm512_fmadd_ps(c[i], a, b);
+  }
+  __m512 s = _mm512_setzero_ps();
+  for (int i = 0; i < 12; ++i) s = _mm512_add_ps(s, c[i]);
+  return _mm512_reduce_add_ps(s);
+}
+
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Best of 9 runs of the FMA loop, in GFLOP/s per CPU second.
+double measure_peak512() {
+  volatile float sink = 0;
+  double best = 1e30;
+  for (int rep = 0; rep < 9; ++rep) {
+    const double t0 = thread_cpu_seconds();
+    sink = sink + fma512_chains();
+    const double s = thread_cpu_seconds() - t0;
+    if (s < best) best = s;
+  }
+  return 12.0 * 16 * 2 * kPeakIters / best / 1e9;
+}
+
+double g_peak = 0;
+
+struct Layer {
+  const char* name;
+  int64_t in_c, out_c, h, w;
+};
+
+Conv2dParams params_of(const Layer& l) {
+  Conv2dParams p;
+  p.in_channels = l.in_c, p.out_channels = l.out_c;
+  p.in_h = p.out_h = l.h, p.in_w = p.out_w = l.w;
+  p.kernel_h = p.kernel_w = 3;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  return p;
+}
+
+int64_t block_for(int64_t channels, Isa isa) {
+  if (isa == Isa::Avx512 && channels % 16 == 0) return 16;
+  return channels % 8 == 0 ? 8 : 1;
+}
+
+// algorithm: 4 or 6 = Winograd with that tile, 0 = FastConv2d's direct kernel.
+void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
+  const Conv2dParams p = params_of(layer);
+  const int64_t in_block = block_for(p.in_channels, isa), out_block = block_for(p.out_channels, isa);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  auto random = [&](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& f : v) f = dist(rng);
+    return v;
+  };
+  const auto x = random(p.in_channels * p.in_h * p.in_w);
+  const auto w = random(p.out_channels * p.in_channels * 9);
+  const auto bias = random(p.out_channels);
+  const auto residual = random(p.out_channels * p.out_h * p.out_w);
+  std::vector<float> y(residual.size());
+  std::string label;
+  if (algorithm == 0) {
+    if (!FastConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no direct kernel");
+    const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block);
+    for (auto _ : state) {
+      conv.run(x.data(), y.data(), residual.data(), nullptr);
+      benchmark::ClobberMemory();
+    }
+    label = std::string(conv.algorithm()) + "/" + conv.isa();
+  } else {
+    if (!WinogradConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no Winograd kernel");
+    const WinogradConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block, algorithm);
+    for (auto _ : state) {
+      conv.run(x.data(), y.data(), residual.data(), nullptr);
+      benchmark::ClobberMemory();
+    }
+    label = std::string(conv.algorithm()) + "/" + conv.isa();
+  }
+  const double gflop = 2.0 * static_cast<double>(p.macs()) / 1e9;
+  state.counters["GFLOPs"] = benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+  if (g_peak > 0)
+    state.counters["peak"] = benchmark::Counter(gflop / g_peak, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(label + " " + std::to_string(in_block) + "->" + std::to_string(out_block));
+}
+
+const std::vector<Layer>& layers() {
+  static const std::vector<Layer> l = {
+      {"resnet/3x3_64to64_56", 64, 64, 56, 56},     {"resnet/3x3_128to128_28", 128, 128, 28, 28},
+      {"resnet/3x3_256to256_14", 256, 256, 14, 14}, {"resnet/3x3_512to512_7", 512, 512, 7, 7},
+      {"vgg/3x3_64to64_112", 64, 64, 112, 112},     {"retina/ssh_3x3_64to32_80", 64, 32, 80, 80},
+      {"retina/ssh_3x3_64to32_40", 64, 32, 40, 40},
+  };
+  return l;
+}
+
+}  // namespace
+}  // namespace ninegrid
+
+int main(int argc, char** argv) {
+  using namespace ninegrid;
+  benchmark::Initialize(&argc, argv);
+  const CpuFeatures& f = cpu_features();
+  const bool avx512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
+  if (avx512) g_peak = measure_peak512();
+  std::printf("512-bit FMA peak, one core, per CPU second: %.1f GFLOP/s\n", g_peak);
+  std::vector<Isa> isas;
+  if (avx512) isas.push_back(Isa::Avx512);
+  if (f.avx2 && f.fma) isas.push_back(Isa::Avx2);
+  for (Isa isa : isas)
+    for (const Layer& l : layers())
+      for (int algorithm : {4, 6, 0}) {
+        const std::string name = std::string(isa_name(isa)) + "/" + l.name + "/" +
+                                 (algorithm == 0 ? "direct" : algorithm == 4 ? "winograd43" : "winograd63");
+        benchmark::RegisterBenchmark(name.c_str(), bench_layer, l, isa, algorithm)->Unit(benchmark::kMicrosecond);
+      }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

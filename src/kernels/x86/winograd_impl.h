@@ -1,0 +1,317 @@
+// The Winograd F(m x m, 3 x 3) kernels (kernels/x86/winograd_x86.h) for a vector type V of L = V::kLanes
+// channels: every vector holds one pixel (or one transform position) of L consecutive channels, so the
+// transforms are the scalar formulas applied lane-wise and need no shuffles.
+//
+// The 1-D transforms are the matrices of kernels/ref/winograd_ref.h factored by hand (common
+// subexpressions of the +-p point pairs); 2-D = columns first, then rows.
+//
+// Include only from ISA files (after the simd header); internal linkage throughout.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/x86/conv_epilogue_impl.h"
+#include "kernels/x86/winograd_x86.h"
+
+namespace ninegrid {
+namespace {
+
+// ---- 1-D transforms (s: stride between the elements, in vectors) ----
+
+// r = B^T d: F(4, 3) maps 6 values to 6, F(6, 3) (points 0, +-1, +-2, +-1/2) 8 to 8.
+template <class V, int M>
+inline void winograd_input_1d(const typename V::T* d, int s, typename V::T* r, int rs) {
+  using T = typename V::T;
+  if constexpr (M == 4) {
+    const T d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
+    const T four = V::set1(4.f), minus4 = V::set1(-4.f), minus5 = V::set1(-5.f), two = V::set1(2.f),
+            minus2 = V::set1(-2.f);
+    const T d4_minus_d2 = V::sub(d4, d2), d3_minus_d1 = V::sub(d3, d1);
+    r[0] = V::fmadd(four, d0, V::fmadd(minus5, d2, d4));
+    r[rs] = V::fmadd(minus4, V::add(d1, d2), V::add(d3, d4));
+    r[2 * rs] = V::fmadd(four, V::sub(d1, d2), V::sub(d4, d3));
+    r[3 * rs] = V::fmadd(two, d3_minus_d1, d4_minus_d2);
+    r[4 * rs] = V::fmadd(minus2, d3_minus_d1, d4_minus_d2);
+    r[5 * rs] = V::fmadd(four, d1, V::fmadd(minus5, d3, d5));
+  } else {
+    static_assert(M == 6, "F(4, 3) or F(6, 3)");
+    const T d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s], d6 = d[6 * s],
+            d7 = d[7 * s];
+    const T c525 = V::set1(5.25f), cm425 = V::set1(-4.25f), c025 = V::set1(0.25f), cm125 = V::set1(-1.25f),
+            c05 = V::set1(0.5f), cm25 = V::set1(-2.5f), c2 = V::set1(2.f), c4 = V::set1(4.f), cm5 = V::set1(-5.f);
+    r[0] = V::fmadd(c525, V::sub(d2, d4), V::sub(d6, d0));
+    const T e1 = V::fmadd(cm425, d4, V::add(d2, d6)), o1 = V::fmadd(cm425, d3, V::add(d1, d5));
+    r[rs] = V::add(e1, o1);
+    r[2 * rs] = V::sub(e1, o1);
+    const T e3 = V::fmadd(c025, d2, V::fmadd(cm125, d4, d6));
+    const T o3 = V::fmadd(c05, d1, V::fmadd(cm25, d3, V::mul(c2, d5)));
+    r[3 * rs] = V::add(e3, o3);
+    r[4 * rs] = V::sub(e3, o3);
+    const T e5 = V::fmadd(c4, d2, V::fmadd(cm5, d4, d6));
+    const T o5 = V::fmadd(c2, d1, V::fmadd(cm25, d3, V::mul(c05, d5)));
+    r[5 * rs] = V::add(e5, o5);
+    r[6 * rs] = V::sub(e5, o5);
+    r[7 * rs] = V::fmadd(c525, V::sub(d3, d5), V::sub(d7, d1));
+  }
+}
+
+// r = A^T mv: F(4, 3) maps 6 values to 4, F(6, 3) 8 to 6. With a, b, c, ... the sums and differences of
+// the +-p pairs, output i is a + p^i c + ... for even i and b + p^i d + ... for odd i.
+template <class V, int M>
+inline void winograd_output_1d(const typename V::T* mv, int s, typename V::T* r, int rs) {
+  using T = typename V::T;
+  const T a = V::add(mv[s], mv[2 * s]), b = V::sub(mv[s], mv[2 * s]);
+  const T c = V::add(mv[3 * s], mv[4 * s]), d = V::sub(mv[3 * s], mv[4 * s]);
+  if constexpr (M == 4) {
+    r[0] = V::add(V::add(mv[0], a), c);
+    r[rs] = V::fmadd(V::set1(2.f), d, b);
+    r[2 * rs] = V::fmadd(V::set1(4.f), c, a);
+    r[3 * rs] = V::add(V::fmadd(V::set1(8.f), d, b), mv[5 * s]);
+  } else {
+    static_assert(M == 6, "F(4, 3) or F(6, 3)");
+    const T e = V::add(mv[5 * s], mv[6 * s]), f = V::sub(mv[5 * s], mv[6 * s]);
+    r[0] = V::add(V::add(mv[0], a), V::add(c, e));
+    r[rs] = V::fmadd(V::set1(2.f), d, V::fmadd(V::set1(0.5f), f, b));
+    r[2 * rs] = V::fmadd(V::set1(4.f), c, V::fmadd(V::set1(0.25f), e, a));
+    r[3 * rs] = V::fmadd(V::set1(8.f), d, V::fmadd(V::set1(0.125f), f, b));
+    r[4 * rs] = V::fmadd(V::set1(16.f), c, V::fmadd(V::set1(0.0625f), e, a));
+    r[5 * rs] = V::add(V::fmadd(V::set1(32.f), d, V::fmadd(V::set1(0.03125f), f, b)), mv[7 * s]);
+  }
+}
+
+// ---- Channel vectors in the blocked layouts ----
+
+// L channels [c0, c0 + L) of pixel `pixel` in an NCHW[B]c image with `channels` channels and `plane`
+// pixels per channel; channels past `channels` read as zero. c0 is a multiple of L.
+template <class V, int B>
+inline typename V::T load_channels(const float* image, int64_t channels, int64_t plane, int64_t c0,
+                                   int64_t pixel) {
+  constexpr int L = V::kLanes;
+  if constexpr (B >= L) {
+    return V::load(image + ((c0 / B) * plane + pixel) * B + c0 % B);
+  } else if constexpr (B == 8) {  // L == 16: two blocks of 8
+    const __m256 lo = _mm256_loadu_ps(image + ((c0 / 8) * plane + pixel) * 8);
+    const __m256 hi = c0 + 8 < channels ? _mm256_loadu_ps(image + ((c0 / 8 + 1) * plane + pixel) * 8)
+                                        : _mm256_setzero_ps();
+    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+  } else {  // plain NCHW
+    alignas(64) float lanes[L];
+    const int64_t real = imin(L, channels - c0);
+    for (int j = 0; j < L; ++j) lanes[j] = j < real ? image[(c0 + j) * plane + pixel] : 0.f;
+    return V::load(lanes);
+  }
+}
+
+// Stores the real channels of an L-channel vector at pixel `pixel` (layout as load_channels).
+template <class V, int B>
+inline void store_channels(float* image, int64_t channels, int64_t plane, int64_t c0, int64_t pixel,
+                           typename V::T v) {
+  constexpr int L = V::kLanes;
+  if constexpr (B >= L) {
+    V::store(image + ((c0 / B) * plane + pixel) * B + c0 % B, v);
+  } else if constexpr (B == 8) {  // L == 16
+    _mm256_storeu_ps(image + ((c0 / 8) * plane + pixel) * 8, _mm512_castps512_ps256(v));
+    if (c0 + 8 < channels)
+      _mm256_storeu_ps(image + ((c0 / 8 + 1) * plane + pixel) * 8, _mm512_extractf32x8_ps(v, 1));
+  } else {
+    alignas(64) float lanes[L];
+    V::store(lanes, v);
+    const int64_t real = imin(L, channels - c0);
+    for (int j = 0; j < real; ++j) image[(c0 + j) * plane + pixel] = lanes[j];
+  }
+}
+
+// ---- Phase 1: input transform ----
+
+template <class V, int M, int BIN>
+void winograd_input_tiles(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
+  using T = typename V::T;
+  constexpr int L = V::kLanes;
+  constexpr int N = M + 2;
+  const int64_t plane = a.in_h * a.in_w;
+  const int64_t pos_stride = a.chunk_capacity * a.ic_padded;  // floats between transform positions in v
+  T d[N][N], tmp[N][N];
+  for (int64_t t = t_begin; t < t_end; ++t) {
+    const int64_t tile = first + t;
+    const int64_t ih0 = (tile / a.tiles_w) * M - a.pad_top, iw0 = (tile % a.tiles_w) * M - a.pad_left;
+    const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + N <= a.in_h && iw0 + N <= a.in_w;
+    float* vt = a.v + t * a.ic_padded;
+    for (int64_t c0 = 0; c0 < a.ic_padded; c0 += L) {
+      if (inside) {
+#pragma GCC unroll 8
+        for (int i = 0; i < N; ++i)
+#pragma GCC unroll 8
+          for (int j = 0; j < N; ++j)
+            d[i][j] = load_channels<V, BIN>(a.x, a.in_channels, plane, c0, (ih0 + i) * a.in_w + iw0 + j);
+      } else {
+        for (int i = 0; i < N; ++i)
+          for (int j = 0; j < N; ++j) {
+            const int64_t ih = ih0 + i, iw = iw0 + j;
+            d[i][j] = ih >= 0 && ih < a.in_h && iw >= 0 && iw < a.in_w
+                          ? load_channels<V, BIN>(a.x, a.in_channels, plane, c0, ih * a.in_w + iw)
+                          : V::zero();
+          }
+      }
+#pragma GCC unroll 8
+      for (int j = 0; j < N; ++j) winograd_input_1d<V, M>(&d[0][j], N, &tmp[0][j], N);
+#pragma GCC unroll 8
+      for (int i = 0; i < N; ++i) winograd_input_1d<V, M>(&tmp[i][0], 1, &d[i][0], 1);
+#pragma GCC unroll 8
+      for (int i = 0; i < N; ++i)
+#pragma GCC unroll 8
+        for (int j = 0; j < N; ++j) V::store(vt + (i * N + j) * pos_stride + c0, d[i][j]);
+    }
+  }
+}
+
+// ---- Phase 2: the alpha^2 GEMMs ----
+
+// out[r][j * L ...] = sum_k v[r * v_stride + k] * u[k * NB * L + j * L ...] for R rows (tiles) and NB
+// vectors of output channels, all R * NB sums in registers.
+template <class V, int R, int NB>
+inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int64_t k_count, float* out,
+                          int64_t out_stride) {
+  using T = typename V::T;
+  constexpr int L = V::kLanes;
+  T acc[R][NB];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) acc[r][j] = V::zero();
+  for (int64_t k = 0; k < k_count; ++k) {
+    T w[NB];
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) w[j] = V::load(u + k * (NB * L) + j * L);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const T b = V::broadcast(v + r * v_stride + k);
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) acc[r][j] = V::fmadd(b, w[j], acc[r][j]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) V::store(out + r * out_stride + j * L, acc[r][j]);
+}
+
+// multiply_tile with `rows` (1 .. R) rows.
+template <class V, int R, int NB>
+inline void multiply_rows(int64_t rows, const float* v, int64_t v_stride, const float* u, int64_t k_count, float* out,
+                          int64_t out_stride) {
+  if (rows == R) {
+    multiply_tile<V, R, NB>(v, v_stride, u, k_count, out, out_stride);
+  } else if constexpr (R > 1) {
+    multiply_rows<V, R - 1, NB>(rows, v, v_stride, u, k_count, out, out_stride);
+  }
+}
+
+// multiply_rows with `vectors` (1 .. NB) output-channel vectors.
+template <class V, int R, int NB>
+inline void multiply_block(int64_t vectors, int64_t rows, const float* v, int64_t v_stride, const float* u,
+                           int64_t k_count, float* out, int64_t out_stride) {
+  if (vectors == NB) {
+    multiply_rows<V, R, NB>(rows, v, v_stride, u, k_count, out, out_stride);
+  } else if constexpr (NB > 1) {
+    multiply_block<V, R, NB - 1>(vectors, rows, v, v_stride, u, k_count, out, out_stride);
+  }
+}
+
+template <class V, int R, int NB>
+void winograd_multiply_items(const WinogradX86Args& a, int64_t tiles, int64_t item_begin, int64_t item_end) {
+  constexpr int L = V::kLanes;
+  const int64_t group_lanes = NB * L;
+  const int64_t groups = (a.oc_padded + group_lanes - 1) / group_lanes;
+  // Rows per register tile: as even as possible (16 tiles run as 8 + 8, not 12 + 4).
+  const int64_t row_blocks = (tiles + R - 1) / R;
+  const int64_t rows = row_blocks > 0 ? (tiles + row_blocks - 1) / row_blocks : 0;
+  for (int64_t item = item_begin; item < item_end; ++item) {
+    const int64_t pos = item / groups, group = item % groups;
+    const int64_t vectors = imin(NB, (a.oc_padded - group * group_lanes) / L);
+    const float* u = a.u + pos * a.ic_padded * a.oc_padded + group * a.ic_padded * group_lanes;
+    const float* v = a.v + pos * a.chunk_capacity * a.ic_padded;
+    float* out = a.mm + pos * a.chunk_capacity * a.oc_padded + group * group_lanes;
+    for (int64_t t0 = 0; t0 < tiles; t0 += rows) {
+      multiply_block<V, R, NB>(vectors, imin(rows, tiles - t0), v + t0 * a.ic_padded, a.ic_padded, u, a.ic_padded,
+                               out + t0 * a.oc_padded, a.oc_padded);
+    }
+  }
+}
+
+// ---- Phase 3: output transform and epilogue ----
+
+template <class V, int M, int BOUT>
+void winograd_output_tiles(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
+  using T = typename V::T;
+  constexpr int L = V::kLanes;
+  constexpr int N = M + 2;
+  const int64_t plane = a.out_h * a.out_w;
+  const int64_t pos_stride = a.chunk_capacity * a.oc_padded;
+  T mv[N][N], tmp[M][N], res[M][M];
+  for (int64_t t = t_begin; t < t_end; ++t) {
+    const int64_t tile = first + t;
+    const int64_t oh0 = (tile / a.tiles_w) * M, ow0 = (tile % a.tiles_w) * M;
+    const int64_t rows = imin(M, a.out_h - oh0), cols = imin(M, a.out_w - ow0);
+    const float* mt = a.mm + t * a.oc_padded;
+    for (int64_t c0 = 0; c0 < a.oc_padded; c0 += L) {
+#pragma GCC unroll 8
+      for (int i = 0; i < N; ++i)
+#pragma GCC unroll 8
+        for (int j = 0; j < N; ++j) mv[i][j] = V::load(mt + (i * N + j) * pos_stride + c0);
+#pragma GCC unroll 8
+      for (int j = 0; j < N; ++j) winograd_output_1d<V, M>(&mv[0][j], N, &tmp[0][j], N);
+#pragma GCC unroll 8
+      for (int i = 0; i < M; ++i) winograd_output_1d<V, M>(&tmp[i][0], 1, &res[i][0], 1);
+      const T bias = V::load(a.bias + c0);
+      const int64_t vector = c0 / L;
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < cols; ++j) {
+          const int64_t pixel = (oh0 + i) * a.out_w + ow0 + j;
+          T value = V::add(res[i][j], bias);
+          if (a.residual)
+            value = V::add(value, load_channels<V, BOUT>(a.residual, a.out_channels, plane, c0, pixel));
+          store_channels<V, BOUT>(a.y, a.out_channels, plane, c0, pixel, activate<V>(a.epilogue, value, vector));
+        }
+      }
+    }
+  }
+}
+
+// ---- Dispatch on the tile size and the blocks ----
+
+template <class V, int M>
+void winograd_input_m(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
+  switch (a.in_block) {
+    case 16: winograd_input_tiles<V, M, 16>(a, first, t_begin, t_end); break;
+    case 8: winograd_input_tiles<V, M, 8>(a, first, t_begin, t_end); break;
+    default: winograd_input_tiles<V, M, 1>(a, first, t_begin, t_end); break;
+  }
+}
+
+template <class V>
+void winograd_input(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
+  if (a.m == 6)
+    winograd_input_m<V, 6>(a, first, t_begin, t_end);
+  else
+    winograd_input_m<V, 4>(a, first, t_begin, t_end);
+}
+
+template <class V, int M>
+void winograd_output_m(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
+  switch (a.out_block) {
+    case 16: winograd_output_tiles<V, M, 16>(a, first, t_begin, t_end); break;
+    case 8: winograd_output_tiles<V, M, 8>(a, first, t_begin, t_end); break;
+    default: winograd_output_tiles<V, M, 1>(a, first, t_begin, t_end); break;
+  }
+}
+
+template <class V>
+void winograd_output(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
+  if (a.m == 6)
+    winograd_output_m<V, 6>(a, first, t_begin, t_end);
+  else
+    winograd_output_m<V, 4>(a, first, t_begin, t_end);
+}
+
+}  // namespace
+}  // namespace ninegrid

@@ -1,0 +1,478 @@
+// Winograd F(m x m, 3 x 3): the transform matrices against Lavin & Gray's published F(4x4, 3x3) and the
+// correlation identity; the tile-by-tile reference (kernels/ref/winograd_ref.h) and the x86 kernels
+// (ops/conv_winograd.h, AVX2 and AVX-512, tiles 4 and 6, every block combination) against the plain
+// direct convolution reference (kernels/ref/conv2d_ref.h) on random shapes.
+//
+// Tolerance. Winograd's rounding grows with the transforms, whose large coefficients (up to 32 in F(6x6)'s
+// A^T) scale the values that get rounded. The worst-case bound (gamma_n times the pipeline run on absolute
+// values) is sound but, for random-signed data, hundreds of times the real error: for F(6x6) it reached
+// half the outputs' magnitude, which would accept wrong results. So the tests use the probabilistic model
+// of rounding error (Higham & Mary, SISC 2019 and 2020: independent mean-zero rounding errors; zero-mean
+// random data, as here): an output's error has a standard deviation of about
+//   sigma = u * sqrt(n) * rss,   u = 2^-24, n = ic + 4 alpha + 4 roundings on any path (ic in the channel
+//   sum, up to 2 alpha in each 2-D transform, a few in the epilogue),
+// where rss is the root of the sum of squares of all the product terms the output expands into: the
+// Winograd pipeline run in double on squared matrices and squared data (winograd_rss). The reference
+// conv2d_ref adds its own u * sqrt(9 ic + 2) * sqrt(sum (x w)^2). Allowed: kLambda = 7 sigma (a false
+// alarm per output has probability ~1e-12), times the activation's Lipschitz constant, plus 2u of
+// |bias| + |residual| and a few ulp of the result for a vectorised exp. Over 400 random cases per ISA the
+// largest error was 0.3 of this tolerance, and the tolerance averaged 0.2% of the outputs' magnitude;
+// BoundDetectsOneMissingTap shows a single missing weight tap fails it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "conv_test_util.h"
+#include "kernels/ref/conv2d_ref.h"
+#include "kernels/ref/reorder_ref.h"
+#include "kernels/ref/winograd_ref.h"
+#include "ninegrid/tensor.h"
+#include "ops/conv_winograd.h"
+#include "runtime/cpu_features.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+namespace {
+
+using namespace conv_test;
+
+constexpr double kUnit = 1.0 / (1 << 24);  // float unit roundoff
+constexpr double kLambda = 7.0;             // standard deviations of the rounding-error model allowed
+
+bool cpu_has(Isa isa) {
+  const CpuFeatures& f = cpu_features();
+  if (isa == Isa::Avx2) return f.avx2 && f.fma;
+  return f.avx2 && f.fma && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
+}
+
+double lipschitz(const Activation& a) {
+  switch (a.kind) {
+    case ActivationKind::LeakyRelu: return std::max(1.0, std::fabs(double(a.alpha)));
+    case ActivationKind::HardSigmoid: return std::fabs(double(a.alpha));
+    case ActivationKind::HardSwish: return 1.5;  // d/dx x (x / 6 + 1/2) = x / 3 + 1/2 <= 1.5 on [-3, 3]
+    case ActivationKind::Sigmoid: return 0.25;
+    default: return 1.0;  // None, Relu, Clip; PRelu with |slope| <= 1 (the tests' slopes)
+  }
+}
+
+// The root of the sum of squares of every product term of each output, when the Winograd pipeline is
+// expanded into a plain sum over (ic, input pixel, weight tap, transform positions): the pipeline run on
+// squared matrices and squared data, in double, then a square root. Plain NCHW.
+std::vector<double> winograd_rss(const Conv2dParams& p, int m, const std::vector<float>& x,
+                                 const std::vector<float>& w) {
+  const WinogradMatrices& t = winograd_matrices(m);
+  const int n = t.alpha;
+  auto squares = [](std::vector<double> v) {
+    for (double& d : v) d = d * d;
+    return v;
+  };
+  const std::vector<double> at = squares(t.at), g = squares(t.g), bt = squares(t.bt);
+  const int64_t ic_count = p.in_channels, oc_count = p.out_channels, positions = n * n;
+  std::vector<double> u(static_cast<size_t>(oc_count * ic_count * positions));
+  for (int64_t pair = 0; pair < oc_count * ic_count; ++pair) {
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double s = 0;
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b) s += g[i * 3 + a] * double(w[pair * 9 + a * 3 + b]) * w[pair * 9 + a * 3 + b] * g[j * 3 + b];
+        u[pair * positions + i * n + j] = s;
+      }
+  }
+  const int64_t tiles_h = (p.out_h + m - 1) / m, tiles_w = (p.out_w + m - 1) / m;
+  std::vector<double> out(static_cast<size_t>(p.batch * oc_count * p.out_h * p.out_w));
+  std::vector<double> v(static_cast<size_t>(ic_count * positions)), d(positions), tmp(positions), acc(positions);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t ty = 0; ty < tiles_h; ++ty)
+      for (int64_t tx = 0; tx < tiles_w; ++tx) {
+        for (int64_t ic = 0; ic < ic_count; ++ic) {
+          for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+              const int64_t ih = ty * m - p.pad_top + i, iw = tx * m - p.pad_left + j;
+              d[i * n + j] = ih >= 0 && ih < p.in_h && iw >= 0 && iw < p.in_w
+                                 ? std::pow(double(x[((b * ic_count + ic) * p.in_h + ih) * p.in_w + iw]), 2)
+                                 : 0.0;
+            }
+          for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+              double s = 0;
+              for (int k = 0; k < n; ++k) s += bt[i * n + k] * d[k * n + j];
+              tmp[i * n + j] = s;
+            }
+          for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+              double s = 0;
+              for (int k = 0; k < n; ++k) s += tmp[i * n + k] * bt[j * n + k];
+              v[ic * positions + i * n + j] = s;
+            }
+        }
+        for (int64_t oc = 0; oc < oc_count; ++oc) {
+          std::fill(acc.begin(), acc.end(), 0.0);
+          for (int64_t ic = 0; ic < ic_count; ++ic)
+            for (int e = 0; e < positions; ++e) acc[e] += u[(oc * ic_count + ic) * positions + e] * v[ic * positions + e];
+          for (int i = 0; i < m && ty * m + i < p.out_h; ++i)
+            for (int j = 0; j < m && tx * m + j < p.out_w; ++j) {
+              double s = 0;
+              for (int k = 0; k < n; ++k)
+                for (int l = 0; l < n; ++l) s += at[i * n + k] * acc[k * n + l] * at[j * n + l];
+              out[((b * oc_count + oc) * p.out_h + ty * m + i) * p.out_w + tx * m + j] = std::sqrt(s);
+            }
+        }
+      }
+  return out;
+}
+
+// One random Winograd-applicable case: data, expected output (conv2d_ref, plain NCHW) and the error bound.
+struct Case {
+  Conv2dParams p;
+  std::vector<float> x, w, bias, slopes, residual;
+  bool with_bias = true, with_residual = false;
+  Activation act;
+};
+
+Conv2dParams random_params(std::mt19937& rng, std::initializer_list<int64_t> channels) {
+  for (;;) {
+    Conv2dParams p;
+    p.batch = pick(rng, {1, 1, 2});
+    p.in_channels = pick(rng, channels);
+    p.out_channels = pick(rng, channels);
+    p.kernel_h = p.kernel_w = 3;
+    p.in_h = uniform(rng, 1, 23);
+    p.in_w = uniform(rng, 1, 23);
+    p.pad_top = uniform(rng, 0, 2), p.pad_bottom = uniform(rng, 0, 2);
+    p.pad_left = uniform(rng, 0, 2), p.pad_right = uniform(rng, 0, 2);
+    if (finish_shape(p)) return p;
+  }
+}
+
+Case make_case(std::mt19937& rng, const Conv2dParams& p, int activation_index, bool with_residual) {
+  Case c;
+  c.p = p;
+  c.x = random_vector(rng, static_cast<size_t>(p.batch * p.in_channels * p.in_h * p.in_w));
+  c.w = random_vector(rng, static_cast<size_t>(p.out_channels * p.in_channels * 9));
+  c.bias = random_vector(rng, static_cast<size_t>(p.out_channels));
+  c.slopes = random_vector(rng, static_cast<size_t>(p.out_channels));  // |slope| <= 1
+  c.with_residual = with_residual;
+  if (with_residual) c.residual = random_vector(rng, static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
+  const std::vector<Activation> acts = all_activations(c.slopes.data());
+  c.act = acts[static_cast<size_t>(activation_index) % acts.size()];
+  return c;
+}
+
+std::vector<float> expected(const Case& c) {
+  std::vector<float> y(static_cast<size_t>(c.p.batch * c.p.out_channels * c.p.out_h * c.p.out_w));
+  Epilogue e;
+  e.activation = c.act;
+  e.residual = c.with_residual ? c.residual.data() : nullptr;
+  conv2d_ref(c.p, e, c.x.data(), c.w.data(), c.bias.data(), y.data());
+  return y;
+}
+
+// Per output: the tolerance described at the top of the file, for tile m.
+std::vector<double> tolerance(const Case& c, int m, const std::vector<float>& want) {
+  const Conv2dParams& p = c.p;
+  const int alpha = m + 2;
+  const std::vector<double> wino = winograd_rss(p, m, c.x, c.w);
+  // The direct reference's own terms x * w: the same root of the sum of squares.
+  std::vector<float> x2(c.x.size()), w2(c.w.size()), direct(want.size());
+  for (size_t i = 0; i < x2.size(); ++i) x2[i] = c.x[i] * c.x[i];
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = c.w[i] * c.w[i];
+  conv2d_ref(p, Epilogue{}, x2.data(), w2.data(), nullptr, direct.data());
+  const double n_wino = double(p.in_channels + 4 * alpha + 4), n_ref = double(9 * p.in_channels + 2);
+  const double lip = lipschitz(c.act);
+  const int64_t plane = p.out_h * p.out_w;
+  std::vector<double> tol(want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const int64_t oc = (static_cast<int64_t>(i) / plane) % p.out_channels;
+    const double extra = std::fabs(c.bias[oc]) + (c.with_residual ? std::fabs(c.residual[i]) : 0.0);
+    const double sigma = kUnit * (std::sqrt(n_wino) * wino[i] + std::sqrt(n_ref) * std::sqrt(double(direct[i])));
+    tol[i] = lip * (kLambda * sigma + 2 * kUnit * extra) + 4 * kUnit * (1 + std::fabs(want[i]));
+  }
+  return tol;
+}
+
+// Largest |got - want| / tol; fails (naming the first offender) when any output exceeds its tolerance.
+double check_within(const std::vector<float>& got, const std::vector<float>& want, const std::vector<double>& tol,
+                    const std::string& what) {
+  EXPECT_EQ(got.size(), want.size()) << what;
+  double worst = 0;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    const double err = std::fabs(double(got[i]) - double(want[i]));
+    if (!(err <= tol[i])) {
+      ADD_FAILURE() << what << ": output " << i << " got " << got[i] << ", want " << want[i] << ", error " << err
+                    << " > tolerance " << tol[i];
+      return HUGE_VAL;
+    }
+    worst = std::max(worst, err / tol[i]);
+  }
+  return worst;
+}
+
+int64_t random_block(std::mt19937& rng, int64_t channels) {
+  for (;;) {
+    const int64_t b = pick(rng, {1, 8, 16});
+    if (channels % b == 0) return b;
+  }
+}
+
+// Runs WinogradConv2d on blocked copies of the case's tensors; returns y in plain NCHW.
+std::vector<float> run_fast(const Case& c, Isa isa, int tile, int64_t in_block, int64_t out_block,
+                            ThreadPool* pool = nullptr, bool in_place_residual = false) {
+  const Conv2dParams& p = c.p;
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  std::vector<float> xb(c.x.size()), yb(static_cast<size_t>(p.batch * p.out_channels * out_plane)), rb;
+  reorder_blocks_ref(c.x.data(), xb.data(), p.batch, p.in_channels, in_plane, 1, in_block);
+  if (c.with_residual) {
+    rb.resize(yb.size());
+    reorder_blocks_ref(c.residual.data(), rb.data(), p.batch, p.out_channels, out_plane, 1, out_block);
+    if (in_place_residual) yb = rb;
+  }
+  WinogradConv2d conv(p, c.w.data(), c.bias.data(), c.act, isa, in_block, out_block, tile);
+  const float* residual = c.with_residual ? (in_place_residual ? yb.data() : rb.data()) : nullptr;
+  conv.run(xb.data(), yb.data(), residual, pool);
+  std::vector<float> y(yb.size());
+  reorder_blocks_ref(yb.data(), y.data(), p.batch, p.out_channels, out_plane, out_block, 1);
+  return y;
+}
+
+// ---- The matrices ----
+
+TEST(WinogradMatrices, F4MatchesLavinAndGray) {
+  // Lavin & Gray 2016, section 4.2: F(4x4, 3x3) with points 0, +-1, +-2.
+  const double bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+                           {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  const double g[6][3] = {{1. / 4, 0, 0},          {-1. / 6, -1. / 6, -1. / 6}, {-1. / 6, 1. / 6, -1. / 6},
+                          {1. / 24, 1. / 12, 1. / 6}, {1. / 24, -1. / 12, 1. / 6}, {0, 0, 1}};
+  const double at[4][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+  const WinogradMatrices& t = winograd_matrices(4);
+  ASSERT_EQ(t.alpha, 6);
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) EXPECT_NEAR(t.bt[i * 6 + j], bt[i][j], 1e-15) << "B^T " << i << "," << j;
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 3; ++j) EXPECT_NEAR(t.g[i * 3 + j], g[i][j], 1e-15) << "G " << i << "," << j;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 6; ++j) EXPECT_NEAR(t.at[i * 6 + j], at[i][j], 1e-15) << "A^T " << i << "," << j;
+}
+
+TEST(WinogradMatrices, ComputeTheCorrelation) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  for (int m : {2, 4, 6}) {
+    const WinogradMatrices& t = winograd_matrices(m);
+    const int n = t.alpha;
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<double> d(n), g(3), gg(n), bd(n);
+      for (double& v : d) v = dist(rng);
+      for (double& v : g) v = dist(rng);
+      for (int j = 0; j < n; ++j) {
+        gg[j] = bd[j] = 0;
+        for (int k = 0; k < 3; ++k) gg[j] += t.g[j * 3 + k] * g[k];
+        for (int k = 0; k < n; ++k) bd[j] += t.bt[j * n + k] * d[k];
+      }
+      for (int i = 0; i < m; ++i) {
+        double y = 0, want = 0;
+        for (int j = 0; j < n; ++j) y += t.at[i * n + j] * gg[j] * bd[j];
+        for (int k = 0; k < 3; ++k) want += d[i + k] * g[k];
+        EXPECT_NEAR(y, want, 1e-12) << "F(" << m << ",3) output " << i;
+      }
+    }
+  }
+  EXPECT_THROW(winograd_matrices(3), Error);
+}
+
+TEST(WinogradMatrices, Applicability) {
+  Conv2dParams p;
+  p.in_channels = p.out_channels = 32;
+  p.kernel_h = p.kernel_w = 3;
+  p.in_h = p.in_w = p.out_h = p.out_w = 8;
+  p.pad_top = p.pad_left = 1;
+  EXPECT_TRUE(winograd_applicable(p));
+  EXPECT_TRUE(WinogradConv2d::supports(p));
+  Conv2dParams q = p;
+  q.stride_h = 2;
+  EXPECT_FALSE(winograd_applicable(q));
+  q = p, q.dilation_w = 2;
+  EXPECT_FALSE(winograd_applicable(q));
+  q = p, q.groups = 2;
+  EXPECT_FALSE(winograd_applicable(q));
+  q = p, q.kernel_w = 5;
+  EXPECT_FALSE(winograd_applicable(q));
+  q = p, q.in_channels = 16;  // computable, but too few channels to pay
+  EXPECT_TRUE(WinogradConv2d::applicable(q));
+  EXPECT_FALSE(WinogradConv2d::supports(q));
+  EXPECT_FALSE(WinogradConv2d::supports(p, 1, 3, Isa::Avx512));  // block must be 1, 8 or 16
+  EXPECT_FALSE(WinogradConv2d::supports(p, 1, 1, Isa::Ref));
+}
+
+// ---- The reference twin ----
+
+TEST(WinogradRef, MatchesDirectReference) {
+  std::mt19937 rng(11);
+  double worst = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const int m = trial % 3 == 0 ? 2 : trial % 3 == 1 ? 4 : 6;
+    const Conv2dParams p = random_params(rng, {1, 3, 8, 17, 32, 40});
+    const Case c = make_case(rng, p, trial, trial % 2 == 1);
+    const std::vector<float> want = expected(c);
+    std::vector<float> got(want.size());
+    Epilogue e;
+    e.activation = c.act;
+    e.residual = c.with_residual ? c.residual.data() : nullptr;
+    conv2d_winograd_ref(p, e, m, c.x.data(), c.w.data(), c.bias.data(), got.data());
+    worst = std::max(worst, check_within(got, want, tolerance(c, m, want), "F(" + std::to_string(m) + ") " + describe(p)));
+  }
+  std::printf("winograd_ref: largest error / tolerance %.3g\n", worst);
+}
+
+TEST(WinogradRef, ResidualMayBeTheOutput) {
+  std::mt19937 rng(12);
+  const Conv2dParams p = random_params(rng, {8});
+  const Case c = make_case(rng, p, 1, true);
+  const std::vector<float> want = expected(c);
+  std::vector<float> y = c.residual;
+  Epilogue e;
+  e.activation = c.act;
+  e.residual = y.data();
+  conv2d_winograd_ref(p, e, 4, c.x.data(), c.w.data(), c.bias.data(), y.data());
+  check_within(y, want, tolerance(c, 4, want), describe(p));
+}
+
+// ---- The x86 kernels ----
+
+class WinogradX86 : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!cpu_has(GetParam())) GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam());
+  }
+};
+
+// Channels 32..96 (multiples of 8 that are not of 16 included), odd planes, pads 0..2, every activation,
+// with and without residual, both tiles, random blocks.
+TEST_P(WinogradX86, MatchesDirectReference) {
+  std::mt19937 rng(GetParam() == Isa::Avx512 ? 21 : 22);
+  double worst = 0, tol_share = 0;
+  for (int trial = 0; trial < 36; ++trial) {
+    const Conv2dParams p = random_params(rng, {32, 40, 48, 56, 64, 72, 80, 96});
+    const Case c = make_case(rng, p, trial, trial % 3 != 0);
+    const int tile = trial % 2 ? 4 : 6;
+    const int64_t in_block = random_block(rng, p.in_channels), out_block = random_block(rng, p.out_channels);
+    const std::vector<float> want = expected(c);
+    const std::vector<float> got = run_fast(c, GetParam(), tile, in_block, out_block);
+    const std::string what = "F(" + std::to_string(tile) + ") blocks " + std::to_string(in_block) + "->" +
+                             std::to_string(out_block) + " " + activation_name(c.act.kind) + " " + describe(p);
+    const std::vector<double> tol = tolerance(c, tile, want);
+    worst = std::max(worst, check_within(got, want, tol, what));
+    double tol_sum = 0, want_sum = 0;
+    for (size_t i = 0; i < want.size(); ++i) tol_sum += tol[i], want_sum += std::fabs(want[i]);
+    tol_share = std::max(tol_share, tol_sum / want_sum);
+  }
+  std::printf("%s winograd: largest error / tolerance %.3g; mean tolerance / mean |output| at most %.3g\n",
+              isa_name(GetParam()), worst, tol_share);
+}
+
+// Channel counts that leave padding lanes in the vectors (applicable, though too small to be chosen).
+TEST_P(WinogradX86, FewAndOddChannels) {
+  std::mt19937 rng(GetParam() == Isa::Avx512 ? 31 : 32);
+  for (int trial = 0; trial < 16; ++trial) {
+    const Conv2dParams p = random_params(rng, {1, 3, 5, 8, 17, 24});
+    const Case c = make_case(rng, p, trial, trial % 2 == 0);
+    const int tile = trial % 2 ? 4 : 6;
+    const int64_t in_block = random_block(rng, p.in_channels), out_block = random_block(rng, p.out_channels);
+    const std::vector<float> want = expected(c);
+    const std::vector<float> got = run_fast(c, GetParam(), tile, in_block, out_block);
+    check_within(got, want, tolerance(c, tile, want),
+                 "blocks " + std::to_string(in_block) + "->" + std::to_string(out_block) + " " + describe(p));
+  }
+}
+
+// Planes of several chunks (the scratch holds a bounded number of tiles) and ResNet-like padding.
+TEST_P(WinogradX86, LargePlaneSpansChunks) {
+  std::mt19937 rng(41);
+  Conv2dParams p;
+  p.in_channels = 64, p.out_channels = 48;
+  p.kernel_h = p.kernel_w = 3;
+  p.in_h = 61, p.in_w = 59;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  ASSERT_TRUE(finish_shape(p));
+  const Case c = make_case(rng, p, 1, true);
+  const std::vector<float> want = expected(c);
+  for (int tile : {4, 6}) {
+    const int64_t out_block = GetParam() == Isa::Avx512 ? 16 : 8;
+    const std::vector<float> got = run_fast(c, GetParam(), tile, 16, out_block);
+    check_within(got, want, tolerance(c, tile, want), "tile " + std::to_string(tile) + " " + describe(p));
+  }
+}
+
+TEST_P(WinogradX86, ThreadedRunEqualsSingleThread) {
+  std::mt19937 rng(51);
+  ThreadPool pool(2);
+  for (int trial = 0; trial < 4; ++trial) {
+    Conv2dParams p = random_params(rng, {32, 48, 64});
+    p.in_h += 20, p.in_w += 13;
+    ASSERT_TRUE(finish_shape(p));
+    const Case c = make_case(rng, p, trial, true);
+    const int tile = trial % 2 ? 4 : 6;
+    const std::vector<float> one = run_fast(c, GetParam(), tile, p.in_channels % 16 == 0 ? 16 : 8, 8);
+    const std::vector<float> two = run_fast(c, GetParam(), tile, p.in_channels % 16 == 0 ? 16 : 8, 8, &pool);
+    EXPECT_EQ(one, two) << describe(p);
+  }
+}
+
+TEST_P(WinogradX86, ResidualMayBeTheOutput) {
+  std::mt19937 rng(61);
+  for (int64_t out_block : {1, 8, 16}) {
+    Conv2dParams p = random_params(rng, {32, 48});
+    const Case c = make_case(rng, p, 5, true);
+    const std::vector<float> want = expected(c);
+    const std::vector<float> got = run_fast(c, GetParam(), 4, 16, out_block, nullptr, true);
+    check_within(got, want, tolerance(c, 4, want), "in place, out block " + std::to_string(out_block));
+  }
+}
+
+// The tolerance is not so loose that a wrong result slips through: dropping one of the 9 taps of one
+// (oc, ic) pair must fail somewhere.
+TEST_P(WinogradX86, BoundDetectsOneMissingTap) {
+  std::mt19937 rng(71);
+  Conv2dParams p;
+  p.in_channels = p.out_channels = 64;
+  p.kernel_h = p.kernel_w = 3;
+  p.in_h = p.in_w = 14;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  ASSERT_TRUE(finish_shape(p));
+  Case c = make_case(rng, p, 0, false);
+  const size_t tap = (5 * p.in_channels + 9) * 9 + 4;  // oc 5, ic 9, centre tap
+  c.w[tap] = 0.75f;
+  const std::vector<float> want = expected(c);
+  const std::vector<double> tol = tolerance(c, 4, want);
+  c.w[tap] = 0.f;
+  const std::vector<float> got = run_fast(c, GetParam(), 4, 16, 16);
+  size_t failures = 0;
+  for (size_t i = 0; i < got.size(); ++i) failures += std::fabs(double(got[i]) - want[i]) > tol[i];
+  EXPECT_GT(failures, got.size() / 64 / 2) << "most outputs of channel 5 should be out of tolerance";
+}
+
+TEST_P(WinogradX86, RejectsWhatItCannotCompute) {
+  Conv2dParams p;
+  p.in_channels = p.out_channels = 32;
+  p.kernel_h = p.kernel_w = 3;
+  p.in_h = p.in_w = p.out_h = p.out_w = 8;
+  p.pad_top = p.pad_left = 1;
+  std::vector<float> w(32 * 32 * 9, 0.f);
+  EXPECT_NO_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), GetParam(), 16, 8));
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), GetParam(), 16, 8, 5), Error);
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), GetParam(), 3, 8), Error);
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::prelu(nullptr), GetParam(), 16, 8), Error);
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), Isa::Ref, 16, 8), Error);
+  Conv2dParams q = p;
+  q.stride_w = 2;
+  EXPECT_THROW(WinogradConv2d(q, w.data(), nullptr, Activation::none(), GetParam(), 16, 8), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, WinogradX86, ::testing::Values(Isa::Avx2, Isa::Avx512),
+                         [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
+
+}  // namespace
+}  // namespace ninegrid
