@@ -138,8 +138,9 @@ TEST_P(RetinaFaceLayout, TransformsOnlyAtTheEdges) {
   EXPECT_LE(transforms, static_cast<int>(g.outputs.size()));
   int blocked_convs = 0;
   for (const Node& n : g.nodes) blocked_convs += n.op_type == "Conv" && n.attrs.get_int("ng.out_block", 1) > 1;
-  if (isa_block(preferred_isa()) > 1)
+  if (isa_block(preferred_isa()) > 1) {
     EXPECT_GT(blocked_convs, 10) << "the layout pass should keep most of the network blocked";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, RetinaFaceLayout,
