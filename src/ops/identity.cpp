@@ -13,6 +13,14 @@ class Identity final : public Op {
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     // Dropout may have a ratio and training_mode input (opset 12+); inference ignores them.
     expect_inputs(in, 1, node_.op_type == "Dropout" ? 3 : 1);
+    // Training mode drops values at random: not an inference computation. Only a constant false is fine.
+    if (node_.op_type == "Dropout" && in.size() > 2 && in[2].present) {
+      if (!in[2].value)
+        error("unsupported: Dropout with a training_mode input known only at run time (inference needs it false)");
+      if (in[2].value->numel() != 1 || in[2].value->dtype() != DataType::Bool)
+        error("training_mode must be one bool");
+      if (static_cast<const uint8_t*>(in[2].value->data())[0] != 0) error("unsupported: Dropout in training mode");
+    }
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
     if (out.size() > 1) {  // Dropout's optional mask: all true in inference
