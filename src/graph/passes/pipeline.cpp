@@ -10,8 +10,10 @@ void optimize_graph(Graph& graph, int opt_level) {
   if (opt_level < 1) return;
   remove_identity(graph);
   fold_constants(graph);
-  fold_batchnorm(graph);
-  fold_channel_affine(graph);
+  // Folding an Add into a ConvTranspose can expose a BatchNormalization behind it (PP-OCR's
+  // ConvTranspose -> Add(bias) -> BN), so the two folds repeat until neither changes anything.
+  while (fold_batchnorm(graph) + fold_channel_affine(graph) > 0) {
+  }
   recognize_hardswish(graph);
   fuse_residual_add(graph);
   fuse_activation(graph);
