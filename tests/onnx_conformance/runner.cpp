@@ -110,6 +110,9 @@ const DefectiveTest kDefectiveTestData[] = {
     {"test_castlike_FLOAT_to_BFLOAT16", "defective test data: model declares input 'like' as 3x4, input_1.pb is 1"},
     {"test_castlike_FLOAT_to_BFLOAT16_expanded",
      "defective test data: model declares input 'like' as 3x4, input_1.pb is 1"},
+    // ONNX 1.12's expected values truncate float to bfloat16; the Cast spec since opset 19, PyTorch and
+    // ninegrid round to nearest even, so the two differ in the last bfloat16 bit.
+    {"test_cast_FLOAT_to_BFLOAT16", "outdated test data: expects truncation, ninegrid rounds to nearest even"},
 };
 
 bool says_unsupported(const std::string& message) {
