@@ -4,9 +4,10 @@
 // tap of one input channel) and, for each of the N pixels, broadcasts one input value and issues OCB FMAs.
 // The input may have any channel block PIN (1 = plain NCHW, the first layer of a network: Algorithm 2).
 //
-// Nine-grid borders: along the width, the centre outputs (every tap inside the input) run the unrolled
-// tiles; the border outputs run one pixel at a time over their valid taps only. Along the height, each
-// output row simply loops over its valid kernel rows. No padded copy of the input is ever made.
+// Nine-grid: the centre outputs of a row (every kernel column inside the input) run row tiles; each row
+// loops over its valid kernel rows only. The border columns (some kernel columns outside) run column
+// tiles: the same border column of several centre rows shares one valid kernel-column range. Corners go
+// one pixel at a time. No padded copy of the input is ever made.
 //
 // Include only from ISA files (after the simd header); internal linkage throughout.
 #pragma once
@@ -19,11 +20,84 @@
 namespace ninegrid {
 namespace {
 
-// What every tile of one conv needs, computed once per call.
+// ---- Tile widths ----
+
+// The pixel counts N a kernel is instantiated for, widest first.
+template <int... Ns>
+struct TileWidths {};
+
+// Per vector width and output blocks per tile: the row-tile widths, full menu (the common input blocks
+// and strides) and reduced (rare combinations, to bound the code size), and the column-tile heights. The
+// widest row tile leaves room in the registers for the weights and the broadcast input: AVX-512 has 32
+// (2 blocks x 12 pixels = 24 accumulators; 14 measured no faster), AVX2 16 (2 x 6 = 12 accumulators).
+template <int LANES, int OCB>
+struct DirectMenu;
+template <>
+struct DirectMenu<16, 2> {
+  using Full = TileWidths<12, 10, 8, 6, 4, 3, 2, 1>;
+  using Reduced = TileWidths<12, 4, 2, 1>;
+  using Column = TileWidths<6, 4, 3, 2, 1>;
+};
+template <>
+struct DirectMenu<16, 1> {
+  using Full = TileWidths<16, 12, 8, 4, 2, 1>;
+  using Reduced = TileWidths<16, 4, 2, 1>;
+  using Column = TileWidths<8, 4, 2, 1>;
+};
+template <>
+struct DirectMenu<8, 2> {
+  using Full = TileWidths<6, 4, 3, 2, 1>;
+  using Reduced = TileWidths<6, 4, 2, 1>;
+  using Column = TileWidths<4, 3, 2, 1>;
+};
+template <>
+struct DirectMenu<8, 1> {
+  using Full = TileWidths<12, 8, 4, 2, 1>;
+  using Reduced = TileWidths<12, 4, 2, 1>;
+  using Column = TileWidths<8, 4, 2, 1>;
+};
+
+// How many tiles of each menu width cover `width` pixels (counts in menu order): the widest tiles while
+// much remains, then the cheapest mix for the rest, costing a tile of N pixels x OCB blocks like its FMAs
+// (at least 8 in flight per cycle pair: FMA latency 4 x 2 ports) plus a fixed overhead.
+struct TilePlan {
+  int64_t count[16] = {};
+};
+
+template <int OCB, int... Ns>
+TilePlan plan_tiles(int64_t width, TileWidths<Ns...>) {
+  constexpr int kWidths[] = {Ns...};
+  constexpr int kCount = sizeof...(Ns);
+  constexpr int kWidest = kWidths[0];
+  TilePlan plan;
+  int64_t rest = width;
+  if (rest > 3 * kWidest) {
+    plan.count[0] = (rest - 2 * kWidest) / kWidest;
+    rest -= plan.count[0] * kWidest;
+  }
+  // Exact minimum over the remaining rest <= 3 * kWidest <= 48 pixels.
+  int cost[64], last[64];
+  cost[0] = 0;
+  for (int w = 1; w <= rest; ++w) {
+    cost[w] = 1 << 30;
+    for (int k = 0; k < kCount; ++k) {
+      const int n = kWidths[k];
+      if (n > w) continue;
+      const int c = cost[w - n] + (n * OCB > 8 ? n * OCB : 8) + 2;
+      if (c < cost[w]) cost[w] = c, last[w] = k;
+    }
+  }
+  for (int64_t w = rest; w > 0; w -= kWidths[last[w]]) plan.count[last[w]]++;
+  return plan;
+}
+
+// ---- Direct convolution ----
+
 struct DirectGeometry {
-  int64_t in_plane;         // in_h * in_w
+  int64_t in_plane;           // in_h * in_w
   int64_t weights_per_block;  // floats of packed weights per output block: icpg * kh * kw * P
-  int64_t centre_begin, centre_end;  // output columns whose taps are all inside the input
+  int64_t centre_begin, centre_end;          // output columns whose kernel columns are all inside
+  int64_t row_centre_begin, row_centre_end;  // output rows whose kernel rows are all inside
 };
 
 // Input element of channel ic at pixel `pixel` for channel block PIN.
@@ -32,40 +106,46 @@ inline const float* input_at(const X86ConvArgs& a, int64_t in_plane, int64_t ic,
   return a.x + ((ic / PIN) * in_plane + pixel) * PIN + ic % PIN;
 }
 
-// Output row oh, columns [ow0, ow0 + N) of output blocks [block, block + OCB), all centre columns.
-// SW: the stride along the width, or 0 for "read it from the args".
-template <class V, int OCB, int N, int PIN, int SW>
-inline void direct_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow0,
-                        int64_t kh_begin, int64_t kh_end) {
+inline int64_t first_input_channel(const X86ConvArgs& a, int64_t block, int P) {
+  return (block * P / a.out_channels_per_group) * a.in_channels_per_group;
+}
+
+// The accumulation shared by all tile shapes: OCB blocks x N pixels whose inputs for tap (kh_begin,
+// kw_begin) of input channel ic sit at input_at(ic, first_pixel) + i * pixel_step; kernel rows
+// [kh_begin, kh_end) and columns [kw_begin, kw_end). PIXEL_STEP: the step when known at compile time, or 0.
+template <class V, int OCB, int N, int PIN, int PIXEL_STEP>
+inline void accumulate(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t first_pixel,
+                       int64_t pixel_step_runtime, int64_t kh_begin, int64_t kh_end, int64_t kw_begin,
+                       int64_t kw_end, typename V::T (&acc)[OCB][N]) {
   using T = typename V::T;
   constexpr int P = V::kLanes;
-  T acc[OCB][N];
-  for (int o = 0; o < OCB; ++o) {
-    const T bias = V::load(a.bias + (block + o) * P);
-    for (int i = 0; i < N; ++i) acc[o][i] = bias;
-  }
-  const int64_t kw_count = a.kernel_w;
-  const int64_t pixel_step = (SW ? SW : a.stride_w) * PIN;  // floats between neighbouring output pixels' inputs
+  const int64_t pixel_step = PIXEL_STEP ? PIXEL_STEP : pixel_step_runtime;
   const int64_t row_step = a.dilation_h * a.in_w * PIN;
   const int64_t tap_step = a.dilation_w * PIN;
-  const int64_t ih = oh * a.stride_h - a.pad_top + kh_begin * a.dilation_h;  // first valid input row
-  const int64_t iw = ow0 * (SW ? SW : a.stride_w) - a.pad_left;              // >= 0 in the centre
-  const int64_t ic_begin = (block * P / a.out_channels_per_group) * a.in_channels_per_group;
+  const int64_t taps = a.kernel_h * a.kernel_w;
+  const int64_t ic_begin = first_input_channel(a, block, P);
   const int64_t ic_end = ic_begin + a.in_channels_per_group;
-  const int64_t taps = a.kernel_h * kw_count;
-  const float* w = a.weights + block * g.weights_per_block + kh_begin * kw_count * P;
-
-  for (int64_t ic = ic_begin; ic < ic_end && kh_begin < kh_end;) {
+  if (kh_begin >= kh_end || kw_begin >= kw_end) return;
+  const float* w = a.weights + block * g.weights_per_block + (kh_begin * a.kernel_w + kw_begin) * P;
+  for (int64_t ic = ic_begin; ic < ic_end;) {
     // Channels ic .. ic + run - 1 sit in one input block: their values are PIN-interleaved.
     const int64_t run = imin(PIN - ic % PIN, ic_end - ic);
-    const float* xc = input_at<PIN>(a, g.in_plane, ic, ih * a.in_w + iw);
+    const float* xc = input_at<PIN>(a, g.in_plane, ic, first_pixel);
+    // While this input block's channels stream by, bring the next block's lines of this tile into L1
+    // (the hardware prefetchers do not guess that jump of a whole plane).
+    if (PIN >= 8 && ic + run < ic_end) {
+      const float* next = xc + g.in_plane * PIN;
+      for (int64_t kh = kh_begin; kh < kh_end; ++kh)
+        for (int64_t i = 0; i < N + (kw_end - kw_begin - 1) * a.dilation_w; ++i)
+          _mm_prefetch(reinterpret_cast<const char*>(next + (kh - kh_begin) * row_step + i * pixel_step), _MM_HINT_T0);
+    }
     for (int64_t j = 0; j < run; ++j, ++xc, w += taps * P) {
       const float* xr = xc;
       const float* wr = w;
-      for (int64_t kh = kh_begin; kh < kh_end; ++kh, xr += row_step, wr += kw_count * P) {
+      for (int64_t kh = kh_begin; kh < kh_end; ++kh, xr += row_step, wr += a.kernel_w * P) {
         const float* xk = xr;
         const float* wk = wr;
-        for (int64_t kw = 0; kw < kw_count; ++kw, xk += tap_step, wk += P) {
+        for (int64_t kw = kw_begin; kw < kw_end; ++kw, xk += tap_step, wk += P) {
           T wv[OCB];
           for (int o = 0; o < OCB; ++o) wv[o] = V::load(wk + o * g.weights_per_block);
 #pragma GCC unroll 16
@@ -78,79 +158,135 @@ inline void direct_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t b
     }
     ic += run;
   }
+}
+
+template <class V, int OCB, int N>
+inline void load_bias(const X86ConvArgs& a, int64_t block, typename V::T (&acc)[OCB][N]) {
+  for (int o = 0; o < OCB; ++o) {
+    const typename V::T bias = V::load(a.bias + (block + o) * V::kLanes);
+    for (int i = 0; i < N; ++i) acc[o][i] = bias;
+  }
+}
+
+// Row tile: output row oh, columns [ow0, ow0 + N), all centre columns; kernel rows [kh_begin, kh_end).
+// SW: the stride along the width, or 0 for "read it from the args".
+template <class V, int OCB, int N, int PIN, int SW>
+void direct_row_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow0,
+                     int64_t kh_begin, int64_t kh_end) {
+  typename V::T acc[OCB][N];
+  load_bias<V, OCB, N>(a, block, acc);
+  const int64_t ih = oh * a.stride_h - a.pad_top + kh_begin * a.dilation_h;  // first valid input row
+  const int64_t iw = ow0 * a.stride_w - a.pad_left;                           // >= 0 in the centre
+  accumulate<V, OCB, N, PIN, SW * PIN>(a, g, block, ih * a.in_w + iw, a.stride_w * PIN, kh_begin, kh_end, 0,
+                                       a.kernel_w, acc);
   for (int o = 0; o < OCB; ++o) store_pixels<V, N>(a, acc[o], block + o, oh * a.out_w + ow0);
 }
 
-// One output pixel (oh, ow) of output blocks [block, block + OCB), any position: only its valid taps.
-template <class V, int OCB, int PIN>
-inline void direct_pixel(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow,
-                         int64_t kh_begin, int64_t kh_end) {
-  using T = typename V::T;
-  constexpr int P = V::kLanes;
+// Column tile: output column ow of rows [oh0, oh0 + N), all centre rows (every kernel row inside).
+template <class V, int OCB, int N, int PIN>
+void direct_column_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh0, int64_t ow) {
   int64_t kw_begin, kw_end;
   valid_taps(ow, a.stride_w, a.pad_left, a.dilation_w, a.kernel_w, a.in_w, &kw_begin, &kw_end);
-  T acc[OCB][1];
-  for (int o = 0; o < OCB; ++o) acc[o][0] = V::load(a.bias + (block + o) * P);
-  const int64_t ic_begin = (block * P / a.out_channels_per_group) * a.in_channels_per_group;
-  const int64_t ic_end = ic_begin + a.in_channels_per_group;
-  const int64_t taps = a.kernel_h * a.kernel_w;
-  if (kw_begin < kw_end && kh_begin < kh_end) {
+  typename V::T acc[OCB][N];
+  load_bias<V, OCB, N>(a, block, acc);
+  const int64_t ih = oh0 * a.stride_h - a.pad_top;
+  const int64_t iw = ow * a.stride_w - a.pad_left + kw_begin * a.dilation_w;
+  accumulate<V, OCB, N, PIN, 0>(a, g, block, ih * a.in_w + iw, a.stride_h * a.in_w * PIN, 0, a.kernel_h, kw_begin,
+                                kw_end, acc);
+  for (int o = 0; o < OCB; ++o) store_pixels<V, N>(a, acc[o], block + o, oh0 * a.out_w + ow, a.out_w);
+}
+
+// One output pixel (oh, ow) anywhere: only its valid taps.
+template <class V, int OCB, int PIN>
+void direct_pixel(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow) {
+  int64_t kh_begin, kh_end, kw_begin, kw_end;
+  valid_taps(oh, a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, &kh_begin, &kh_end);
+  valid_taps(ow, a.stride_w, a.pad_left, a.dilation_w, a.kernel_w, a.in_w, &kw_begin, &kw_end);
+  typename V::T acc[OCB][1];
+  load_bias<V, OCB, 1>(a, block, acc);
+  if (kh_begin < kh_end && kw_begin < kw_end) {
     const int64_t ih = oh * a.stride_h - a.pad_top + kh_begin * a.dilation_h;
     const int64_t iw = ow * a.stride_w - a.pad_left + kw_begin * a.dilation_w;
-    const float* w = a.weights + block * g.weights_per_block + (kh_begin * a.kernel_w + kw_begin) * P;
-    for (int64_t ic = ic_begin; ic < ic_end; ++ic, w += taps * P) {
-      const float* xr = input_at<PIN>(a, g.in_plane, ic, ih * a.in_w + iw);
-      const float* wr = w;
-      for (int64_t kh = kh_begin; kh < kh_end; ++kh, xr += a.dilation_h * a.in_w * PIN, wr += a.kernel_w * P) {
-        for (int64_t kw = kw_begin; kw < kw_end; ++kw) {
-          const T xv = V::broadcast(xr + (kw - kw_begin) * a.dilation_w * PIN);
-          for (int o = 0; o < OCB; ++o)
-            acc[o][0] = V::fmadd(xv, V::load(wr + (kw - kw_begin) * P + o * g.weights_per_block), acc[o][0]);
-        }
-      }
-    }
+    accumulate<V, OCB, 1, PIN, 0>(a, g, block, ih * a.in_w + iw, 0, kh_begin, kh_end, kw_begin, kw_end, acc);
   }
   for (int o = 0; o < OCB; ++o) store_pixels<V, 1>(a, acc[o], block + o, oh * a.out_w + ow);
 }
 
-// Output rows [row_begin, row_end) of output blocks [block, block + OCB).
-template <class V, int OCB, int PIN, int SW>
-void direct_rows(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t row_begin,
-                 int64_t row_end) {
-  constexpr int N = V::kTilePixels;
-  for (int64_t oh = row_begin; oh < row_end; ++oh) {
-    int64_t kh_begin, kh_end;
-    valid_taps(oh, a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, &kh_begin, &kh_end);
-    for (int64_t ow = 0; ow < g.centre_begin; ++ow) direct_pixel<V, OCB, PIN>(a, g, block, oh, ow, kh_begin, kh_end);
-    int64_t ow = g.centre_begin;
-    for (; ow + N <= g.centre_end; ow += N) direct_tile<V, OCB, N, PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
-    if (N > 8 && ow + 8 <= g.centre_end) {
-      direct_tile<V, OCB, (N > 8 ? 8 : 1), PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
-      ow += 8;
-    }
-    if (N > 4 && ow + 4 <= g.centre_end) {
-      direct_tile<V, OCB, (N > 4 ? 4 : 1), PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
-      ow += 4;
-    }
-    if (N > 2 && ow + 2 <= g.centre_end) {
-      direct_tile<V, OCB, 2, PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
-      ow += 2;
-    }
-    if (ow < g.centre_end) {
-      direct_tile<V, OCB, 1, PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
-      ow += 1;
-    }
-    for (; ow < a.out_w; ++ow) direct_pixel<V, OCB, PIN>(a, g, block, oh, ow, kh_begin, kh_end);
-  }
+// The centre columns of output row oh as planned: plan.count[k] tiles of the k-th menu width.
+template <class V, int OCB, int PIN, int SW, int... Ns>
+void direct_centre_row(const X86ConvArgs& a, const DirectGeometry& g, const TilePlan& plan, int64_t block, int64_t oh,
+                       TileWidths<Ns...>) {
+  int64_t kh_begin, kh_end;
+  valid_taps(oh, a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, &kh_begin, &kh_end);
+  int64_t ow = g.centre_begin;
+  int k = 0;
+  auto run = [&](auto n_constant) {
+    constexpr int N = decltype(n_constant)::value;
+    for (int64_t t = 0; t < plan.count[k]; ++t, ow += N)
+      direct_row_tile<V, OCB, N, PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
+    ++k;
+  };
+  (run(IntConstant<Ns>{}), ...);
+}
+
+// One band of rows [oh0, oh0 + H), all centre rows: their centre row tiles, then the border columns
+// as column tiles of height H (so the band's input rows are still in cache).
+template <class V, int OCB, int PIN, int SW, class Menu, int H>
+void direct_band(const X86ConvArgs& a, const DirectGeometry& g, const TilePlan& row_plan, int64_t block,
+                 int64_t oh0) {
+  for (int64_t oh = oh0; oh < oh0 + H; ++oh) direct_centre_row<V, OCB, PIN, SW>(a, g, row_plan, block, oh, Menu{});
+  for (int64_t ow = 0; ow < g.centre_begin; ++ow) direct_column_tile<V, OCB, H, PIN>(a, g, block, oh0, ow);
+  for (int64_t ow = g.centre_end; ow < a.out_w; ++ow) direct_column_tile<V, OCB, H, PIN>(a, g, block, oh0, ow);
+}
+
+// A row outside the centre rows (some kernel rows outside the input): centre row tiles, border pixels.
+template <class V, int OCB, int PIN, int SW, class Menu>
+void direct_border_row(const X86ConvArgs& a, const DirectGeometry& g, const TilePlan& row_plan, int64_t block,
+                       int64_t oh) {
+  direct_centre_row<V, OCB, PIN, SW>(a, g, row_plan, block, oh, Menu{});
+  for (int64_t ow = 0; ow < g.centre_begin; ++ow) direct_pixel<V, OCB, PIN>(a, g, block, oh, ow);
+  for (int64_t ow = g.centre_end; ow < a.out_w; ++ow) direct_pixel<V, OCB, PIN>(a, g, block, oh, ow);
+}
+
+// The centre rows [oh, ...) as planned: plan.count[k] bands of the k-th column-menu height.
+template <class V, int OCB, int PIN, int SW, class Menu, int... Hs>
+void direct_bands(const X86ConvArgs& a, const DirectGeometry& g, const TilePlan& row_plan, const TilePlan& band_plan,
+                  int64_t block, int64_t oh, TileWidths<Hs...>) {
+  int k = 0;
+  auto run = [&](auto h_constant) {
+    constexpr int H = decltype(h_constant)::value;
+    for (int64_t t = 0; t < band_plan.count[k]; ++t, oh += H)
+      direct_band<V, OCB, PIN, SW, Menu, H>(a, g, row_plan, block, oh);
+    ++k;
+  };
+  (run(IntConstant<Hs>{}), ...);
+}
+
+// Output rows [row_begin, row_end) of output blocks [block, block + OCB): top border rows, the centre rows
+// in bands, bottom border rows.
+template <class V, int OCB, int PIN, int SW, class Menu>
+void direct_rows(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t row_begin, int64_t row_end) {
+  using Column = typename DirectMenu<V::kLanes, OCB>::Column;
+  const TilePlan row_plan = plan_tiles<OCB>(g.centre_end - g.centre_begin, Menu{});
+  const int64_t centre_begin = imin(imax(row_begin, g.row_centre_begin), row_end);
+  const int64_t centre_end = imax(centre_begin, imin(row_end, g.row_centre_end));
+  for (int64_t oh = row_begin; oh < centre_begin; ++oh) direct_border_row<V, OCB, PIN, SW, Menu>(a, g, row_plan, block, oh);
+  const TilePlan band_plan = plan_tiles<OCB>(centre_end - centre_begin, Column{});
+  direct_bands<V, OCB, PIN, SW, Menu>(a, g, row_plan, band_plan, block, centre_begin, Column{});
+  for (int64_t oh = centre_end; oh < row_end; ++oh) direct_border_row<V, OCB, PIN, SW, Menu>(a, g, row_plan, block, oh);
 }
 
 using DirectRowsFn = void (*)(const X86ConvArgs&, const DirectGeometry&, int64_t, int64_t, int64_t);
 
 template <class V, int OCB, int PIN>
 DirectRowsFn pick_direct_stride(int64_t stride_w) {
-  if (stride_w == 1) return direct_rows<V, OCB, PIN, 1>;
-  if (stride_w == 2) return direct_rows<V, OCB, PIN, 2>;
-  return direct_rows<V, OCB, PIN, 0>;
+  using Menu = DirectMenu<V::kLanes, OCB>;
+  // Input block 8 only occurs for channel counts that are odd multiples of 8 under AVX-512: reduced menu.
+  using Common = typename Menu::Full;
+  using Rare = typename Menu::Reduced;
+  if (stride_w == 1) return direct_rows<V, OCB, PIN, 1, typename IfThen<PIN == 8, Rare, Common>::type>;
+  if (stride_w == 2) return direct_rows<V, OCB, PIN, 2, typename IfThen<PIN == 8, Rare, Common>::type>;
+  return direct_rows<V, OCB, PIN, 0, Rare>;
 }
 
 template <class V, int OCB>
@@ -168,11 +304,12 @@ inline bool same_group(const X86ConvArgs& a, int64_t b, int P) {
 template <class V>
 void direct_conv(const X86ConvArgs& a, const X86ConvRange& r) {
   constexpr int P = V::kLanes;
-  static_assert(V::kTileOcBlocks == 2, "the block loop below pairs output blocks");
   DirectGeometry g;
   g.in_plane = a.in_h * a.in_w;
   g.weights_per_block = a.in_channels_per_group * a.kernel_h * a.kernel_w * P;
   centre_outputs(a.stride_w, a.pad_left, a.dilation_w, a.kernel_w, a.in_w, a.out_w, &g.centre_begin, &g.centre_end);
+  centre_outputs(a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, a.out_h, &g.row_centre_begin,
+                 &g.row_centre_end);
   const DirectRowsFn pair = pick_direct<V, 2>(a.in_block, a.stride_w);
   const DirectRowsFn single = pick_direct<V, 1>(a.in_block, a.stride_w);
   for (int64_t b = r.oc_block_begin; b < r.oc_block_end;) {
@@ -186,81 +323,63 @@ void direct_conv(const X86ConvArgs& a, const X86ConvRange& r) {
   }
 }
 
-// Pointwise (1x1, stride 1, no padding): output pixel p reads input pixel p, so the plane is one row and
-// tiles run across row ends. Pixels [p0, p0 + N) of output blocks [block, block + OCB).
+// ---- Pointwise convolution ----
+
+// 1x1, stride 1, no padding: output pixel p reads input pixel p, so the plane is one row and tiles run
+// across row ends. Pixels [p0, p0 + N) of output blocks [block, block + OCB).
 template <class V, int OCB, int N, int PIN>
-inline void pointwise_tile(const X86ConvArgs& a, int64_t plane, int64_t weights_per_block, int64_t block,
-                           int64_t p0) {
-  using T = typename V::T;
-  constexpr int P = V::kLanes;
-  T acc[OCB][N];
-  for (int o = 0; o < OCB; ++o) {
-    const T bias = V::load(a.bias + (block + o) * P);
-    for (int i = 0; i < N; ++i) acc[o][i] = bias;
-  }
-  const int64_t ic_begin = (block * P / a.out_channels_per_group) * a.in_channels_per_group;
-  const int64_t ic_end = ic_begin + a.in_channels_per_group;
-  const float* w = a.weights + block * weights_per_block;
-  for (int64_t ic = ic_begin; ic < ic_end;) {
-    const int64_t run = imin(PIN - ic % PIN, ic_end - ic);
-    const float* xc = input_at<PIN>(a, plane, ic, p0);
-    for (int64_t j = 0; j < run; ++j, ++xc, w += P) {
-      T wv[OCB];
-      for (int o = 0; o < OCB; ++o) wv[o] = V::load(w + o * weights_per_block);
-#pragma GCC unroll 16
-      for (int i = 0; i < N; ++i) {
-        const T xv = V::broadcast(xc + i * PIN);
-        for (int o = 0; o < OCB; ++o) acc[o][i] = V::fmadd(xv, wv[o], acc[o][i]);
-      }
-    }
-    ic += run;
-  }
+void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0) {
+  typename V::T acc[OCB][N];
+  load_bias<V, OCB, N>(a, block, acc);
+  accumulate<V, OCB, N, PIN, PIN>(a, g, block, p0, PIN, 0, 1, 0, 1, acc);
   for (int o = 0; o < OCB; ++o) store_pixels<V, N>(a, acc[o], block + o, p0);
 }
 
-template <class V, int OCB, int PIN>
-void pointwise_pixels(const X86ConvArgs& a, int64_t block, int64_t p_begin, int64_t p_end) {
-  constexpr int N = V::kTilePixels;
-  const int64_t plane = a.out_h * a.out_w;
-  const int64_t wpb = a.in_channels_per_group * V::kLanes;
+template <class V, int OCB, int PIN, int... Ns>
+void pointwise_pixels(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p_begin, int64_t p_end,
+                      TileWidths<Ns...> menu) {
+  const TilePlan plan = plan_tiles<OCB>(p_end - p_begin, menu);
   int64_t p = p_begin;
-  for (; p + N <= p_end; p += N) pointwise_tile<V, OCB, N, PIN>(a, plane, wpb, block, p);
-  if (N > 8 && p + 8 <= p_end) {
-    pointwise_tile<V, OCB, (N > 8 ? 8 : 1), PIN>(a, plane, wpb, block, p);
-    p += 8;
-  }
-  if (N > 4 && p + 4 <= p_end) {
-    pointwise_tile<V, OCB, (N > 4 ? 4 : 1), PIN>(a, plane, wpb, block, p);
-    p += 4;
-  }
-  if (N > 2 && p + 2 <= p_end) {
-    pointwise_tile<V, OCB, 2, PIN>(a, plane, wpb, block, p);
-    p += 2;
-  }
-  for (; p < p_end; ++p) pointwise_tile<V, OCB, 1, PIN>(a, plane, wpb, block, p);
+  int k = 0;
+  auto run = [&](auto n_constant) {
+    constexpr int N = decltype(n_constant)::value;
+    for (int64_t t = 0; t < plan.count[k]; ++t, p += N) pointwise_tile<V, OCB, N, PIN>(a, g, block, p);
+    ++k;
+  };
+  (run(IntConstant<Ns>{}), ...);
 }
 
-using PointwiseFn = void (*)(const X86ConvArgs&, int64_t, int64_t, int64_t);
+template <class V, int OCB, int PIN>
+void pointwise_blocks(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p_begin, int64_t p_end) {
+  using Menu = DirectMenu<V::kLanes, OCB>;
+  pointwise_pixels<V, OCB, PIN>(a, g, block, p_begin, p_end,
+                                typename IfThen<PIN == 8, typename Menu::Reduced, typename Menu::Full>::type{});
+}
+
+using PointwiseFn = void (*)(const X86ConvArgs&, const DirectGeometry&, int64_t, int64_t, int64_t);
 
 template <class V, int OCB>
 PointwiseFn pick_pointwise(int64_t in_block) {
-  if (in_block == 16) return pointwise_pixels<V, OCB, 16>;
-  if (in_block == 8) return pointwise_pixels<V, OCB, 8>;
-  return pointwise_pixels<V, OCB, 1>;
+  if (in_block == 16) return pointwise_blocks<V, OCB, 16>;
+  if (in_block == 8) return pointwise_blocks<V, OCB, 8>;
+  return pointwise_blocks<V, OCB, 1>;
 }
 
 template <class V>
 void pointwise_conv(const X86ConvArgs& a, const X86ConvRange& r) {
   constexpr int P = V::kLanes;
+  DirectGeometry g;
+  g.in_plane = a.in_h * a.in_w;
+  g.weights_per_block = a.in_channels_per_group * P;
   const PointwiseFn pair = pick_pointwise<V, 2>(a.in_block);
   const PointwiseFn single = pick_pointwise<V, 1>(a.in_block);
   const int64_t p_begin = r.row_begin * a.out_w, p_end = r.row_end * a.out_w;
   for (int64_t b = r.oc_block_begin; b < r.oc_block_end;) {
     if (b + 1 < r.oc_block_end && same_group(a, b, P)) {
-      pair(a, b, p_begin, p_end);
+      pair(a, g, b, p_begin, p_end);
       b += 2;
     } else {
-      single(a, b, p_begin, p_end);
+      single(a, g, b, p_begin, p_end);
       b += 1;
     }
   }

@@ -14,6 +14,20 @@ namespace {
 inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
+// Small stand-ins for std::integral_constant and std::conditional (no std templates in ISA files).
+template <int N>
+struct IntConstant {
+  static constexpr int value = N;
+};
+template <bool C, class A, class B>
+struct IfThen {
+  using type = A;
+};
+template <class A, class B>
+struct IfThen<false, A, B> {
+  using type = B;
+};
+
 // The kernel taps [*begin, *end) along one axis that read inside the input for output coordinate o.
 inline void valid_taps(int64_t o, int64_t stride, int64_t pad, int64_t dilation, int64_t kernel, int64_t in_len,
                        int64_t* begin, int64_t* end) {
@@ -60,22 +74,60 @@ inline typename V::T activate(const X86ConvArgs& a, typename V::T v, int64_t blo
   return v;
 }
 
-// Writes N output vectors of channel block `block` at the consecutive output pixels [pixel, pixel + N)
-// of the plane: residual added, activation applied, stored once. The accumulators already hold the bias.
+// activate() on N vectors of one channel block, the switch hoisted out of the loop.
 template <class V, int N>
-inline void store_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block, int64_t pixel) {
+inline void activate_all(const X86ConvArgs& a, typename V::T* v, int64_t block) {
+  using T = typename V::T;
+  const T zero = V::zero(), one = V::set1(1.f);
+  switch (a.activation) {
+    case ActivationKind::None: return;
+    case ActivationKind::Relu:
+      for (int i = 0; i < N; ++i) v[i] = V::max(zero, v[i]);
+      return;
+    case ActivationKind::Clip: {
+      const T lo = V::set1(a.clip_min), hi = V::set1(a.clip_max);
+      for (int i = 0; i < N; ++i) v[i] = V::min(hi, V::max(lo, v[i]));
+      return;
+    }
+    case ActivationKind::LeakyRelu: {
+      const T alpha = V::set1(a.alpha);
+      for (int i = 0; i < N; ++i) v[i] = V::scale_negative(v[i], alpha);
+      return;
+    }
+    case ActivationKind::PRelu: {
+      const T slope = V::load(a.slope + block * V::kLanes);
+      for (int i = 0; i < N; ++i) v[i] = V::scale_negative(v[i], slope);
+      return;
+    }
+    case ActivationKind::Sigmoid:
+      for (int i = 0; i < N; ++i) v[i] = V::div(one, V::add(one, V::exp(V::sub(zero, v[i]))));
+      return;
+    case ActivationKind::HardSigmoid: {
+      const T alpha = V::set1(a.alpha), beta = V::set1(a.beta);
+      for (int i = 0; i < N; ++i) v[i] = V::max(V::min(V::fmadd(v[i], alpha, beta), one), zero);
+      return;
+    }
+    case ActivationKind::HardSwish: {
+      const T sixth = V::set1(1.f / 6.f), half = V::set1(0.5f);
+      for (int i = 0; i < N; ++i) v[i] = V::mul(v[i], V::max(V::min(V::fmadd(v[i], sixth, half), one), zero));
+      return;
+    }
+  }
+}
+
+// Writes N output vectors of channel block `block` at the output pixels pixel + i * pixel_stride of the
+// plane (stride 1: along a row; out_w: down a column): residual added, activation applied, stored once.
+// The accumulators already hold the bias.
+template <class V, int N>
+void store_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block, int64_t pixel, int64_t pixel_stride = 1) {
   constexpr int P = V::kLanes;
   const int64_t plane = a.out_h * a.out_w;
   if (a.out_block != 1) {
-    const int64_t offset = (block * plane + pixel) * P;
-    float* y = a.y + offset;
-    const float* res = a.residual ? a.residual + offset : nullptr;
-#pragma GCC unroll 16
-    for (int i = 0; i < N; ++i) {
-      typename V::T v = acc[i];
-      if (res) v = V::add(v, V::load(res + i * P));
-      V::store(y + i * P, activate<V>(a, v, block));
-    }
+    const int64_t offset = (block * plane + pixel) * P, step = pixel_stride * P;
+    if (a.residual)
+      for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(a.residual + offset + i * step));
+    activate_all<V, N>(a, acc, block);
+    for (int i = 0; i < N; ++i) V::store(a.y + offset + i * step, acc[i]);
     return;
   }
   // Plain NCHW: lane j is channel block * P + j; the lanes past out_channels are padding, never stored.
@@ -84,13 +136,15 @@ inline void store_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block
   alignas(64) float tile[N][P];
   if (a.residual) {
     for (int64_t j = 0; j < P; ++j)
-      for (int i = 0; i < N; ++i) tile[i][j] = j < lanes ? a.residual[(c0 + j) * plane + pixel + i] : 0.f;
+      for (int i = 0; i < N; ++i)
+        tile[i][j] = j < lanes ? a.residual[(c0 + j) * plane + pixel + i * pixel_stride] : 0.f;
     for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(tile[i]));
   }
-  for (int i = 0; i < N; ++i) V::store(tile[i], activate<V>(a, acc[i], block));
+  activate_all<V, N>(a, acc, block);
+  for (int i = 0; i < N; ++i) V::store(tile[i], acc[i]);
   for (int64_t j = 0; j < lanes; ++j) {
     float* y = a.y + (c0 + j) * plane + pixel;
-    for (int i = 0; i < N; ++i) y[i] = tile[i][j];
+    for (int i = 0; i < N; ++i) y[i * pixel_stride] = tile[i][j];
   }
 }
 

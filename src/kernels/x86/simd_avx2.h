@@ -11,10 +11,6 @@ namespace {
 struct VecAvx2 {
   using T = __m256;
   static constexpr int kLanes = 8;
-  // Direct/pointwise register tile: 2 output blocks x 6 pixels = 12 accumulators of the 16 ymm
-  // registers, plus 2 weight vectors and the broadcast input.
-  static constexpr int kTileOcBlocks = 2;
-  static constexpr int kTilePixels = 6;
   // Depthwise 3x3 computes one row at a time (16 registers cannot hold 9 weights and 8 accumulators).
   static constexpr int kDepthwiseRows3x3 = 1;
 

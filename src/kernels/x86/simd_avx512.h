@@ -15,10 +15,6 @@ namespace {
 struct VecAvx512 {
   using T = __m512;
   static constexpr int kLanes = 16;
-  // Direct/pointwise register tile: 2 output blocks x 12 pixels = 24 accumulators of the 32 zmm
-  // registers, leaving room for the 2 weight vectors and the broadcast input.
-  static constexpr int kTileOcBlocks = 2;
-  static constexpr int kTilePixels = 12;
   // Depthwise 3x3: output rows computed together (9 weights + 2 x 4 accumulators fit in registers).
   static constexpr int kDepthwiseRows3x3 = 2;
 
