@@ -85,7 +85,7 @@ int64_t block_for(int64_t channels, Isa isa) {
   return channels % 8 == 0 ? 8 : 1;
 }
 
-// algorithm: 4 or 6 = Winograd with that tile, 0 = FastConv2d's direct kernel.
+// algorithm: 2, 4 or 6 = Winograd with that output tile, 0 = FastConv2d's direct kernel.
 void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
   const Conv2dParams p = params_of(layer);
   const int64_t in_block = block_for(p.in_channels, isa), out_block = block_for(p.out_channels, isa);
@@ -151,9 +151,9 @@ int main(int argc, char** argv) {
   if (f.avx2 && f.fma) isas.push_back(Isa::Avx2);
   for (Isa isa : isas)
     for (const Layer& l : layers())
-      for (int algorithm : {4, 6, 0}) {
+      for (int algorithm : {2, 4, 6, 0}) {
         const std::string name = std::string(isa_name(isa)) + "/" + l.name + "/" +
-                                 (algorithm == 0 ? "direct" : algorithm == 4 ? "winograd43" : "winograd63");
+                                 (algorithm == 0 ? "direct" : "winograd" + std::to_string(algorithm) + "3");
         benchmark::RegisterBenchmark(name.c_str(), bench_layer, l, isa, algorithm)->Unit(benchmark::kMicrosecond);
       }
   benchmark::RunSpecifiedBenchmarks();

@@ -16,6 +16,7 @@ namespace {
 // Scratch (v and mm of one chunk of tiles) is sized to stay in the core's L2 cache together with the
 // weights of one transform position, so the three phases of a chunk hand their data over in cache.
 constexpr int64_t kChunkBytes = 1 << 20;
+constexpr int64_t kCacheLineFloats = 16;
 
 bool valid_block(int64_t block, int64_t channels) {
   return (block == 1 || block == 8 || block == 16) && channels % block == 0;
@@ -67,16 +68,28 @@ WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, cons
   if (activation.kind == ActivationKind::PRelu && !activation.slope)
     throw Error("WinogradConv2d: PRelu activation without slopes");
   tile_ = tile == 0 ? default_tile(p) : tile;
-  if (tile_ != 4 && tile_ != 6) throw Error("WinogradConv2d: tile must be 4 or 6, not " + std::to_string(tile));
+  if (tile_ != 2 && tile_ != 4 && tile_ != 6)
+    throw Error("WinogradConv2d: tile must be 2, 4 or 6, not " + std::to_string(tile));
 
   const bool avx512 = isa_ == Isa::Avx512;
   lanes_ = avx512 ? 16 : 8;
-  const int64_t group_lanes = lanes_ * (avx512 ? avx512::kWinogradOcVectors : avx2::kWinogradOcVectors);
   ic_padded_ = round_up_to_block(p.in_channels, lanes_);
   oc_padded_ = round_up_to_block(p.out_channels, lanes_);
   tiles_h_ = (p.out_h + tile_ - 1) / tile_;
   tiles_w_ = (p.out_w + tile_ - 1) / tile_;
   const int64_t alpha = tile_ + 2, positions = alpha * alpha;
+
+  // Chunks of at most kChunkBytes of scratch, but never fewer tiles than a tall register tile (the
+  // weights are streamed once per chunk, so small planes run as one chunk), split evenly.
+  const int64_t per_tile_bytes = positions * (ic_padded_ + oc_padded_) * static_cast<int64_t>(sizeof(float));
+  const int64_t tall_rows = avx512 ? avx512::kWinogradTallRows : avx2::kWinogradTallRows;
+  const int64_t tiles = tiles_h_ * tiles_w_;
+  const int64_t most = std::max(tall_rows, kChunkBytes / per_tile_bytes);
+  const int64_t chunks = (tiles + most - 1) / most;
+  chunk_tiles_ = (tiles + chunks - 1) / chunks;
+  // Small planes (every chunk fits a tall register tile) pack u one vector per group; see winograd_x86.h.
+  u_group_vectors_ = chunk_tiles_ <= tall_rows ? 1 : (avx512 ? avx512::kWinogradOcVectors : avx2::kWinogradOcVectors);
+  const int64_t group_lanes = lanes_ * u_group_vectors_;
 
   // u[pos][group][ic][lane of the group], zeros for the padding channels.
   const std::vector<float> u = winograd_transform_weights(tile_, weights, p.out_channels, p.in_channels);
@@ -93,11 +106,6 @@ WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, cons
   }
   bias_ = pad_per_channel(bias, p.out_channels, lanes_);
   if (activation.kind == ActivationKind::PRelu) slope_ = pad_per_channel(activation.slope, p.out_channels, lanes_);
-
-  const int64_t per_tile_bytes = positions * (ic_padded_ + oc_padded_) * static_cast<int64_t>(sizeof(float));
-  const int64_t rows = avx512 ? avx512::kWinogradTileRows : avx2::kWinogradTileRows;
-  chunk_tiles_ = std::max<int64_t>(rows, kChunkBytes / per_tile_bytes / rows * rows);
-  chunk_tiles_ = std::min(chunk_tiles_, tiles_h_ * tiles_w_);
 }
 
 void WinogradConv2d::run(const float* x, float* y, const float* residual, ThreadPool* pool) const {
@@ -105,7 +113,7 @@ void WinogradConv2d::run(const float* x, float* y, const float* residual, Thread
   const Conv2dParams& p = params_;
   const bool avx512 = isa_ == Isa::Avx512;
   const int64_t alpha = tile_ + 2, positions = alpha * alpha;
-  const int64_t group_lanes = lanes_ * (avx512 ? avx512::kWinogradOcVectors : avx2::kWinogradOcVectors);
+  const int64_t group_lanes = lanes_ * u_group_vectors_;
   const int64_t items = positions * ((oc_padded_ + group_lanes - 1) / group_lanes);
   const int64_t tiles = tiles_h_ * tiles_w_;
   auto input = avx512 ? avx512::winograd_input_transform : avx2::winograd_input_transform;
@@ -121,13 +129,16 @@ void WinogradConv2d::run(const float* x, float* y, const float* residual, Thread
   a.ic_padded = ic_padded_, a.oc_padded = oc_padded_;
   a.chunk_capacity = chunk_tiles_;
   a.u = u_.data();
+  a.u_group_vectors = u_group_vectors_;
   a.bias = bias_.data();
   a.epilogue.activation = activation_.kind;
   a.epilogue.alpha = activation_.alpha, a.epilogue.beta = activation_.beta;
   a.epilogue.clip_min = activation_.min, a.epilogue.clip_max = activation_.max;
   a.epilogue.slope = slope_.data();
-  a.v = thread_scratch(positions * chunk_tiles_ * (ic_padded_ + oc_padded_));
-  a.mm = a.v + positions * chunk_tiles_ * ic_padded_;
+  a.v_pos_stride = chunk_tiles_ * ic_padded_ + kCacheLineFloats;
+  a.mm_pos_stride = chunk_tiles_ * oc_padded_ + kCacheLineFloats;
+  a.v = thread_scratch(positions * (a.v_pos_stride + a.mm_pos_stride));
+  a.mm = a.v + positions * a.v_pos_stride;
 
   const bool threaded = pool && pool->size() > 1;
   auto parallel = [&](int64_t n, const std::function<void(int64_t, int64_t)>& fn) {

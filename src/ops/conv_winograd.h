@@ -1,6 +1,7 @@
 // Winograd F(m x m, 3 x 3) convolution on x86 (kernels/x86/winograd_x86.h; the math in
-// kernels/ref/winograd_ref.h) for dense 3x3 stride-1 convs: about 4x (m = 4) or 5x (m = 6) fewer
-// multiplications than the direct conv, at the price of transforms and a little more rounding. The same
+// kernels/ref/winograd_ref.h) for dense 3x3 stride-1 convs: 2.25x (m = 2), 4x (m = 4) or 5x (m = 6)
+// fewer multiplications than the direct conv, at the price of transforms, transformed weights
+// (alpha^2 / 9 times the direct conv's) and a little more rounding. The same
 // shape of interface as FastConv2d (ops/conv_fast.h), so a conv layer can pick either:
 //
 //   if (WinogradConv2d::supports(p, in_block, out_block, preferred_isa())) {
@@ -35,7 +36,7 @@ class WinogradConv2d {
   static int default_tile(const Conv2dParams& p);
 
   // Transforms the weights (OIHW) once; `bias` has out_channels values or is null; a PRelu activation's
-  // slopes are copied. `tile` is the output tile side m: 4, 6, or 0 for default_tile(p). Throws Error when
+  // slopes are copied. `tile` is the output tile side m: 2, 4, 6, or 0 for default_tile(p). Throws Error when
   // the conv is not applicable, a block is invalid, or the ISA (capped by the CPU) is not AVX2/AVX-512.
   WinogradConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
                  Isa isa, int64_t in_block, int64_t out_block, int tile = 0);
@@ -45,8 +46,8 @@ class WinogradConv2d {
   // call from several threads at once (the scratch is per calling thread).
   void run(const float* x, float* y, const float* residual, ThreadPool* pool) const;
 
-  // "winograd43" (F(4x4, 3x3)) or "winograd63".
-  const char* algorithm() const { return tile_ == 6 ? "winograd63" : "winograd43"; }
+  // "winograd23" (F(2x2, 3x3)), "winograd43" or "winograd63".
+  const char* algorithm() const { return tile_ == 2 ? "winograd23" : tile_ == 6 ? "winograd63" : "winograd43"; }
   const char* isa() const { return isa_name(isa_); }
   int tile() const { return tile_; }
   const Conv2dParams& params() const { return params_; }
@@ -60,6 +61,7 @@ class WinogradConv2d {
   int64_t ic_padded_ = 0, oc_padded_ = 0;
   int64_t tiles_h_ = 0, tiles_w_ = 0;
   int64_t chunk_tiles_ = 0;  // tiles per chunk (the scratch holds one chunk's v and mm)
+  int64_t u_group_vectors_ = 1;  // output-channel vectors per group of the transformed weights
   AlignedFloats u_, bias_, slope_;
   Activation activation_;
 };

@@ -1,6 +1,6 @@
 // Winograd F(m x m, 3 x 3): the transform matrices against Lavin & Gray's published F(4x4, 3x3) and the
 // correlation identity; the tile-by-tile reference (kernels/ref/winograd_ref.h) and the x86 kernels
-// (ops/conv_winograd.h, AVX2 and AVX-512, tiles 4 and 6, every block combination) against the plain
+// (ops/conv_winograd.h, AVX2 and AVX-512, tiles 2, 4 and 6, every block combination) against the plain
 // direct convolution reference (kernels/ref/conv2d_ref.h) on random shapes.
 //
 // Tolerance. Winograd's rounding grows with the transforms, whose large coefficients (up to 32 in F(6x6)'s
@@ -357,7 +357,7 @@ TEST_P(WinogradX86, MatchesDirectReference) {
   for (int trial = 0; trial < 36; ++trial) {
     const Conv2dParams p = random_params(rng, {32, 40, 48, 56, 64, 72, 80, 96});
     const Case c = make_case(rng, p, trial, trial % 3 != 0);
-    const int tile = trial % 2 ? 4 : 6;
+    const int tile = 2 + 2 * (trial % 3);
     const int64_t in_block = random_block(rng, p.in_channels), out_block = random_block(rng, p.out_channels);
     const std::vector<float> want = expected(c);
     const std::vector<float> got = run_fast(c, GetParam(), tile, in_block, out_block);
@@ -379,7 +379,7 @@ TEST_P(WinogradX86, FewAndOddChannels) {
   for (int trial = 0; trial < 16; ++trial) {
     const Conv2dParams p = random_params(rng, {1, 3, 5, 8, 17, 24});
     const Case c = make_case(rng, p, trial, trial % 2 == 0);
-    const int tile = trial % 2 ? 4 : 6;
+    const int tile = 2 + 2 * (trial % 3);
     const int64_t in_block = random_block(rng, p.in_channels), out_block = random_block(rng, p.out_channels);
     const std::vector<float> want = expected(c);
     const std::vector<float> got = run_fast(c, GetParam(), tile, in_block, out_block);
@@ -399,7 +399,7 @@ TEST_P(WinogradX86, LargePlaneSpansChunks) {
   ASSERT_TRUE(finish_shape(p));
   const Case c = make_case(rng, p, 1, true);
   const std::vector<float> want = expected(c);
-  for (int tile : {4, 6}) {
+  for (int tile : {2, 4, 6}) {
     const int64_t out_block = GetParam() == Isa::Avx512 ? 16 : 8;
     const std::vector<float> got = run_fast(c, GetParam(), tile, 16, out_block);
     check_within(got, want, tolerance(c, tile, want), "tile " + std::to_string(tile) + " " + describe(p));
@@ -409,12 +409,12 @@ TEST_P(WinogradX86, LargePlaneSpansChunks) {
 TEST_P(WinogradX86, ThreadedRunEqualsSingleThread) {
   std::mt19937 rng(51);
   ThreadPool pool(2);
-  for (int trial = 0; trial < 4; ++trial) {
+  for (int trial = 0; trial < 6; ++trial) {
     Conv2dParams p = random_params(rng, {32, 48, 64});
     p.in_h += 20, p.in_w += 13;
     ASSERT_TRUE(finish_shape(p));
     const Case c = make_case(rng, p, trial, true);
-    const int tile = trial % 2 ? 4 : 6;
+    const int tile = 2 + 2 * (trial % 3);
     const std::vector<float> one = run_fast(c, GetParam(), tile, p.in_channels % 16 == 0 ? 16 : 8, 8);
     const std::vector<float> two = run_fast(c, GetParam(), tile, p.in_channels % 16 == 0 ? 16 : 8, 8, &pool);
     EXPECT_EQ(one, two) << describe(p);

@@ -18,11 +18,17 @@ namespace {
 
 // ---- 1-D transforms (s: stride between the elements, in vectors) ----
 
-// r = B^T d: F(4, 3) maps 6 values to 6, F(6, 3) (points 0, +-1, +-2, +-1/2) 8 to 8.
+// r = B^T d: F(2, 3) (points 0, +-1) maps 4 values to 4, F(4, 3) (0, +-1, +-2) 6 to 6, F(6, 3)
+// (0, +-1, +-2, +-1/2) 8 to 8.
 template <class V, int M>
 inline void winograd_input_1d(const typename V::T* d, int s, typename V::T* r, int rs) {
   using T = typename V::T;
-  if constexpr (M == 4) {
+  if constexpr (M == 2) {
+    r[0] = V::sub(d[2 * s], d[0]);
+    r[rs] = V::add(d[s], d[2 * s]);
+    r[2 * rs] = V::sub(d[2 * s], d[s]);
+    r[3 * rs] = V::sub(d[3 * s], d[s]);
+  } else if constexpr (M == 4) {
     const T d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s];
     const T four = V::set1(4.f), minus4 = V::set1(-4.f), minus5 = V::set1(-5.f), two = V::set1(2.f),
             minus2 = V::set1(-2.f);
@@ -34,7 +40,7 @@ inline void winograd_input_1d(const typename V::T* d, int s, typename V::T* r, i
     r[4 * rs] = V::fmadd(minus2, d3_minus_d1, d4_minus_d2);
     r[5 * rs] = V::fmadd(four, d1, V::fmadd(minus5, d3, d5));
   } else {
-    static_assert(M == 6, "F(4, 3) or F(6, 3)");
+    static_assert(M == 6, "F(2, 3), F(4, 3) or F(6, 3)");
     const T d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s], d5 = d[5 * s], d6 = d[6 * s],
             d7 = d[7 * s];
     const T c525 = V::set1(5.25f), cm425 = V::set1(-4.25f), c025 = V::set1(0.25f), cm125 = V::set1(-1.25f),
@@ -55,20 +61,24 @@ inline void winograd_input_1d(const typename V::T* d, int s, typename V::T* r, i
   }
 }
 
-// r = A^T mv: F(4, 3) maps 6 values to 4, F(6, 3) 8 to 6. With a, b, c, ... the sums and differences of
-// the +-p pairs, output i is a + p^i c + ... for even i and b + p^i d + ... for odd i.
+// r = A^T mv: F(2, 3) maps 4 values to 2, F(4, 3) 6 to 4, F(6, 3) 8 to 6. With a, b, c, ... the sums and
+// differences of the +-p pairs, output i is a + p^i c + ... for even i and b + p^i d + ... for odd i.
 template <class V, int M>
 inline void winograd_output_1d(const typename V::T* mv, int s, typename V::T* r, int rs) {
   using T = typename V::T;
   const T a = V::add(mv[s], mv[2 * s]), b = V::sub(mv[s], mv[2 * s]);
-  const T c = V::add(mv[3 * s], mv[4 * s]), d = V::sub(mv[3 * s], mv[4 * s]);
-  if constexpr (M == 4) {
+  if constexpr (M == 2) {
+    r[0] = V::add(mv[0], a);
+    r[rs] = V::add(b, mv[3 * s]);
+  } else if constexpr (M == 4) {
+    const T c = V::add(mv[3 * s], mv[4 * s]), d = V::sub(mv[3 * s], mv[4 * s]);
     r[0] = V::add(V::add(mv[0], a), c);
     r[rs] = V::fmadd(V::set1(2.f), d, b);
     r[2 * rs] = V::fmadd(V::set1(4.f), c, a);
     r[3 * rs] = V::add(V::fmadd(V::set1(8.f), d, b), mv[5 * s]);
   } else {
-    static_assert(M == 6, "F(4, 3) or F(6, 3)");
+    static_assert(M == 6, "F(2, 3), F(4, 3) or F(6, 3)");
+    const T c = V::add(mv[3 * s], mv[4 * s]), d = V::sub(mv[3 * s], mv[4 * s]);
     const T e = V::add(mv[5 * s], mv[6 * s]), f = V::sub(mv[5 * s], mv[6 * s]);
     r[0] = V::add(V::add(mv[0], a), V::add(c, e));
     r[rs] = V::fmadd(V::set1(2.f), d, V::fmadd(V::set1(0.5f), f, b));
@@ -123,54 +133,71 @@ inline void store_channels(float* image, int64_t channels, int64_t plane, int64_
 
 // ---- Phase 1: input transform ----
 
+// Row i of the patch of tile (ih0, iw0), channels [c0, c0 + L): zeros outside the input unless INSIDE.
+template <class V, int N, int BIN, bool INSIDE>
+inline void load_patch_row(const WinogradX86Args& a, int64_t plane, int64_t c0, int64_t ih, int64_t iw0,
+                           typename V::T* row) {
+  if (INSIDE) {
+#pragma GCC unroll 8
+    for (int j = 0; j < N; ++j) row[j] = load_channels<V, BIN>(a.x, a.in_channels, plane, c0, ih * a.in_w + iw0 + j);
+    return;
+  }
+  const bool row_inside = ih >= 0 && ih < a.in_h;
+  for (int j = 0; j < N; ++j) {
+    const int64_t iw = iw0 + j;
+    row[j] = row_inside && iw >= 0 && iw < a.in_w ? load_channels<V, BIN>(a.x, a.in_channels, plane, c0, ih * a.in_w + iw)
+                                                  : V::zero();
+  }
+}
+
+// V = B^T d B for one tile and the channels [c0, c0 + L): each patch row is transformed as it is loaded
+// (d B), then each column of that (B^T (d B)) is transformed and stored, so few values are live at once.
+template <class V, int M, int BIN, bool INSIDE>
+inline void input_tile_vector(const WinogradX86Args& a, int64_t plane, int64_t c0, int64_t ih0, int64_t iw0,
+                              float* vt) {
+  using T = typename V::T;
+  constexpr int N = M + 2;
+  T rows[N][N];
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) {
+    T row[N];
+    load_patch_row<V, N, BIN, INSIDE>(a, plane, c0, ih0 + i, iw0, row);
+    winograd_input_1d<V, M>(row, 1, rows[i], 1);
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < N; ++j) {
+    T column[N];
+    winograd_input_1d<V, M>(&rows[0][j], N, column, 1);
+#pragma GCC unroll 8
+    for (int i = 0; i < N; ++i) V::store(vt + (i * N + j) * a.v_pos_stride + c0, column[i]);
+  }
+}
+
 template <class V, int M, int BIN>
 void winograd_input_tiles(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
-  using T = typename V::T;
   constexpr int L = V::kLanes;
   constexpr int N = M + 2;
   const int64_t plane = a.in_h * a.in_w;
-  const int64_t pos_stride = a.chunk_capacity * a.ic_padded;  // floats between transform positions in v
-  T d[N][N], tmp[N][N];
   for (int64_t t = t_begin; t < t_end; ++t) {
     const int64_t tile = first + t;
     const int64_t ih0 = (tile / a.tiles_w) * M - a.pad_top, iw0 = (tile % a.tiles_w) * M - a.pad_left;
     const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + N <= a.in_h && iw0 + N <= a.in_w;
     float* vt = a.v + t * a.ic_padded;
-    for (int64_t c0 = 0; c0 < a.ic_padded; c0 += L) {
-      if (inside) {
-#pragma GCC unroll 8
-        for (int i = 0; i < N; ++i)
-#pragma GCC unroll 8
-          for (int j = 0; j < N; ++j)
-            d[i][j] = load_channels<V, BIN>(a.x, a.in_channels, plane, c0, (ih0 + i) * a.in_w + iw0 + j);
-      } else {
-        for (int i = 0; i < N; ++i)
-          for (int j = 0; j < N; ++j) {
-            const int64_t ih = ih0 + i, iw = iw0 + j;
-            d[i][j] = ih >= 0 && ih < a.in_h && iw >= 0 && iw < a.in_w
-                          ? load_channels<V, BIN>(a.x, a.in_channels, plane, c0, ih * a.in_w + iw)
-                          : V::zero();
-          }
-      }
-#pragma GCC unroll 8
-      for (int j = 0; j < N; ++j) winograd_input_1d<V, M>(&d[0][j], N, &tmp[0][j], N);
-#pragma GCC unroll 8
-      for (int i = 0; i < N; ++i) winograd_input_1d<V, M>(&tmp[i][0], 1, &d[i][0], 1);
-#pragma GCC unroll 8
-      for (int i = 0; i < N; ++i)
-#pragma GCC unroll 8
-        for (int j = 0; j < N; ++j) V::store(vt + (i * N + j) * pos_stride + c0, d[i][j]);
+    if (inside) {
+      for (int64_t c0 = 0; c0 < a.ic_padded; c0 += L) input_tile_vector<V, M, BIN, true>(a, plane, c0, ih0, iw0, vt);
+    } else {
+      for (int64_t c0 = 0; c0 < a.ic_padded; c0 += L) input_tile_vector<V, M, BIN, false>(a, plane, c0, ih0, iw0, vt);
     }
   }
 }
 
 // ---- Phase 2: the alpha^2 GEMMs ----
 
-// out[r][j * L ...] = sum_k v[r * v_stride + k] * u[k * NB * L + j * L ...] for R rows (tiles) and NB
+// out[r][j * L ...] = sum_k v[r * v_stride + k] * u[k * u_stride + j * L ...] for R rows (tiles) and NB
 // vectors of output channels, all R * NB sums in registers.
 template <class V, int R, int NB>
-inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int64_t k_count, float* out,
-                          int64_t out_stride) {
+inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int64_t u_stride, int64_t k_count,
+                          float* out, int64_t out_stride) {
   using T = typename V::T;
   constexpr int L = V::kLanes;
   T acc[R][NB];
@@ -181,7 +208,7 @@ inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int6
   for (int64_t k = 0; k < k_count; ++k) {
     T w[NB];
 #pragma GCC unroll 4
-    for (int j = 0; j < NB; ++j) w[j] = V::load(u + k * (NB * L) + j * L);
+    for (int j = 0; j < NB; ++j) w[j] = V::load(u + k * u_stride + j * L);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const T b = V::broadcast(v + r * v_stride + k);
@@ -195,84 +222,104 @@ inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int6
     for (int j = 0; j < NB; ++j) V::store(out + r * out_stride + j * L, acc[r][j]);
 }
 
-// multiply_tile with `rows` (1 .. R) rows.
+// multiply_tile with `rows` (1 .. R) rows and `vectors` (1 .. NB) vectors.
 template <class V, int R, int NB>
-inline void multiply_rows(int64_t rows, const float* v, int64_t v_stride, const float* u, int64_t k_count, float* out,
-                          int64_t out_stride) {
-  if (rows == R) {
-    multiply_tile<V, R, NB>(v, v_stride, u, k_count, out, out_stride);
-  } else if constexpr (R > 1) {
-    multiply_rows<V, R - 1, NB>(rows, v, v_stride, u, k_count, out, out_stride);
+inline void multiply_block(int64_t rows, int64_t vectors, const float* v, int64_t v_stride, const float* u,
+                           int64_t u_stride, int64_t k_count, float* out, int64_t out_stride) {
+  if (vectors < NB) {
+    if constexpr (NB > 1) multiply_block<V, R, NB - 1>(rows, vectors, v, v_stride, u, u_stride, k_count, out, out_stride);
+  } else if (rows < R) {
+    if constexpr (R > 1) multiply_block<V, R - 1, NB>(rows, vectors, v, v_stride, u, u_stride, k_count, out, out_stride);
+  } else {
+    multiply_tile<V, R, NB>(v, v_stride, u, u_stride, k_count, out, out_stride);
   }
 }
 
-// multiply_rows with `vectors` (1 .. NB) output-channel vectors.
-template <class V, int R, int NB>
-inline void multiply_block(int64_t vectors, int64_t rows, const float* v, int64_t v_stride, const float* u,
-                           int64_t k_count, float* out, int64_t out_stride) {
-  if (vectors == NB) {
-    multiply_rows<V, R, NB>(rows, v, v_stride, u, k_count, out, out_stride);
-  } else if constexpr (NB > 1) {
-    multiply_block<V, R, NB - 1>(vectors, rows, v, v_stride, u, k_count, out, out_stride);
-  }
-}
-
-template <class V, int R, int NB>
+// Phase 2 with two register-tile shapes. With u packed one vector per group (u_group_vectors == 1, the
+// chunks have at most RT tiles) it runs "tall": all the chunk's tiles x one vector of output channels, so
+// each weight vector is loaded once for every tile (small planes, where streaming the transformed
+// weights is the cost). Otherwise "wide": RW tiles x NB vectors, fewer broadcasts per FMA, the rows
+// split as evenly as possible (16 tiles as 8 + 8).
+template <class V, int RW, int NB, int RT>
 void winograd_multiply_items(const WinogradX86Args& a, int64_t tiles, int64_t item_begin, int64_t item_end) {
   constexpr int L = V::kLanes;
-  const int64_t group_lanes = NB * L;
+  const bool tall = a.u_group_vectors == 1 && tiles <= RT;
+  const int64_t group_lanes = a.u_group_vectors * L;
   const int64_t groups = (a.oc_padded + group_lanes - 1) / group_lanes;
-  // Rows per register tile: as even as possible (16 tiles run as 8 + 8, not 12 + 4).
-  const int64_t row_blocks = (tiles + R - 1) / R;
-  const int64_t rows = row_blocks > 0 ? (tiles + row_blocks - 1) / row_blocks : 0;
+  const int64_t row_blocks = (tiles + RW - 1) / RW;
+  const int64_t rows = tall ? tiles : row_blocks > 0 ? (tiles + row_blocks - 1) / row_blocks : 0;
   for (int64_t item = item_begin; item < item_end; ++item) {
     const int64_t pos = item / groups, group = item % groups;
-    const int64_t vectors = imin(NB, (a.oc_padded - group * group_lanes) / L);
+    const int64_t vectors = imin(a.u_group_vectors, (a.oc_padded - group * group_lanes) / L);
     const float* u = a.u + pos * a.ic_padded * a.oc_padded + group * a.ic_padded * group_lanes;
-    const float* v = a.v + pos * a.chunk_capacity * a.ic_padded;
-    float* out = a.mm + pos * a.chunk_capacity * a.oc_padded + group * group_lanes;
+    const int64_t u_stride = vectors * L;  // the group's lanes per input channel
+    const float* v = a.v + pos * a.v_pos_stride;
+    float* out = a.mm + pos * a.mm_pos_stride + group * group_lanes;
+    if (tall) {
+      multiply_block<V, RT, 1>(tiles, 1, v, a.ic_padded, u, u_stride, a.ic_padded, out, a.oc_padded);
+      continue;
+    }
     for (int64_t t0 = 0; t0 < tiles; t0 += rows) {
-      multiply_block<V, R, NB>(vectors, imin(rows, tiles - t0), v + t0 * a.ic_padded, a.ic_padded, u, a.ic_padded,
-                               out + t0 * a.oc_padded, a.oc_padded);
+      multiply_block<V, RW, NB>(imin(rows, tiles - t0), vectors, v + t0 * a.ic_padded, a.ic_padded, u, u_stride,
+                                a.ic_padded, out + t0 * a.oc_padded, a.oc_padded);
     }
   }
 }
 
 // ---- Phase 3: output transform and epilogue ----
 
+// Bias, residual and activation on one output vector, then its single store.
+template <class V, int BOUT>
+inline void store_output(const WinogradX86Args& a, int64_t plane, int64_t c0, int64_t pixel, typename V::T value) {
+  if (a.residual) value = V::add(value, load_channels<V, BOUT>(a.residual, a.out_channels, plane, c0, pixel));
+  store_channels<V, BOUT>(a.y, a.out_channels, plane, c0, pixel, activate<V>(a.epilogue, value, c0 / V::kLanes));
+}
+
+// Y = A^T M A for one tile and the output channels [c0, c0 + L), stored with the epilogue: each row of M
+// is transformed as it is loaded (M A), then each column of that; only the rows x cols pixels inside
+// the output are stored (FULL: all M x M).
+template <class V, int M, int BOUT, bool FULL>
+inline void output_tile_vector(const WinogradX86Args& a, int64_t plane, int64_t c0, const float* mt, int64_t oh0,
+                               int64_t ow0, int64_t rows, int64_t cols) {
+  using T = typename V::T;
+  constexpr int N = M + 2;
+  T half[N][M];  // M A
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) {
+    T row[N];
+#pragma GCC unroll 8
+    for (int j = 0; j < N; ++j) row[j] = V::load(mt + (i * N + j) * a.mm_pos_stride + c0);
+    winograd_output_1d<V, M>(row, 1, half[i], 1);
+  }
+  const T bias = V::load(a.bias + c0);
+#pragma GCC unroll 8
+  for (int j = 0; j < M; ++j) {
+    if (!FULL && j >= cols) break;
+    T column[M];
+    winograd_output_1d<V, M>(&half[0][j], M, column, 1);
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {
+      if (!FULL && i >= rows) break;
+      store_output<V, BOUT>(a, plane, c0, (oh0 + i) * a.out_w + ow0 + j, V::add(column[i], bias));
+    }
+  }
+}
+
 template <class V, int M, int BOUT>
 void winograd_output_tiles(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
-  using T = typename V::T;
   constexpr int L = V::kLanes;
-  constexpr int N = M + 2;
   const int64_t plane = a.out_h * a.out_w;
-  const int64_t pos_stride = a.chunk_capacity * a.oc_padded;
-  T mv[N][N], tmp[M][N], res[M][M];
   for (int64_t t = t_begin; t < t_end; ++t) {
     const int64_t tile = first + t;
     const int64_t oh0 = (tile / a.tiles_w) * M, ow0 = (tile % a.tiles_w) * M;
     const int64_t rows = imin(M, a.out_h - oh0), cols = imin(M, a.out_w - ow0);
     const float* mt = a.mm + t * a.oc_padded;
-    for (int64_t c0 = 0; c0 < a.oc_padded; c0 += L) {
-#pragma GCC unroll 8
-      for (int i = 0; i < N; ++i)
-#pragma GCC unroll 8
-        for (int j = 0; j < N; ++j) mv[i][j] = V::load(mt + (i * N + j) * pos_stride + c0);
-#pragma GCC unroll 8
-      for (int j = 0; j < N; ++j) winograd_output_1d<V, M>(&mv[0][j], N, &tmp[0][j], N);
-#pragma GCC unroll 8
-      for (int i = 0; i < M; ++i) winograd_output_1d<V, M>(&tmp[i][0], 1, &res[i][0], 1);
-      const T bias = V::load(a.bias + c0);
-      const int64_t vector = c0 / L;
-      for (int64_t i = 0; i < rows; ++i) {
-        for (int64_t j = 0; j < cols; ++j) {
-          const int64_t pixel = (oh0 + i) * a.out_w + ow0 + j;
-          T value = V::add(res[i][j], bias);
-          if (a.residual)
-            value = V::add(value, load_channels<V, BOUT>(a.residual, a.out_channels, plane, c0, pixel));
-          store_channels<V, BOUT>(a.y, a.out_channels, plane, c0, pixel, activate<V>(a.epilogue, value, vector));
-        }
-      }
+    if (rows == M && cols == M) {
+      for (int64_t c0 = 0; c0 < a.oc_padded; c0 += L)
+        output_tile_vector<V, M, BOUT, true>(a, plane, c0, mt, oh0, ow0, rows, cols);
+    } else {
+      for (int64_t c0 = 0; c0 < a.oc_padded; c0 += L)
+        output_tile_vector<V, M, BOUT, false>(a, plane, c0, mt, oh0, ow0, rows, cols);
     }
   }
 }
@@ -290,10 +337,11 @@ void winograd_input_m(const WinogradX86Args& a, int64_t first, int64_t t_begin, 
 
 template <class V>
 void winograd_input(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
-  if (a.m == 6)
-    winograd_input_m<V, 6>(a, first, t_begin, t_end);
-  else
-    winograd_input_m<V, 4>(a, first, t_begin, t_end);
+  switch (a.m) {
+    case 2: winograd_input_m<V, 2>(a, first, t_begin, t_end); break;
+    case 6: winograd_input_m<V, 6>(a, first, t_begin, t_end); break;
+    default: winograd_input_m<V, 4>(a, first, t_begin, t_end); break;
+  }
 }
 
 template <class V, int M>
@@ -307,10 +355,11 @@ void winograd_output_m(const WinogradX86Args& a, int64_t first, int64_t t_begin,
 
 template <class V>
 void winograd_output(const WinogradX86Args& a, int64_t first, int64_t t_begin, int64_t t_end) {
-  if (a.m == 6)
-    winograd_output_m<V, 6>(a, first, t_begin, t_end);
-  else
-    winograd_output_m<V, 4>(a, first, t_begin, t_end);
+  switch (a.m) {
+    case 2: winograd_output_m<V, 2>(a, first, t_begin, t_end); break;
+    case 6: winograd_output_m<V, 6>(a, first, t_begin, t_end); break;
+    default: winograd_output_m<V, 4>(a, first, t_begin, t_end); break;
+  }
 }
 
 }  // namespace
