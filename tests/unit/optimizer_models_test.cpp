@@ -31,6 +31,9 @@ struct ModelCase {
   bool photo = false;
 };
 
+// Test names in ctest show the model, not the struct's bytes.
+void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.name; }
+
 std::string cache_dir() {
   const char* env = std::getenv("NINEGRID_CACHE");
   return env && *env ? std::string(env) : std::string(NINEGRID_CACHE_DIR);
