@@ -33,6 +33,10 @@ MODELS = {
 
 def run_json(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    try:
+        return json.loads(out)  # the whole output is one (possibly pretty-printed) object
+    except json.JSONDecodeError:
+        pass
     for line in reversed(out.strip().splitlines()):
         if line.startswith("{"):
             return json.loads(line)
