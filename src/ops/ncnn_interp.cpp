@@ -13,6 +13,9 @@
 namespace ninegrid {
 namespace {
 
+// Output sides are bounded (2^20) so a garbled model cannot ask for terabytes of coordinate tables.
+constexpr int64_t kMaxSize = int64_t(1) << 20;
+
 class NcnnInterp final : public Op {
  public:
   explicit NcnnInterp(const Node& node) : Op(node) {
@@ -26,7 +29,7 @@ class NcnnInterp final : public Op {
     for (float s : scales)
       if (!(s > 0.f) || !std::isfinite(s)) error("scales must be positive and finite");
     for (int64_t v : size)
-      if (v < 0 || v > (int64_t(1) << 30)) error("output_size must be between 0 and 2^30");
+      if (v < 0 || v > kMaxSize) error("output_size must be between 0 and " + std::to_string(kMaxSize));
     height_scale_ = scales[0], width_scale_ = scales[1];
     output_height_ = size[0], output_width_ = size[1];
   }
@@ -88,7 +91,7 @@ class NcnnInterp final : public Op {
   // ncnn: int(size * scale) in float arithmetic; checked so the conversion is defined.
   int64_t scaled(int64_t size, float scale) const {
     const float v = static_cast<float>(size) * scale;
-    if (!(v >= 1.f) || !(v < 1073741824.f))
+    if (!(v >= 1.f) || !(v <= static_cast<float>(kMaxSize)))
       error("output size " + std::to_string(size) + " x " + std::to_string(scale) + " is out of range");
     return static_cast<int64_t>(v);
   }

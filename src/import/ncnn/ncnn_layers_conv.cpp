@@ -16,6 +16,15 @@ void require_positive(int64_t v, const char* what) {
   if (v <= 0) throw Error(std::string(what) + " must be positive, got " + str(v));
 }
 
+// Products of layer parameters (each below 2^31) checked against overflow: a garbled file must give an
+// error, not undefined behaviour.
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r) || r > (int64_t(1) << 40))
+    throw Error("layer parameters describe an impossibly large weight tensor (" + str(a) + " x " + str(b) + ")");
+  return r;
+}
+
 // ncnn's padding parameters: explicit non-negative pads, or all four -233 (SAME_UPPER, TensorFlow's
 // "same") or -234 (SAME_LOWER).
 struct Pads {
@@ -139,7 +148,7 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   require_positive(weight_data_size, "weight_data_size (param 6)");
   require_positive(group, "group (param 7)");
   if (num_output % group != 0) throw Error("num_output " + str(num_output) + " is not divisible by group " + str(group));
-  const int64_t per_input = num_output * kernel_w * kernel_h;
+  const int64_t per_input = checked_mul(checked_mul(num_output, kernel_w), kernel_h);
   if (weight_data_size % per_input != 0)
     throw Error("weight_data_size " + str(weight_data_size) + " is not a multiple of num_output x kernel_h x kernel_w = " +
                 str(per_input));
@@ -223,10 +232,11 @@ void map_deconvolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   if (output_w != 0 || output_h != 0) throw Error("a fixed output size (params 20/21) is not supported");
   if (output_pad_right < 0 || output_pad_bottom < 0) throw Error("output padding (params 18/19) must be >= 0");
   if (num_output % group != 0) throw Error("num_output " + str(num_output) + " is not divisible by group " + str(group));
-  const int64_t maxk = kernel_w * kernel_h;
-  if (weight_data_size % (num_output * maxk) != 0)
+  const int64_t maxk = checked_mul(kernel_w, kernel_h);
+  const int64_t per_input = checked_mul(num_output, maxk);
+  if (weight_data_size % per_input != 0)
     throw Error("weight_data_size " + str(weight_data_size) + " is not a multiple of num_output x kernel_h x kernel_w");
-  const int64_t in_per_group = weight_data_size / (num_output * maxk);
+  const int64_t in_per_group = weight_data_size / per_input;
   const int64_t out_per_group = num_output / group;
   const BlobInfo x = b.in(l, 0);
   require_image_input(x, l.type.c_str());

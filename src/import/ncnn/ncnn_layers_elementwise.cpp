@@ -174,13 +174,17 @@ void map_binary_op(Builder& b, const LayerDecl& l, WeightReader&) {
     expect_io(l, 2, 2, 1);
     const BlobInfo x = b.in(l, 0);
     const BlobInfo y = b.in(l, 1);
-    // Blobs of equal rank broadcast as numpy does (size-1 dims stretch). With unequal ranks ncnn aligns
-    // the smaller blob by size (a 1-D blob of c values broadcasts per channel), unlike numpy.
-    if (x.dims > 0 && y.dims > 0 && x.dims != y.dims)
-      throw Error("operands of different ranks (" + str(x.dims) + "-D and " + str(y.dims) + "-D) are not supported");
     a = x.value;
     c = y.value;
     dims = std::max(x.dims, y.dims);
+    // Blobs of equal rank broadcast as numpy does (size-1 dims stretch). A lower-rank blob is aligned
+    // to the other's outer dimensions first (ng.BroadcastAlign), as ncnn does.
+    if (x.dims > 0 && y.dims > 0 && x.dims != y.dims) {
+      const bool x_lower = x.dims < y.dims;
+      int aligned = b.temp(l.name + "/aligned");
+      b.node("ng.BroadcastAlign", l.name + "/align", {x_lower ? a : c, x_lower ? c : a}, {aligned});
+      (x_lower ? a : c) = aligned;
+    }
   }
   std::vector<int> inputs = reversed ? std::vector<int>{c, a} : std::vector<int>{a, c};
   b.node(kOps[op_type], l.name, inputs, {b.out(l, 0, dims)});

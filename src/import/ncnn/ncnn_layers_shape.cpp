@@ -10,6 +10,7 @@ namespace ncnn {
 namespace {
 
 constexpr int kAbsent = -233;  // ncnn's "parameter not given" marker
+constexpr int kMaxInterpSize = 1 << 20;  // per side; far beyond any image a CNN resamples
 
 std::string str(int64_t v) { return std::to_string(v); }
 
@@ -20,7 +21,7 @@ int require_dims(const BlobInfo& x, const char* layer) {
 }
 
 bool is_power_of_two_at_least_one(float s) {
-  if (!(s >= 1.f) || !std::isfinite(s)) return false;
+  if (!(s >= 1.f) || !(s <= 1024.f)) return false;  // larger scales go to ng.Interp, which bounds sizes
   int e = 0;
   return std::frexp(s, &e) == 0.5f;
 }
@@ -201,7 +202,8 @@ void map_interp(Builder& b, const LayerDecl& l, WeightReader&) {
   expect_io(l, 1, 1, 1);
   if (resize_type < 1 || resize_type > 3)
     throw Error("resize_type (param 0) must be 1 (nearest), 2 (bilinear) or 3 (bicubic), got " + str(resize_type));
-  if (output_height < 0 || output_width < 0) throw Error("output size (params 3, 4) must be >= 0");
+  if (output_height < 0 || output_width < 0 || output_height > kMaxInterpSize || output_width > kMaxInterpSize)
+    throw Error("output size (params 3, 4) must be between 0 and " + str(kMaxInterpSize));
   if (!(height_scale > 0.f) || !(width_scale > 0.f) || !std::isfinite(height_scale) || !std::isfinite(width_scale))
     throw Error("scales (params 1, 2) must be positive and finite");
   const BlobInfo x = b.in(l, 0);

@@ -98,6 +98,8 @@ class Parser {
           throw Error(describe(layer) + ": input blob '" + clip(b) + "' is not produced by any earlier layer");
       for (const std::string& t : layer.tops) {
         auto it = producer.find(t);
+        if (it != producer.end() && it->second == l)
+          throw Error(describe(layer) + ": output blob '" + clip(t) + "' is listed twice");
         if (it != producer.end())
           throw Error(describe(layer) + ": output blob '" + clip(t) + "' is already produced by layer '" +
                       file.layers[it->second].name + "'");

@@ -109,7 +109,8 @@ std::vector<int64_t> ncnn_nearest_index(int64_t in_size, int64_t out_size, float
   std::vector<int64_t> idx(static_cast<size_t>(out_size));
   for (int64_t d = 0; d < out_size; ++d) {
     const float s = static_cast<float>(d) * step;
-    idx[d] = std::min(static_cast<int64_t>(s), in_size - 1);
+    // min(int(s), size - 1), with the comparison first so an out-of-range s is never converted.
+    idx[d] = s < static_cast<float>(in_size - 1) ? static_cast<int64_t>(s) : in_size - 1;
   }
   return idx;
 }
