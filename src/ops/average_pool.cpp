@@ -1,5 +1,8 @@
 // AveragePool (ONNX opsets 1-22): 1-D to 3-D mean pooling with strides, pads, dilations (opset 19),
-// auto_pad, ceil_mode and count_include_pad.
+// auto_pad, ceil_mode and count_include_pad. With ng.in_block = ng.out_block = B > 1 (set by the layout
+// pass) X and Y are channel-blocked NCHW[B]c (2-D pooling only).
+#include "kernels/ref/pool_blocked_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/pool_common.h"
 #include "runtime/thread_pool.h"
 
@@ -14,11 +17,13 @@ class AveragePool final : public PoolOp {
     } catch (const Error& e) {
       error(e.what());
     }
+    block_ = read_spatial_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 1, 1);
     expect_float(in[0], "input X");
+    expect_blockable(*this, block_, in[0]);
     out[0].dtype = DataType::Float32;
     out[0].shape = infer_window(in[0]);
   }
@@ -27,6 +32,14 @@ class AveragePool final : public PoolOp {
     const PoolParams& p = params();
     const float* x = ctx.input(0).data_as<float>();
     float* y = ctx.output(0).data_as<float>();
+    if (block_ > 1) {
+      // Work in output rows of the block planes.
+      const int64_t rows = p.planes / block_ * p.out[1];
+      auto fn = [&](int64_t b, int64_t e) { average_pool_blocked_ref(p, count_include_pad_, block_, x, y, b, e); };
+      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+      else fn(0, rows);
+      return;
+    }
     auto fn = [&](int64_t b, int64_t e) { average_pool_ref(p, count_include_pad_, x, y, b, e); };
     if (ctx.pool) ctx.pool->parallel_for(p.planes, fn);
     else fn(0, p.planes);
@@ -34,6 +47,7 @@ class AveragePool final : public PoolOp {
 
  private:
   bool count_include_pad_ = false;
+  int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
 };
 
 NINEGRID_REGISTER_OP("AveragePool", AveragePool);

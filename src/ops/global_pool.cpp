@@ -1,6 +1,10 @@
 // GlobalAveragePool and GlobalMaxPool: one value per (batch, channel), the mean or the max over all
-// spatial positions. Output [N, C, 1, ...] keeps X's rank.
+// spatial positions. Output [N, C, 1, ...] keeps X's rank. With ng.in_block = ng.out_block = B > 1 (set
+// by the layout pass) X is channel-blocked NCHW[B]c (4-D float); Y, [N, C, 1, 1], has the same bytes in
+// every layout.
+#include "kernels/ref/pool_blocked_ref.h"
 #include "kernels/ref/pool_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/op.h"
 #include "runtime/thread_pool.h"
 
@@ -9,7 +13,9 @@ namespace {
 
 class GlobalPool final : public Op {
  public:
-  explicit GlobalPool(const Node& node) : Op(node), is_max_(node.op_type == "GlobalMaxPool") {}
+  explicit GlobalPool(const Node& node) : Op(node), is_max_(node.op_type == "GlobalMaxPool") {
+    block_ = read_spatial_block(*this);
+  }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 1, 1);
@@ -20,6 +26,7 @@ class GlobalPool final : public Op {
     } else {
       expect_float(in[0], "input X");
     }
+    expect_blockable(*this, block_, in[0]);
     const Shape& x = in[0].shape;
     if (x.size() < 2) error("input X must have rank 2 or more ([N, C, spatial...]), got shape " + shape_str(x));
     planes_ = x[0] * x[1];
@@ -38,6 +45,21 @@ class GlobalPool final : public Op {
     Tensor& y = ctx.output(0);
     const int64_t n = plane_size_;
     std::function<void(int64_t, int64_t)> fn;
+    if (block_ > 1) {
+      // Work in block planes: (batch, channel block) pairs.
+      const int64_t block_planes = planes_ / block_;
+      if (is_max_)
+        fn = [&](int64_t b, int64_t e) {
+          global_max_pool_blocked_ref(n, block_, x.data_as<float>(), y.data_as<float>(), b, e);
+        };
+      else
+        fn = [&](int64_t b, int64_t e) {
+          global_average_pool_blocked_ref(n, block_, x.data_as<float>(), y.data_as<float>(), b, e);
+        };
+      if (ctx.pool) ctx.pool->parallel_for(block_planes, fn);
+      else fn(0, block_planes);
+      return;
+    }
     if (!is_max_)
       fn = [&](int64_t b, int64_t e) { global_average_pool_ref(n, x.data_as<float>(), y.data_as<float>(), b, e); };
     else if (x.dtype() == DataType::Float32)
@@ -52,6 +74,7 @@ class GlobalPool final : public Op {
 
  private:
   bool is_max_;
+  int64_t block_ = 1;  // channel block of X (1 = plain NCHW)
   int64_t planes_ = 0, plane_size_ = 0;
 };
 

@@ -1,6 +1,9 @@
 // MaxPool (ONNX opsets 1-22): 1-D to 3-D max pooling with strides, pads, dilations, auto_pad, ceil_mode,
 // and the optional Indices output (flattened positions, storage_order 0 row-major or 1 column-major).
-// float32, uint8 and int8 inputs.
+// float32, uint8 and int8 inputs. With ng.in_block = ng.out_block = B > 1 (set by the layout pass) X and Y
+// are channel-blocked NCHW[B]c: 2-D float pooling without the Indices output.
+#include "kernels/ref/pool_blocked_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/pool_common.h"
 #include "runtime/thread_pool.h"
 
@@ -17,6 +20,9 @@ class MaxPool final : public PoolOp {
     }
     if (storage_order_ != 0 && storage_order_ != 1)
       error("storage_order must be 0 (row-major) or 1 (column-major), got " + std::to_string(storage_order_));
+    block_ = read_spatial_block(*this);
+    if (block_ > 1 && node.outputs.size() > 1 && node.outputs[1] >= 0)
+      error("the Indices output needs the plain NCHW layout (ng.in_block " + std::to_string(block_) + ")");
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -24,6 +30,7 @@ class MaxPool final : public PoolOp {
     const DataType t = in[0].dtype;
     if (t != DataType::Float32 && t != DataType::UInt8 && t != DataType::Int8)
       error(std::string("unsupported: input X of type ") + dtype_name(t) + " (float32, uint8 and int8 supported)");
+    expect_blockable(*this, block_, in[0]);
     const Shape y = infer_window(in[0]);
     out[0].dtype = t;
     out[0].shape = y;
@@ -39,6 +46,16 @@ class MaxPool final : public PoolOp {
     const bool column_major = storage_order_ == 1;
     const PoolParams& p = params();
     std::function<void(int64_t, int64_t)> fn;
+    if (block_ > 1) {
+      // Work in output rows of the block planes.
+      const int64_t rows = p.planes / block_ * p.out[1];
+      fn = [&](int64_t b, int64_t e) {
+        max_pool_blocked_ref(p, block_, x.data_as<float>(), ctx.output(0).data_as<float>(), b, e);
+      };
+      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+      else fn(0, rows);
+      return;
+    }
     switch (x.dtype()) {
       case DataType::Float32:
         fn = [&](int64_t b, int64_t e) {
@@ -62,6 +79,7 @@ class MaxPool final : public PoolOp {
 
  private:
   int64_t storage_order_ = 0;
+  int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
 };
 
 NINEGRID_REGISTER_OP("MaxPool", MaxPool);

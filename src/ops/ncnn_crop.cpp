@@ -6,9 +6,13 @@
 //   mode "offsets": from `offsets` to `end_offsets` before each end, at most `sizes` long (0 = no limit).
 // `offsets`, `end_offsets` and `sizes` list ncnn's c, d, h, w; dimensions the blob lacks are ignored.
 // A box that does not fit inside the input is an error (ncnn would read out of bounds).
+// With ng.in_block = ng.out_block = B > 1 (set by the layout pass) X and Y are channel-blocked NCHW[B]c;
+// the box must then keep every channel (a 4-D float tensor cropped on h and w only).
 #include <algorithm>
 
 #include "kernels/ref/ncnn_crop_ref.h"
+#include "kernels/ref/spatial_blocked_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/ncnn_blob.h"
 #include "ops/op.h"
 
@@ -35,6 +39,7 @@ class NcnnCrop final : public Op {
       error("offsets, end_offsets and sizes need 4 values (c, d, h, w)");
     if (mode_ == "slice" && (starts_.size() != ends_.size() || (!axes_.empty() && axes_.size() != starts_.size())))
       error("starts, ends and axes must have the same length");
+    block_ = read_spatial_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -73,6 +78,11 @@ class NcnnCrop final : public Op {
         check_box(static_cast<int>(axis + 1), offset, size, s);
       }
     }
+    expect_blockable(*this, block_, in[0]);
+    if (block_ > 1 && (box_size_[0] != s[0] || box_size_[1] != s[1]))
+      error("the channel-blocked layout (ng.in_block " + std::to_string(block_) +
+            ") crops height and width only, but the box " + shape_str(box_size_) + " cuts " + shape_str(s) +
+            " on the batch or channel axis");
     out[0].dtype = in[0].dtype;
     out[0].shape = box_size_;
     elem_size_ = dtype_size(in[0].dtype);
@@ -80,6 +90,12 @@ class NcnnCrop final : public Op {
   }
 
   void run(OpContext& ctx) override {
+    if (block_ > 1) {
+      const int64_t rows = in_shape_[0] * (in_shape_[1] / block_) * box_size_[2];
+      crop_pixels_blocked_ref(in_shape_[2], in_shape_[3], box_offset_[2], box_offset_[3], box_size_[2], box_size_[3],
+                              block_, ctx.input(0).data_as<float>(), ctx.output(0).data_as<float>(), 0, rows);
+      return;
+    }
     ref::crop_box_ref(ctx.input(0).data(), in_shape_, box_offset_, box_size_, elem_size_, ctx.output(0).data());
   }
 
@@ -102,6 +118,7 @@ class NcnnCrop final : public Op {
   std::vector<int64_t> box_offset_;
   Shape box_size_, in_shape_;
   size_t elem_size_ = 4;
+  int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
 };
 
 NINEGRID_REGISTER_OP("ng.Crop", NcnnCrop);

@@ -2,12 +2,17 @@
 // element type. Inputs: data, pads (int64 [2 * axes]: all begins, then all ends; negative pads crop),
 // constant_value (optional scalar, mode constant), axes (optional, opset 18). Modes constant, reflect,
 // edge and wrap (opset 19). pads and axes decide the output shape, so they must be known at plan time.
+// With ng.in_block = ng.out_block = B > 1 (set by the layout pass) data and output are channel-blocked
+// NCHW[B]c float tensors, padded on height and width only.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "kernels/ref/pad_ref.h"
+#include "kernels/ref/spatial_blocked_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/op.h"
+#include "runtime/thread_pool.h"
 
 namespace ninegrid {
 namespace {
@@ -26,11 +31,13 @@ class Pad final : public Op {
     else if (mode == "edge") mode_ = PadMode::Edge;
     else if (mode == "wrap") mode_ = PadMode::Wrap;
     else error("unsupported: mode '" + mode + "' (constant, reflect, edge and wrap supported)");
+    block_ = read_spatial_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 2, 4);
     const TensorDesc& x = in[0];
+    expect_blockable(*this, block_, x);
     if (dtype_size(x.dtype) == 0) error(std::string("unsupported: data of type ") + dtype_name(x.dtype));
     const int rank = static_cast<int>(x.shape.size());
     const std::vector<int64_t> pads = known_ints(in[1], "pads");
@@ -64,6 +71,9 @@ class Pad final : public Op {
       begin[axes[i]] = pads[i];
       end[axes[i]] = pads[na + i];
     }
+    if (block_ > 1 && (begin[0] != 0 || end[0] != 0 || begin[1] != 0 || end[1] != 0))
+      error("the channel-blocked layout (ng.in_block " + std::to_string(block_) +
+            ") pads height and width only, but pads change the batch or channel axis of " + shape_str(x.shape));
     Shape y = x.shape;
     sources_.assign(rank, {});
     for (int a = 0; a < rank; ++a) {
@@ -91,11 +101,28 @@ class Pad final : public Op {
     std::vector<unsigned char> constant(elem, 0);
     if (mode_ == PadMode::Constant && ctx.has_input(2)) std::memcpy(constant.data(), ctx.input(2).data(), elem);
     if (ctx.output(0).numel() == 0) return;
+    if (block_ > 1) {
+      // Work in output rows of the block planes ((batch, channel block) pairs).
+      float fill = 0.f;
+      std::memcpy(&fill, constant.data(), sizeof(float));
+      const Shape& y = ctx.output(0).shape();
+      const int64_t rows = y[0] * (y[1] / block_) * y[2];
+      const float* src = x.data_as<float>();
+      float* dst = ctx.output(0).data_as<float>();
+      auto fn = [&](int64_t b, int64_t e) {
+        gather_pixels_blocked_ref(in_shape_[2], in_shape_[3], sources_[2].data(), y[2], sources_[3].data(), y[3], block_,
+                                  fill, src, dst, b, e);
+      };
+      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+      else fn(0, rows);
+      return;
+    }
     pad_ref(in_shape_, sources_, elem, x.data(), constant.data(), ctx.output(0).data());
   }
 
  private:
   PadMode mode_ = PadMode::Constant;
+  int64_t block_ = 1;  // channel block of data and output (1 = plain NCHW)
   Shape in_shape_;
   std::vector<std::vector<int64_t>> sources_;  // per axis, from pad_source_index
 };

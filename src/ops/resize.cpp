@@ -13,12 +13,17 @@
 // tf_crop_and_resize) must be known when the session plans: constants, or computed from shapes.
 // Where only scales are given, coordinates use length_resized = in * scale before rounding, as the ONNX
 // reference implementation does; with sizes, length_resized is the size.
+//
+// With ng.in_block = ng.out_block = B > 1 (set by the layout pass) X and Y are channel-blocked NCHW[B]c;
+// the batch and channel axes must then map each index to itself (only height and width resized).
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "kernels/ref/resize_blocked_ref.h"
 #include "kernels/ref/resize_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/op.h"
 #include "runtime/thread_pool.h"
 
@@ -51,6 +56,8 @@ class Resize final : public Op {
     } catch (const Error& e) {
       error(e.what());
     }
+
+    block_ = read_spatial_block(*this);
 
     if (mode == "nearest") options_.mode = ResizeMode::Nearest;
     else if (mode == "linear" || (is_upsample_ && mode == "bilinear")) options_.mode = ResizeMode::Linear;
@@ -88,6 +95,7 @@ class Resize final : public Op {
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, legacy_ ? 2 : 1, legacy_ ? 2 : 4);
     expect_float(in[0], "input X");
+    expect_blockable(*this, block_, in[0]);
     const Shape& x = in[0].shape;
     const int rank = static_cast<int>(x.size());
     if (rank == 0) error("input X must have rank 1 or more");
@@ -181,6 +189,10 @@ class Resize final : public Op {
     // Taps only when there is something to compute (an empty output may still have a long axis).
     if (shape_numel(y) > 0)
       for (int a = 0; a < rank; ++a) taps_.push_back(resize_axis_taps(ax[a], options_));
+    if (block_ > 1 && !taps_.empty() && !(identity_taps(taps_[0], x[0]) && identity_taps(taps_[1], x[1])))
+      error("the channel-blocked layout (ng.in_block " + std::to_string(block_) +
+            ") resizes height and width only, but these scales/sizes and coordinate mode resample the batch or "
+            "channel axis of " + shape_str(x));
     out[0].dtype = DataType::Float32;
     out[0].shape = y;
   }
@@ -190,6 +202,18 @@ class Resize final : public Op {
     float* y = ctx.output(0).data_as<float>();
     const int64_t n = ctx.output(0).numel();
     if (n == 0) return;
+    if (block_ > 1) {
+      // Work in output rows of the block planes ((batch, channel block) pairs).
+      const Shape& y_shape = ctx.output(0).shape();
+      const int64_t rows = y_shape[0] * (y_shape[1] / block_) * y_shape[2];
+      auto fn = [&](int64_t b, int64_t e) {
+        resize_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3], block_, options_.extrapolation_value, x, y,
+                           b, e);
+      };
+      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+      else fn(0, rows);
+      return;
+    }
     auto fn = [&](int64_t b, int64_t e) { resize_ref(in_shape_, taps_, options_.extrapolation_value, x, y, b, e); };
     if (ctx.pool) ctx.pool->parallel_for(n, fn);
     else fn(0, n);
@@ -213,11 +237,20 @@ class Resize final : public Op {
     return v;
   }
 
+  // Whether an axis of length `len` maps every output index to the same input index with weight 1.
+  static bool identity_taps(const ResizeTaps& t, int64_t len) {
+    if (static_cast<int64_t>(t.count.size()) != len) return false;
+    for (int64_t o = 0; o < len; ++o)
+      if (t.outside[o] || t.count[o] != 1 || t.index[o * t.width] != o || t.weight[o * t.width] != 1.f) return false;
+    return true;
+  }
+
   bool is_upsample_ = false;
   bool legacy_ = false;  // Upsample or Resize-10
   ResizeOptions options_;
   AspectPolicy policy_ = AspectPolicy::Stretch;
   std::vector<int64_t> axes_attr_;
+  int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
   // Resolved by infer().
   Shape in_shape_;
   std::vector<ResizeTaps> taps_;

@@ -1,20 +1,26 @@
 // Slice (opset 10+ input form; the importer rewrites opset 1's attributes into inputs): takes
 // starts/ends/axes/steps, all known at plan time, and copies the selected strided view. Negative steps
 // walk backwards; out-of-range starts and ends are clamped as the ONNX spec says.
+// With ng.in_block = ng.out_block = B > 1 (set by the layout pass) input and output are channel-blocked
+// NCHW[B]c float tensors, sliced on height and width only.
 #include <limits>
 
+#include "kernels/ref/spatial_blocked_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/data_movement.h"
+#include "runtime/thread_pool.h"
 
 namespace ninegrid {
 namespace {
 
 class Slice final : public Op {
  public:
-  using Op::Op;
+  explicit Slice(const Node& node) : Op(node) { block_ = read_spatial_block(*this); }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 3, 5);
     expect_sized(*this, in[0], "input");
+    expect_blockable(*this, block_, in[0]);
     const Shape& shape = in[0].shape;
     const int rank = static_cast<int>(shape.size());
     const std::vector<int64_t> starts = known_ints(in[1], "input 'starts'");
@@ -72,6 +78,12 @@ class Slice final : public Op {
       step_[a] = step;
       out_shape[a] = len;
     }
+    if (block_ > 1)
+      for (int a = 0; a < 2; ++a)
+        if (out_shape[a] != shape[a] || (shape[a] > 1 && (first_[a] != 0 || step_[a] != 1)))
+          error("the channel-blocked layout (ng.in_block " + std::to_string(block_) +
+                ") slices height and width only, but this slice changes the batch or channel axis of " +
+                shape_str(shape));
     out[0].dtype = in[0].dtype;
     out[0].shape = out_shape;
   }
@@ -80,6 +92,10 @@ class Slice final : public Op {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
     if (y.numel() == 0) return;
+    if (block_ > 1) {
+      run_blocked(ctx);
+      return;
+    }
     const std::vector<int64_t> dense = dense_strides(x.shape());
     std::vector<int64_t> strides(dense.size());
     int64_t offset = 0;
@@ -94,6 +110,24 @@ class Slice final : public Op {
 
  private:
   static int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+  // Whole pixels (B lanes each) gathered from the selected rows and columns of every block plane.
+  void run_blocked(OpContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.output(0);
+    std::vector<int64_t> rows(static_cast<size_t>(y.dim(2))), cols(static_cast<size_t>(y.dim(3)));
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = first_[2] + static_cast<int64_t>(i) * step_[2];
+    for (size_t i = 0; i < cols.size(); ++i) cols[i] = first_[3] + static_cast<int64_t>(i) * step_[3];
+    const int64_t out_rows = y.dim(0) * (y.dim(1) / block_) * y.dim(2);
+    auto fn = [&](int64_t b, int64_t e) {
+      gather_pixels_blocked_ref(x.dim(2), x.dim(3), rows.data(), y.dim(2), cols.data(), y.dim(3), block_, 0.f,
+                                x.data_as<float>(), y.data_as<float>(), b, e);
+    };
+    if (ctx.pool) ctx.pool->parallel_for(out_rows, fn);
+    else fn(0, out_rows);
+  }
+
+  int64_t block_ = 1;  // channel block of input and output (1 = plain NCHW)
 
   std::vector<int64_t> first_;  // per input dimension: index of the first element taken
   std::vector<int64_t> step_;    // per input dimension: step between taken elements

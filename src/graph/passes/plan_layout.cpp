@@ -9,7 +9,9 @@
 //   layout-oblivious     unary activations, same-shape binary ops, Concat on channels: output block =
 //                        the inputs' common block (mismatched inputs are reordered to it).
 //   layout-tolerant      ops with blocked kernels (see kBlockedOps): same as oblivious, with their block
-//                        recorded in ng.in_block / ng.out_block.
+//                        recorded in ng.in_block / ng.out_block. Only their input 0 carries the layout
+//                        (the others are parameters or read for their shape), and only when their
+//                        attributes and inputs keep the batch and channel axes (blocked_path_valid).
 //   layout-dependent     everything else (Reshape, Softmax, Flatten, Gemm, ...) and graph outputs: plain.
 #include <map>
 #include <set>
@@ -25,8 +27,11 @@ const std::set<std::string> kUnaryOblivious = {
     "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Softsign",
     "Exp", "Abs", "Neg", "Sqrt", "Erf", "Identity", "Dropout", "Clip", "Floor", "Ceil", "Round", "Reciprocal"};
 const std::set<std::string> kBinaryOblivious = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean"};
-// Ops that implement blocked input/output themselves (they read ng.in_block / ng.out_block).
-const std::set<std::string> kBlockedOps = {};
+// Ops that implement blocked input/output themselves (they read ng.in_block / ng.out_block) for 4-D float
+// data, when blocked_path_valid says their batch and channel axes pass through unchanged.
+const std::set<std::string> kBlockedOps = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+                                           "Resize",  "Upsample",    "ng.Crop",           "Pad",
+                                           "Slice"};
 
 // Inputs read for their shape only: their layout does not matter, so they never need a reorder.
 bool shape_only_input(const Node& n, size_t slot) {
@@ -39,6 +44,107 @@ bool is_4d_float(const Value& v) {
 
 bool is_scalar_constant(const Value& v) { return v.is_constant() && v.constant.numel() == 1; }
 
+// Whether a tensor stored with block `a` has the same bytes with block `b`: always when a == b, and for
+// [N, C, 1, 1] tensors (a global pool's output), whose element (n, c) is at n * C + c in every layout.
+// No reorder is needed between such layouts.
+bool same_bytes(const Value& v, int64_t a, int64_t b) {
+  return a == b || (v.shape_known && v.shape.size() == 4 && v.shape[2] == 1 && v.shape[3] == 1);
+}
+
+// The values of a constant float or integer tensor, or empty if the value is not a constant.
+std::vector<double> constant_numbers(const Graph& g, const Node& n, size_t slot) {
+  std::vector<double> v;
+  if (slot >= n.inputs.size() || n.inputs[slot] < 0 || !g.values[n.inputs[slot]].is_constant()) return v;
+  const Tensor& t = g.values[n.inputs[slot]].constant;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    switch (t.dtype()) {
+      case DataType::Float32: v.push_back(t.data_as<float>()[i]); break;
+      case DataType::Float64: v.push_back(t.data_as<double>()[i]); break;
+      case DataType::Int64: v.push_back(static_cast<double>(t.data_as<int64_t>()[i])); break;
+      case DataType::Int32: v.push_back(t.data_as<int32_t>()[i]); break;
+      default: return {};
+    }
+  }
+  return v;
+}
+
+bool input_given(const Node& n, size_t slot) { return slot < n.inputs.size() && n.inputs[slot] >= 0; }
+
+// Whether a kBlockedOps node can run on blocked data: its input 0 is a 4-D float tensor (the output was
+// checked by classify) and the operation leaves the batch and channel axes alone, so NCHW[P]c in gives
+// NCHW[P]c out with the same P. Anything unexpected (non-constant parameters, odd attribute kinds)
+// keeps the node layout-dependent.
+bool blocked_path_valid(const Graph& g, const Node& n) {
+  if (n.inputs.empty() || n.inputs[0] < 0 || !is_4d_float(g.values[n.inputs[0]])) return false;
+  const Shape& in = g.values[n.inputs[0]].shape;
+  const Shape& out = g.values[n.outputs[0]].shape;
+  if (in[0] != out[0] || in[1] != out[1]) return false;
+  const std::string& op = n.op_type;
+  try {
+    if (op == "MaxPool") return n.outputs.size() < 2 || n.outputs[1] < 0;  // no Indices output
+    if (op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ng.Crop") return true;
+    if (op == "Pad") {
+      // pads (and axes) constant, zero on the batch and channel axes.
+      const std::vector<double> pads = constant_numbers(g, n, 1);
+      std::vector<double> axes = {0, 1, 2, 3};
+      if (input_given(n, 3)) axes = constant_numbers(g, n, 3);
+      if (pads.empty() || axes.empty() || pads.size() != 2 * axes.size()) return false;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const double a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+        if ((a == 0 || a == 1) && (pads[i] != 0 || pads[axes.size() + i] != 0)) return false;
+      }
+      return true;
+    }
+    if (op == "Slice") {
+      // starts/ends (and axes, steps) constant; the batch and channel axes, if listed, taken whole with step 1
+      // (same length alone would allow a reversed channel order).
+      const std::vector<double> starts = constant_numbers(g, n, 1), ends = constant_numbers(g, n, 2);
+      std::vector<double> axes, steps;
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<double>(i));
+      if (input_given(n, 3)) axes = constant_numbers(g, n, 3);
+      steps.assign(starts.size(), 1.0);
+      if (input_given(n, 4)) steps = constant_numbers(g, n, 4);
+      if (starts.empty() || ends.size() != starts.size() || axes.size() != starts.size() ||
+          steps.size() != starts.size())
+        return false;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const double a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+        if ((a == 0 || a == 1) && steps[i] != 1) return false;
+      }
+      return true;
+    }
+    if (op == "Resize" || op == "Upsample") {
+      // Same sizes on N and C are not enough: the batch and channel taps must be the identity. With a
+      // scale of exactly 1 they are, in every coordinate mode but these two (x + 0.5 rounds up, roi shifts).
+      const std::string coords = n.attrs.get_string("coordinate_transformation_mode", "half_pixel");
+      if (coords == "tf_half_pixel_for_nn" || coords == "tf_crop_and_resize") return false;
+      const bool legacy = op == "Upsample" || (n.opset > 0 && n.opset < 11);
+      std::vector<int64_t> axes = n.attrs.get_ints("axes");
+      if (axes.empty()) axes = {0, 1, 2, 3};
+      const size_t scales_slot = legacy ? 1 : 2;
+      std::vector<double> factors = constant_numbers(g, n, scales_slot);
+      if (factors.empty()) {
+        // sizes: the scale is size / in = 1 on N and C (checked above), unless keep_aspect_ratio_policy
+        // imposes one common scale on every listed axis.
+        if (legacy || !input_given(n, 3) || !g.values[n.inputs[3]].is_constant()) return false;
+        if (n.attrs.get_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+          for (int64_t a : axes)
+            if (a == 0 || a == 1 || a == -4 || a == -3) return false;
+        return true;
+      }
+      if (factors.size() != axes.size()) return false;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+        if ((a == 0 || a == 1) && factors[i] != 1.0) return false;
+      }
+      return true;
+    }
+  } catch (const Error&) {
+    return false;  // an attribute of the wrong kind: the op itself will report it
+  }
+  return false;
+}
+
 enum class Kind { Conv, Oblivious, Dependent };
 
 Kind classify(const Graph& g, const Node& n) {
@@ -49,7 +155,8 @@ Kind classify(const Graph& g, const Node& n) {
   }
   if (n.outputs.empty() || n.outputs[0] < 0 || !is_4d_float(g.values[n.outputs[0]])) return Kind::Dependent;
   const Shape& out = g.values[n.outputs[0]].shape;
-  if (kUnaryOblivious.count(n.op_type) || kBlockedOps.count(n.op_type)) {
+  if (kBlockedOps.count(n.op_type)) return blocked_path_valid(g, n) ? Kind::Oblivious : Kind::Dependent;
+  if (kUnaryOblivious.count(n.op_type)) {
     // Extra inputs (Clip's min/max) must be scalars.
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (n.inputs[i] >= 0 && !is_scalar_constant(g.values[n.inputs[i]])) return Kind::Dependent;
@@ -121,9 +228,12 @@ int plan_layout(Graph& g, int max_block) {
       case Kind::Oblivious: {
         // The common block of the tensor inputs; if they disagree, the first input's block if it divides
         // every input's channels, else plain.
+        // A layout-tolerant op's layout is its input 0's (see blocked_path_valid).
+        const size_t layout_inputs = kBlockedOps.count(node.op_type) ? 1 : node.inputs.size();
         int64_t b = -1;
         bool agree = true;
-        for (int i : node.inputs) {
+        for (size_t s = 0; s < layout_inputs; ++s) {
+          const int i = node.inputs[s];
           if (i < 0 || g.values[i].is_constant()) continue;
           if (b < 0) b = block[i];
           else if (block[i] != b) agree = false;
@@ -132,9 +242,9 @@ int plan_layout(Graph& g, int max_block) {
         if (!agree)
           for (int i : node.inputs)
             if (i >= 0 && !g.values[i].is_constant() && g.values[i].shape[1] % b != 0) b = 1;
-        for (size_t s = 0; s < node.inputs.size(); ++s) {
+        for (size_t s = 0; s < layout_inputs; ++s) {
           int i = node.inputs[s];
-          if (i >= 0 && !g.values[i].is_constant() && block[i] != b) fixes.push_back({n, s, b});
+          if (i >= 0 && !g.values[i].is_constant() && !same_bytes(g.values[i], block[i], b)) fixes.push_back({n, s, b});
         }
         block[out] = b;
         if (b > 1) node.attrs.set("ng.out_block", Attribute::of_int(b));
@@ -144,7 +254,7 @@ int plan_layout(Graph& g, int max_block) {
       case Kind::Dependent:
         for (size_t s = 0; s < node.inputs.size(); ++s) {
           int i = node.inputs[s];
-          if (i >= 0 && block[i] != 1 && !shape_only_input(node, s)) fixes.push_back({n, s, 1});
+          if (i >= 0 && !same_bytes(g.values[i], block[i], 1) && !shape_only_input(node, s)) fixes.push_back({n, s, 1});
         }
         break;
     }
@@ -154,7 +264,7 @@ int plan_layout(Graph& g, int max_block) {
   // writes the output's plain version under the original name.
   std::vector<Node> inserts;
   for (int o : std::vector<int>(g.outputs)) {
-    if (block[o] == 1) continue;
+    if (same_bytes(g.values[o], block[o], 1)) continue;
     int inner = g.add_value(g.unique_value_name(g.values[o].name + "_blocked"));
     g.values[inner].dtype = g.values[o].dtype;
     g.values[inner].shape = g.values[o].shape;

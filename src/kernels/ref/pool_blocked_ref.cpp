@@ -1,0 +1,168 @@
+// The windows are resolved once per call (one per output row and per output column); each output pixel
+// then runs its taps in the order pool_ref.cpp does (rows, then columns), every tap a loop over the B
+// lanes of one input pixel. Lane counts 4, 8 and 16 are compiled with a fixed count, so the lane loop
+// becomes a few vector instructions and the accumulator stays in registers.
+#include "kernels/ref/pool_blocked_ref.h"
+
+#include <limits>
+#include <vector>
+
+#include "kernels/ref/blocked_lanes.h"
+#include "kernels/ref/window.h"
+
+namespace ninegrid {
+
+namespace {
+
+// The window of one output coordinate along one axis (as pool_ref.cpp's axis_window).
+struct AxisWindow {
+  int64_t start;           // input coordinate of tap 0 (may be negative)
+  int64_t k_begin, k_end;  // taps inside [0, in)
+  int64_t counted;         // taps inside [-pad_begin, in + pad_end) (count_include_pad's divisor)
+};
+
+std::vector<AxisWindow> axis_windows(const PoolParams& p, int axis) {
+  std::vector<AxisWindow> w(static_cast<size_t>(p.out[axis]));
+  for (int64_t o = 0; o < p.out[axis]; ++o) {
+    AxisWindow& a = w[o];
+    a.start = o * p.stride[axis] - p.pad_begin[axis];
+    valid_output_range(a.start, p.dilation[axis], p.in[axis], p.kernel[axis], &a.k_begin, &a.k_end);
+    int64_t b, e;
+    valid_output_range(a.start + p.pad_begin[axis], p.dilation[axis], p.in[axis] + p.pad_begin[axis] + p.pad_end[axis],
+                       p.kernel[axis], &b, &e);
+    a.counted = e - b;
+  }
+  return w;
+}
+
+// kLanes > 0: the block, known at compile time; 0: the block is `block`, known at run time.
+template <int64_t kLanes>
+void max_rows(const PoolParams& p, const std::vector<AxisWindow>& rows, const std::vector<AxisWindow>& cols,
+              int64_t block, const float* x, float* y, int64_t row_begin, int64_t row_end) {
+  const int64_t B = kLanes > 0 ? kLanes : block;
+  const int64_t in_w = p.in[2], out_h = p.out[1], out_w = p.out[2];
+  const int64_t in_plane = p.in[1] * in_w * B, dh = p.dilation[1], dw = p.dilation[2];
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const float* xp = x + (r / out_h) * in_plane;
+    float* yr = y + r * out_w * B;
+    const AxisWindow& wh = rows[r % out_h];
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const AxisWindow& ww = cols[ow];
+      float* __restrict out = yr + ow * B;
+      if (wh.k_begin >= wh.k_end || ww.k_begin >= ww.k_end) {
+        for (int64_t l = 0; l < B; ++l) out[l] = std::numeric_limits<float>::lowest();
+        continue;
+      }
+      float acc[kLanes > 0 ? kLanes : kMaxBlockLanes];
+      const float* first = xp + ((wh.start + wh.k_begin * dh) * in_w + ww.start + ww.k_begin * dw) * B;
+      for (int64_t l = 0; l < B; ++l) acc[l] = first[l];
+      // The first tap again compares equal and changes nothing (a NaN there stays, as in max_pool_ref).
+      for (int64_t kh = wh.k_begin; kh < wh.k_end; ++kh) {
+        const float* xr = xp + (wh.start + kh * dh) * in_w * B;
+        for (int64_t kw = ww.k_begin; kw < ww.k_end; ++kw) {
+          const float* __restrict v = xr + (ww.start + kw * dw) * B;
+#pragma GCC ivdep
+          for (int64_t l = 0; l < B; ++l) acc[l] = v[l] > acc[l] ? v[l] : acc[l];
+        }
+      }
+      for (int64_t l = 0; l < B; ++l) out[l] = acc[l];
+    }
+  }
+}
+
+template <int64_t kLanes>
+void average_rows(const PoolParams& p, bool count_include_pad, const std::vector<AxisWindow>& rows,
+                  const std::vector<AxisWindow>& cols, int64_t block, const float* x, float* y, int64_t row_begin,
+                  int64_t row_end) {
+  const int64_t B = kLanes > 0 ? kLanes : block;
+  const int64_t in_w = p.in[2], out_h = p.out[1], out_w = p.out[2];
+  const int64_t in_plane = p.in[1] * in_w * B, dh = p.dilation[1], dw = p.dilation[2];
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const float* xp = x + (r / out_h) * in_plane;
+    float* yr = y + r * out_w * B;
+    const AxisWindow& wh = rows[r % out_h];
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const AxisWindow& ww = cols[ow];
+      float* __restrict out = yr + ow * B;
+      float acc[kLanes > 0 ? kLanes : kMaxBlockLanes];
+      for (int64_t l = 0; l < B; ++l) acc[l] = 0.f;
+      for (int64_t kh = wh.k_begin; kh < wh.k_end; ++kh) {
+        const float* xr = xp + (wh.start + kh * dh) * in_w * B;
+        for (int64_t kw = ww.k_begin; kw < ww.k_end; ++kw) {
+          const float* __restrict v = xr + (ww.start + kw * dw) * B;
+#pragma GCC ivdep
+          for (int64_t l = 0; l < B; ++l) acc[l] += v[l];
+        }
+      }
+      const int64_t inside = (wh.k_end - wh.k_begin) * (ww.k_end - ww.k_begin);
+      const int64_t count = count_include_pad ? wh.counted * ww.counted : inside;
+      if (count > 0) {
+        const float divisor = static_cast<float>(count);
+        for (int64_t l = 0; l < B; ++l) out[l] = acc[l] / divisor;
+      } else {
+        for (int64_t l = 0; l < B; ++l) out[l] = 0.f;
+      }
+    }
+  }
+}
+
+template <int64_t kLanes>
+void global_average_planes(int64_t plane_size, int64_t block, const float* x, float* y, int64_t begin, int64_t end) {
+  const int64_t B = kLanes > 0 ? kLanes : block;
+  for (int64_t bp = begin; bp < end; ++bp) {
+    const float* xp = x + bp * plane_size * B;
+    double sum[kLanes > 0 ? kLanes : kMaxBlockLanes];  // double as global_average_pool_ref
+    for (int64_t l = 0; l < B; ++l) sum[l] = 0.0;
+    for (int64_t i = 0; i < plane_size; ++i) {
+      const float* __restrict v = xp + i * B;
+#pragma GCC ivdep
+      for (int64_t l = 0; l < B; ++l) sum[l] += v[l];
+    }
+    for (int64_t l = 0; l < B; ++l)
+      y[bp * B + l] = plane_size > 0 ? static_cast<float>(sum[l] / static_cast<double>(plane_size)) : 0.f;
+  }
+}
+
+template <int64_t kLanes>
+void global_max_planes(int64_t plane_size, int64_t block, const float* x, float* y, int64_t begin, int64_t end) {
+  const int64_t B = kLanes > 0 ? kLanes : block;
+  for (int64_t bp = begin; bp < end; ++bp) {
+    const float* xp = x + bp * plane_size * B;
+    float best[kLanes > 0 ? kLanes : kMaxBlockLanes];
+    for (int64_t l = 0; l < B; ++l) best[l] = plane_size > 0 ? xp[l] : std::numeric_limits<float>::lowest();
+    for (int64_t i = 1; i < plane_size; ++i) {
+      const float* __restrict v = xp + i * B;
+#pragma GCC ivdep
+      for (int64_t l = 0; l < B; ++l) best[l] = v[l] > best[l] ? v[l] : best[l];
+    }
+    for (int64_t l = 0; l < B; ++l) y[bp * B + l] = best[l];
+  }
+}
+
+}  // namespace
+
+void max_pool_blocked_ref(const PoolParams& p, int64_t block, const float* x, float* y, int64_t row_begin,
+                          int64_t row_end) {
+  if (row_begin >= row_end) return;
+  const std::vector<AxisWindow> rows = axis_windows(p, 1), cols = axis_windows(p, 2);
+  NINEGRID_DISPATCH_LANES(block, max_rows, p, rows, cols, block, x, y, row_begin, row_end)
+}
+
+void average_pool_blocked_ref(const PoolParams& p, bool count_include_pad, int64_t block, const float* x, float* y,
+                              int64_t row_begin, int64_t row_end) {
+  if (row_begin >= row_end) return;
+  const std::vector<AxisWindow> rows = axis_windows(p, 1), cols = axis_windows(p, 2);
+  NINEGRID_DISPATCH_LANES(block, average_rows, p, count_include_pad, rows, cols, block, x, y, row_begin, row_end)
+}
+
+void global_average_pool_blocked_ref(int64_t plane_size, int64_t block, const float* x, float* y, int64_t begin,
+                                     int64_t end) {
+  NINEGRID_DISPATCH_LANES(block, global_average_planes, plane_size, block, x, y, begin, end)
+}
+
+void global_max_pool_blocked_ref(int64_t plane_size, int64_t block, const float* x, float* y, int64_t begin,
+                                 int64_t end) {
+  NINEGRID_DISPATCH_LANES(block, global_max_planes, plane_size, block, x, y, begin, end)
+}
+
+}  // namespace ninegrid

@@ -1,0 +1,33 @@
+#include "ops/blocked_layout.h"
+
+#include "kernels/ref/blocked_lanes.h"
+
+namespace ninegrid {
+
+int64_t read_spatial_block(const Op& op) {
+  int64_t in = 1, out = 1;
+  try {
+    in = op.node().attrs.get_int("ng.in_block", 1);
+    out = op.node().attrs.get_int("ng.out_block", 1);
+  } catch (const Error& e) {
+    op.error(e.what());
+  }
+  if (in != out)
+    op.error("ng.in_block " + std::to_string(in) + " and ng.out_block " + std::to_string(out) +
+             " must be equal (this operator keeps its input's layout)");
+  if (in < 1 || in > kMaxBlockLanes)
+    op.error("ng.in_block must be between 1 and " + std::to_string(kMaxBlockLanes) + ", got " + std::to_string(in));
+  return in;
+}
+
+void expect_blockable(const Op& op, int64_t block, const TensorDesc& x) {
+  if (block <= 1) return;
+  if (x.dtype != DataType::Float32 || x.shape.size() != 4)
+    op.error("the channel-blocked layout (ng.in_block " + std::to_string(block) + ") needs a 4-D float32 input, got " +
+             dtype_name(x.dtype) + " " + shape_str(x.shape));
+  if (x.shape[1] % block != 0)
+    op.error("block " + std::to_string(block) + " does not divide the " + std::to_string(x.shape[1]) +
+             " channels of input " + shape_str(x.shape));
+}
+
+}  // namespace ninegrid
