@@ -15,6 +15,7 @@
 #include "ops/blocked_layout.h"
 #include "ops/ncnn_blob.h"
 #include "ops/op.h"
+#include "runtime/thread_pool.h"
 
 namespace ninegrid {
 namespace {
@@ -91,9 +92,15 @@ class NcnnCrop final : public Op {
 
   void run(OpContext& ctx) override {
     if (block_ > 1) {
+      // Work in output rows of the block planes ((batch, channel block) pairs).
       const int64_t rows = in_shape_[0] * (in_shape_[1] / block_) * box_size_[2];
-      crop_pixels_blocked_ref(in_shape_[2], in_shape_[3], box_offset_[2], box_offset_[3], box_size_[2], box_size_[3],
-                              block_, ctx.input(0).data_as<float>(), ctx.output(0).data_as<float>(), 0, rows);
+      auto fn = [&](int64_t b, int64_t e) {
+        crop_pixels_blocked_ref(in_shape_[2], in_shape_[3], box_offset_[2], box_offset_[3], box_size_[2],
+                                box_size_[3], block_, ctx.input(0).data_as<float>(), ctx.output(0).data_as<float>(), b,
+                                e);
+      };
+      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+      else fn(0, rows);
       return;
     }
     ref::crop_box_ref(ctx.input(0).data(), in_shape_, box_offset_, box_size_, elem_size_, ctx.output(0).data());

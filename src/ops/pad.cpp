@@ -110,8 +110,8 @@ class Pad final : public Op {
       const float* src = x.data_as<float>();
       float* dst = ctx.output(0).data_as<float>();
       auto fn = [&](int64_t b, int64_t e) {
-        gather_pixels_blocked_ref(in_shape_[2], in_shape_[3], sources_[2].data(), y[2], sources_[3].data(), y[3], block_,
-                                  fill, src, dst, b, e);
+        gather_pixels_blocked_ref(in_shape_[2], in_shape_[3], sources_[2].data(), y[2], sources_[3].data(), y[3],
+                                  block_, fill, src, dst, b, e);
       };
       if (ctx.pool) ctx.pool->parallel_for(rows, fn);
       else fn(0, rows);

@@ -1,4 +1,4 @@
-// The layout-tolerant spatial operators (pools, global pools, Resize/Upsample, Pad, ng.Crop) on
+// The layout-tolerant spatial operators (pools, global pools, Resize/Upsample, Pad, Slice, ng.Crop) on
 // channel-blocked tensors NCHW[B]c: each runs as a one-node session twice on the same random data, plain
 // and with ng.in_block = ng.out_block = B (input rearranged into blocks here, output rearranged back),
 // and the two results must agree exactly, or within a few float roundings where the blocked kernel may
@@ -382,6 +382,31 @@ TEST(BlockedCrop, RefusesChannelCrops) {
   EXPECT_NE(blocked_error({"ng.Crop", {arg(x)}, offsets}, 16).find("channel"), std::string::npos);
 }
 
+OpSpec slice_spec(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                  const std::vector<int64_t>& axes, const std::vector<int64_t>& steps) {
+  const int64_t n = static_cast<int64_t>(starts.size());
+  return {"Slice",
+          {arg(x), konst(i64({n}, starts)), konst(i64({n}, ends)), konst(i64({n}, axes)), konst(i64({n}, steps))},
+          {}};
+}
+
+TEST(BlockedSlice, HeightWidthSlicesMatchPlain) {
+  const Tensor x = random_tensor({2, 32, 11, 10}, 17);
+  for (int64_t block : {8, 16}) {
+    // RetinaFace's ONNX export crops the upsampled map with one Slice per axis (whole channels included).
+    expect_blocked_matches_plain(slice_spec(x, {0}, {32}, {1}, {1}), block, 0, "whole channels");
+    expect_blocked_matches_plain(slice_spec(x, {1, 2}, {10, 9}, {2, 3}, {1, 1}), block, 0, "box");
+    expect_blocked_matches_plain(slice_spec(x, {0, -1}, {100, -100}, {-2, -1}, {3, -2}), block, 0, "strided, reversed");
+    expect_blocked_matches_plain(slice_spec(x, {0, 0, 4}, {2, 32, 5}, {0, 1, 2}, {1, 1, 1}), block, 0, "one row");
+  }
+}
+
+TEST(BlockedSlice, RefusesChannelSlices) {
+  const Tensor x = random_tensor({1, 32, 4, 4}, 18);
+  EXPECT_NE(blocked_error(slice_spec(x, {0}, {16}, {1}, {1}), 16).find("channel"), std::string::npos);
+  EXPECT_NE(blocked_error(slice_spec(x, {-1}, {-100}, {1}, {-1}), 16).find("channel"), std::string::npos);
+}
+
 // ---------------------------------------------------------------------------------------------------
 // The layout pass: which of these ops it keeps blocked
 
@@ -563,6 +588,16 @@ TEST(BlockedLayoutPass, PadSliceCrop) {
     lc.constant("axes", i64({1}, {1}));
     lc.constant("steps", i64({1}, {-1}));
     lc.node("Slice", {"c", "starts", "ends", "axes", "steps"}, {"y"});
+    lc.finish(16);
+    expect_layout(lc, "Slice", false);
+  }
+  {
+    // The whole batch of this plan, but not "to the end": another batch size at run time would be cut.
+    LayoutCase lc;
+    lc.constant("starts", i64({2}, {0, 1}));
+    lc.constant("ends", i64({2}, {1, 9}));
+    lc.constant("axes", i64({2}, {0, 3}));
+    lc.node("Slice", {"c", "starts", "ends", "axes"}, {"y"});
     lc.finish(16);
     expect_layout(lc, "Slice", false);
   }

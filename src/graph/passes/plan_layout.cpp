@@ -44,11 +44,16 @@ bool is_4d_float(const Value& v) {
 
 bool is_scalar_constant(const Value& v) { return v.is_constant() && v.constant.numel() == 1; }
 
-// Whether a tensor stored with block `a` has the same bytes with block `b`: always when a == b, and for
-// [N, C, 1, 1] tensors (a global pool's output), whose element (n, c) is at n * C + c in every layout.
-// No reorder is needed between such layouts.
-bool same_bytes(const Value& v, int64_t a, int64_t b) {
-  return a == b || (v.shape_known && v.shape.size() == 4 && v.shape[2] == 1 && v.shape[3] == 1);
+// Values whose layout does not matter: a global pool's [N, C, 1, 1] output has element (n, c) at n * C + c
+// in every layout, so no reorder is ever needed to or from it. (Only global pools: other 1x1 maps may
+// grow when a session runs another input size, the plan made here staying the same.)
+std::vector<char> layout_free_values(const Graph& g) {
+  std::vector<char> free(g.values.size(), 0);
+  for (const Node& n : g.nodes)
+    if ((n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") && !n.outputs.empty() && n.outputs[0] >= 0 &&
+        g.values[n.outputs[0]].shape.size() == 4)
+      free[n.outputs[0]] = 1;
+  return free;
 }
 
 // The values of a constant float or integer tensor, or empty if the value is not a constant.
@@ -97,7 +102,8 @@ bool blocked_path_valid(const Graph& g, const Node& n) {
     }
     if (op == "Slice") {
       // starts/ends (and axes, steps) constant; the batch and channel axes, if listed, taken whole with step 1
-      // (same length alone would allow a reversed channel order).
+      // (same length alone would allow a reversed channel order). The batch must be taken "to the end":
+      // a session may run another batch size than the one planned.
       const std::vector<double> starts = constant_numbers(g, n, 1), ends = constant_numbers(g, n, 2);
       std::vector<double> axes, steps;
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<double>(i));
@@ -110,6 +116,7 @@ bool blocked_path_valid(const Graph& g, const Node& n) {
       for (size_t i = 0; i < axes.size(); ++i) {
         const double a = axes[i] < 0 ? axes[i] + 4 : axes[i];
         if ((a == 0 || a == 1) && steps[i] != 1) return false;
+        if (a == 0 && (starts[i] != 0 || ends[i] < 2147483647.0)) return false;
       }
       return true;
     }
@@ -191,6 +198,11 @@ int plan_layout(Graph& g, int max_block) {
   };
 
   std::vector<int64_t> block(g.values.size(), 1);
+  const std::vector<char> layout_free = layout_free_values(g);
+  // Whether value v stored with block a is already what a reader expecting block b needs.
+  auto same_bytes = [&](int v, int64_t a, int64_t b) {
+    return a == b || (static_cast<size_t>(v) < layout_free.size() && layout_free[v]);
+  };
   std::vector<Kind> kind(g.nodes.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) kind[n] = classify(g, g.nodes[n]);
 
@@ -244,7 +256,7 @@ int plan_layout(Graph& g, int max_block) {
             if (i >= 0 && !g.values[i].is_constant() && g.values[i].shape[1] % b != 0) b = 1;
         for (size_t s = 0; s < layout_inputs; ++s) {
           int i = node.inputs[s];
-          if (i >= 0 && !g.values[i].is_constant() && !same_bytes(g.values[i], block[i], b)) fixes.push_back({n, s, b});
+          if (i >= 0 && !g.values[i].is_constant() && !same_bytes(i, block[i], b)) fixes.push_back({n, s, b});
         }
         block[out] = b;
         if (b > 1) node.attrs.set("ng.out_block", Attribute::of_int(b));
@@ -254,7 +266,7 @@ int plan_layout(Graph& g, int max_block) {
       case Kind::Dependent:
         for (size_t s = 0; s < node.inputs.size(); ++s) {
           int i = node.inputs[s];
-          if (i >= 0 && !same_bytes(g.values[i], block[i], 1) && !shape_only_input(node, s)) fixes.push_back({n, s, 1});
+          if (i >= 0 && !same_bytes(i, block[i], 1) && !shape_only_input(node, s)) fixes.push_back({n, s, 1});
         }
         break;
     }
@@ -264,7 +276,7 @@ int plan_layout(Graph& g, int max_block) {
   // writes the output's plain version under the original name.
   std::vector<Node> inserts;
   for (int o : std::vector<int>(g.outputs)) {
-    if (same_bytes(g.values[o], block[o], 1)) continue;
+    if (same_bytes(o, block[o], 1)) continue;
     int inner = g.add_value(g.unique_value_name(g.values[o].name + "_blocked"));
     g.values[inner].dtype = g.values[o].dtype;
     g.values[inner].shape = g.values[o].shape;
