@@ -3,10 +3,15 @@
 //
 // Attributes: resize_type (1 nearest, 2 bilinear, 3 bicubic), scales [height, width],
 // output_size [height, width] (0 = use the scales), align_corner (0/1).
+// With ng.in_block = ng.out_block = B > 1 (set by the layout pass) input and output are channel-blocked
+// NCHW[B]c.
 #include <cmath>
 #include <cstring>
 
+#include "kernels/ref/ncnn_interp_blocked_ref.h"
 #include "kernels/ref/ncnn_interp_ref.h"
+#include "kernels/ref/spatial_blocked_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/op.h"
 #include "runtime/thread_pool.h"
 
@@ -32,11 +37,13 @@ class NcnnInterp final : public Op {
       if (v < 0 || v > kMaxSize) error("output_size must be between 0 and " + std::to_string(kMaxSize));
     height_scale_ = scales[0], width_scale_ = scales[1];
     output_height_ = size[0], output_width_ = size[1];
+    block_ = read_spatial_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 1, 1);
     expect_float(in[0], "input");
+    expect_blockable(*this, block_, in[0]);
     const Shape& s = in[0].shape;
     if (s.size() != 4) error("input must be 4-D (N x C x H x W), got " + shape_str(s));
     h_ = s[2], w_ = s[3];
@@ -71,6 +78,10 @@ class NcnnInterp final : public Op {
       if (y != x) std::memcpy(y, x, ctx.input(0).nbytes());
       return;
     }
+    if (block_ > 1) {
+      run_blocked(x, y, ctx);
+      return;
+    }
     auto body = [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         if (resize_type_ == 1)
@@ -96,6 +107,20 @@ class NcnnInterp final : public Op {
     return static_cast<int64_t>(v);
   }
 
+  // Output rows of the block planes ((batch, channel block) pairs) split over the pool.
+  void run_blocked(const float* x, float* y, OpContext& ctx) const {
+    const int64_t rows = planes_ / block_ * oh_;
+    auto fn = [&](int64_t b, int64_t e) {
+      if (resize_type_ == 1)
+        gather_pixels_blocked_ref(h_, w_, ys_.data(), oh_, xs_.data(), ow_, block_, 0.f, x, y, b, e);
+      else
+        ncnn_interp_taps_blocked_ref(x, h_, w_, y, oh_, ow_, ytaps_, xtaps_, resize_type_ == 2 ? 2 : 4, block_, b, e);
+    };
+    if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+    else fn(0, rows);
+  }
+
+  int64_t block_ = 1;  // channel block of input and output (1 = plain NCHW)
   int resize_type_ = 2;
   bool align_corner_ = false;
   float height_scale_ = 1.f, width_scale_ = 1.f;

@@ -1,9 +1,9 @@
-// The layout-tolerant spatial operators (pools, global pools, Resize/Upsample, Pad, Slice, ng.Crop) on
-// channel-blocked tensors NCHW[B]c: each runs as a one-node session twice on the same random data, plain
-// and with ng.in_block = ng.out_block = B (input rearranged into blocks here, output rearranged back),
-// and the two results must agree exactly, or within a few float roundings where the blocked kernel may
-// legitimately sum in a different order. The plain operators are themselves tested against independent
-// formulations (pool_op_test, resize_test, pad_test). Also: the ops refuse blocked modes they cannot
+// The layout-tolerant spatial operators (pools, global pools, Resize/Upsample, Pad, Slice, ng.Crop,
+// ng.Interp) on channel-blocked tensors NCHW[B]c: each runs as a one-node session twice on the same
+// random data, plain and with ng.in_block = ng.out_block = B (input rearranged into blocks here, output
+// rearranged back), and the two results must be bit-identical: the blocked kernels do the same float
+// operations in the same order. The plain operators are themselves tested against independent
+// formulations (pool_op_test, resize_test, pad_test, ...). Also: the ops refuse blocked modes they cannot
 // compute, and the layout pass marks them tolerant exactly when their parameters allow it.
 #include <gtest/gtest.h>
 
@@ -61,9 +61,8 @@ OpSpec with_block(OpSpec spec, int64_t block) {
   return spec;
 }
 
-// Runs `spec` plain and blocked (1 and 2 threads) and compares. `rounding` = 0: bit-exact (the blocked
-// kernel does the same float operations in the same order); otherwise |a - b| <= rounding * eps * (1 + |a|).
-void expect_blocked_matches_plain(const OpSpec& spec, int64_t block, double rounding, const std::string& what) {
+// Runs `spec` plain and blocked (1 and 2 threads) and requires the same floats.
+void expect_blocked_matches_plain(const OpSpec& spec, int64_t block, const std::string& what) {
   SCOPED_TRACE(what + ", block " + std::to_string(block));
   const Tensor want = eltest::run_op(spec).at(0);
   for (int threads : {1, 2}) {
@@ -81,11 +80,8 @@ void expect_blocked_matches_plain(const OpSpec& spec, int64_t block, double roun
     const float* a = want.data_as<float>();
     const float* b = got.data_as<float>();
     int64_t bad = 0;
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      const double tol = rounding * 1.2e-7 * (1.0 + std::fabs(a[i]));
-      const bool ok = rounding == 0 ? a[i] == b[i] : std::fabs(static_cast<double>(a[i]) - b[i]) <= tol;
-      if (!ok && bad++ < 5) ADD_FAILURE() << "element " << i << ": plain " << a[i] << ", blocked " << b[i];
-    }
+    for (int64_t i = 0; i < want.numel(); ++i)
+      if (!(a[i] == b[i]) && bad++ < 5) ADD_FAILURE() << "element " << i << ": plain " << a[i] << ", blocked " << b[i];
     EXPECT_EQ(bad, 0) << "of " << want.numel() << " (" << threads << " threads)";
   }
 }
@@ -146,7 +142,7 @@ TEST(BlockedPools, MaxPoolMatchesPlain) {
         continue;
       }
       for (int64_t block : {8, 16})
-        expect_blocked_matches_plain(spec, block, 0, "MaxPool " + window_name(kWindows[i], i) + " " + shape_str(s));
+        expect_blocked_matches_plain(spec, block, "MaxPool " + window_name(kWindows[i], i) + " " + shape_str(s));
     }
   EXPECT_LE(unfit, 4);
 }
@@ -161,7 +157,7 @@ TEST(BlockedPools, AveragePoolMatchesPlain) {
           Attributes a = window_attrs(kWindows[i]);
           a.set("count_include_pad", Attribute::of_int(include_pad));
           OpSpec spec{"AveragePool", {arg(random_tensor(s, 2 + i))}, a};
-          expect_blocked_matches_plain(spec, block, 0,
+          expect_blocked_matches_plain(spec, block,
                                        "AveragePool " + window_name(kWindows[i], i) + " " + shape_str(s) +
                                            " count_include_pad " + std::to_string(include_pad));
         }
@@ -174,7 +170,7 @@ TEST(BlockedPools, AveragePoolWithDilations) {
   a.set("count_include_pad", Attribute::of_int(1));
   OpSpec spec{"AveragePool", {arg(random_tensor({1, 16, 11, 10}, 3))}, a};
   spec.opset = 19;
-  expect_blocked_matches_plain(spec, 8, 0, "AveragePool dilated");
+  expect_blocked_matches_plain(spec, 8, "AveragePool dilated");
 }
 
 TEST(BlockedPools, GlobalPoolsMatchPlain) {
@@ -182,18 +178,18 @@ TEST(BlockedPools, GlobalPoolsMatchPlain) {
     for (const Shape& s : std::vector<Shape>{{2, 32, 7, 5}, {1, 16, 1, 1}, {1, 64, 20, 20}})
       for (int64_t block : {8, 16}) {
         OpSpec spec{op, {arg(random_tensor(s, 4))}, {}};
-        expect_blocked_matches_plain(spec, block, 0, std::string(op) + " " + shape_str(s));
+        expect_blocked_matches_plain(spec, block, std::string(op) + " " + shape_str(s));
       }
 }
 
 TEST(BlockedPools, OddBlockUsesTheRunTimeLaneLoop) {
   // Blocks other than 4, 8 and 16 take the generic lane loop: same results.
   OpSpec spec{"MaxPool", {arg(random_tensor({1, 12, 9, 9}, 5))}, window_attrs(kWindows[0])};
-  expect_blocked_matches_plain(spec, 6, 0, "MaxPool block 6");
+  expect_blocked_matches_plain(spec, 6, "MaxPool block 6");
   OpSpec avg{"AveragePool", {arg(random_tensor({1, 12, 9, 9}, 5))}, window_attrs(kWindows[2])};
-  expect_blocked_matches_plain(avg, 12, 0, "AveragePool block 12");
+  expect_blocked_matches_plain(avg, 12, "AveragePool block 12");
   OpSpec glob{"GlobalAveragePool", {arg(random_tensor({1, 12, 9, 9}, 5))}, {}};
-  expect_blocked_matches_plain(glob, 6, 0, "GlobalAveragePool block 6");
+  expect_blocked_matches_plain(glob, 6, "GlobalAveragePool block 6");
 }
 
 TEST(BlockedPools, RefusesWhatItCannotCompute) {
@@ -250,11 +246,11 @@ TEST(BlockedResize, NearestEveryRoundingAndCoordinateMode) {
       for (int64_t block : {8, 16}) {
         const std::string what = std::string("nearest ") + coords + " " + nearest;
         expect_blocked_matches_plain(resize_by_scales(x, {1, 1, 2, 2}, resize_attrs("nearest", coords, nearest)), block,
-                                     0, what + " x2");
+                                     what + " x2");
         expect_blocked_matches_plain(resize_by_scales(x, {1, 1, 0.6f, 1.5f}, resize_attrs("nearest", coords, nearest)),
-                                     block, 0, what + " x0.6/1.5");
+                                     block, what + " x0.6/1.5");
         expect_blocked_matches_plain(resize_by_sizes(x, {2, 16, 11, 3}, resize_attrs("nearest", coords, nearest)),
-                                     block, 0, what + " sizes 11x3");
+                                     block, what + " sizes 11x3");
       }
 }
 
@@ -264,11 +260,11 @@ TEST(BlockedResize, LinearAndCubicEveryCoordinateMode) {
     for (const char* coords : kCoordinateModes)
       for (int64_t block : {8, 16}) {
         const std::string what = std::string(mode) + " " + coords;
-        expect_blocked_matches_plain(resize_by_scales(x, {1, 1, 2, 2}, resize_attrs(mode, coords)), block, 0,
+        expect_blocked_matches_plain(resize_by_scales(x, {1, 1, 2, 2}, resize_attrs(mode, coords)), block,
                                      what + " x2");
-        expect_blocked_matches_plain(resize_by_scales(x, {1, 1, 0.5f, 1.7f}, resize_attrs(mode, coords)), block, 0,
+        expect_blocked_matches_plain(resize_by_scales(x, {1, 1, 0.5f, 1.7f}, resize_attrs(mode, coords)), block,
                                      what + " x0.5/1.7");
-        expect_blocked_matches_plain(resize_by_sizes(x, {1, 32, 13, 4}, resize_attrs(mode, coords)), block, 0,
+        expect_blocked_matches_plain(resize_by_sizes(x, {1, 32, 13, 4}, resize_attrs(mode, coords)), block,
                                      what + " sizes 13x4");
       }
 }
@@ -280,7 +276,7 @@ TEST(BlockedResize, TfCropAndResizeWithHeightWidthRoi) {
   OpSpec spec{"Resize",
               {arg(x), konst(f32({8}, {0, 0, -0.2f, 0.1f, 1, 1, 0.9f, 1.3f})), konst(f32({4}, {1, 1, 1.5f, 2}))},
               a};
-  expect_blocked_matches_plain(spec, 8, 0, "tf_crop_and_resize");
+  expect_blocked_matches_plain(spec, 8, "tf_crop_and_resize");
 }
 
 TEST(BlockedResize, LegacyUpsampleAndResize10AndAxes) {
@@ -290,18 +286,18 @@ TEST(BlockedResize, LegacyUpsampleAndResize10AndAxes) {
   linear.set("mode", Attribute::of_string("linear"));
   OpSpec up{"Upsample", {arg(x), konst(f32({4}, {1, 1, 2, 3}))}, nearest};
   up.opset = 9;
-  expect_blocked_matches_plain(up, 16, 0, "Upsample nearest");
+  expect_blocked_matches_plain(up, 16, "Upsample nearest");
   up.attrs = linear;
-  expect_blocked_matches_plain(up, 8, 0, "Upsample linear");
+  expect_blocked_matches_plain(up, 8, "Upsample linear");
   OpSpec r10{"Resize", {arg(x), konst(f32({4}, {1, 1, 0.5f, 2.5f}))}, nearest};
   r10.opset = 10;
-  expect_blocked_matches_plain(r10, 8, 0, "Resize-10 nearest");
+  expect_blocked_matches_plain(r10, 8, "Resize-10 nearest");
   // Opset 18 axes: only height and width listed.
   Attributes axes = resize_attrs("linear", "half_pixel");
   axes.set("axes", Attribute::of_ints({2, 3}));
   OpSpec r18{"Resize", {arg(x), eltest::omitted(), konst(f32({2}, {1.5f, 0.7f}))}, axes};
   r18.opset = 18;
-  expect_blocked_matches_plain(r18, 16, 0, "Resize-18 axes");
+  expect_blocked_matches_plain(r18, 16, "Resize-18 axes");
 }
 
 TEST(BlockedResize, RefusesChannelOrBatchResampling) {
@@ -316,6 +312,30 @@ TEST(BlockedResize, RefusesChannelOrBatchResampling) {
                           8)
                 .find("channel"),
             std::string::npos);
+}
+
+TEST(BlockedInterp, NcnnInterpEveryTypeMatchesPlain) {
+  struct Case {
+    int type;
+    std::vector<float> scales;
+    std::vector<int64_t> size;
+    int align;
+  };
+  const std::vector<Case> cases = {
+      {1, {3.f, 1.5f}, {0, 0}, 0}, {1, {1, 1}, {7, 13}, 0},  {2, {2.f, 2.f}, {0, 0}, 0}, {2, {1, 1}, {9, 4}, 1},
+      {2, {0.5f, 3.f}, {0, 0}, 0}, {3, {2.f, 1.7f}, {0, 0}, 0}, {3, {1, 1}, {11, 3}, 1}, {2, {1, 1}, {5, 8}, 0},
+  };
+  for (const Shape& shape : std::vector<Shape>{{1, 32, 5, 8}, {2, 16, 3, 2}})
+    for (size_t i = 0; i < cases.size(); ++i)
+      for (int64_t block : {8, 16}) {
+        Attributes a;
+        a.set("resize_type", Attribute::of_int(cases[i].type));
+        a.set("scales", Attribute::of_floats(cases[i].scales));
+        a.set("output_size", Attribute::of_ints(cases[i].size));
+        a.set("align_corner", Attribute::of_int(cases[i].align));
+        OpSpec spec{"ng.Interp", {arg(random_tensor(shape, 30 + i))}, a};
+        expect_blocked_matches_plain(spec, block, "Interp case " + std::to_string(i) + " " + shape_str(shape));
+      }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -337,12 +357,12 @@ TEST(BlockedPad, SpatialModesMatchPlain) {
   for (const char* mode : {"constant", "edge", "reflect", "wrap"})
     for (size_t i = 0; i < pads.size(); ++i)
       for (int64_t block : {8, 16}) {
-        expect_blocked_matches_plain(pad_spec(x, mode, pads[i], 2.5f), block, 0,
+        expect_blocked_matches_plain(pad_spec(x, mode, pads[i], 2.5f), block,
                                      std::string("Pad ") + mode + " #" + std::to_string(i));
       }
   // Opset 18 axes.
   OpSpec axes{"Pad", {arg(x), konst(i64({4}, {1, 2, 0, 1})), konst(f32({}, {-1.f})), konst(i64({2}, {-2, 3}))}, {}};
-  expect_blocked_matches_plain(axes, 8, 0, "Pad axes");
+  expect_blocked_matches_plain(axes, 8, "Pad axes");
 }
 
 TEST(BlockedPad, RefusesChannelPadding) {
@@ -359,19 +379,19 @@ TEST(BlockedCrop, HeightWidthCropsMatchPlain) {
   reference.set("mode", Attribute::of_string("reference"));
   reference.set("offsets", Attribute::of_ints({0, 0, 1, 0}));
   for (int64_t block : {8, 16})
-    expect_blocked_matches_plain({"ng.Crop", {arg(x), arg(ref)}, reference}, block, 0, "Crop reference");
+    expect_blocked_matches_plain({"ng.Crop", {arg(x), arg(ref)}, reference}, block, "Crop reference");
   Attributes offsets;
   offsets.set("mode", Attribute::of_string("offsets"));
   offsets.set("offsets", Attribute::of_ints({0, 0, 3, 2}));
   offsets.set("end_offsets", Attribute::of_ints({0, 0, 1, 5}));
   for (int64_t block : {8, 16})
-    expect_blocked_matches_plain({"ng.Crop", {arg(x)}, offsets}, block, 0, "Crop offsets");
+    expect_blocked_matches_plain({"ng.Crop", {arg(x)}, offsets}, block, "Crop offsets");
   Attributes slice;
   slice.set("mode", Attribute::of_string("slice"));
   slice.set("starts", Attribute::of_ints({-5, 2}));
   slice.set("ends", Attribute::of_ints({-233, -1}));
   slice.set("axes", Attribute::of_ints({1, 2}));
-  expect_blocked_matches_plain({"ng.Crop", {arg(x)}, slice}, 16, 0, "Crop slice");
+  expect_blocked_matches_plain({"ng.Crop", {arg(x)}, slice}, 16, "Crop slice");
 }
 
 TEST(BlockedCrop, RefusesChannelCrops) {
@@ -394,10 +414,10 @@ TEST(BlockedSlice, HeightWidthSlicesMatchPlain) {
   const Tensor x = random_tensor({2, 32, 11, 10}, 17);
   for (int64_t block : {8, 16}) {
     // RetinaFace's ONNX export crops the upsampled map with one Slice per axis (whole channels included).
-    expect_blocked_matches_plain(slice_spec(x, {0}, {32}, {1}, {1}), block, 0, "whole channels");
-    expect_blocked_matches_plain(slice_spec(x, {1, 2}, {10, 9}, {2, 3}, {1, 1}), block, 0, "box");
-    expect_blocked_matches_plain(slice_spec(x, {0, -1}, {100, -100}, {-2, -1}, {3, -2}), block, 0, "strided, reversed");
-    expect_blocked_matches_plain(slice_spec(x, {0, 0, 4}, {2, 32, 5}, {0, 1, 2}, {1, 1, 1}), block, 0, "one row");
+    expect_blocked_matches_plain(slice_spec(x, {0}, {32}, {1}, {1}), block, "whole channels");
+    expect_blocked_matches_plain(slice_spec(x, {1, 2}, {10, 9}, {2, 3}, {1, 1}), block, "box");
+    expect_blocked_matches_plain(slice_spec(x, {0, -1}, {100, -100}, {-2, -1}, {3, -2}), block, "strided, reversed");
+    expect_blocked_matches_plain(slice_spec(x, {0, 0, 4}, {2, 32, 5}, {0, 1, 2}, {1, 1, 1}), block, "one row");
   }
 }
 
@@ -600,6 +620,14 @@ TEST(BlockedLayoutPass, PadSliceCrop) {
     lc.node("Slice", {"c", "starts", "ends", "axes"}, {"y"});
     lc.finish(16);
     expect_layout(lc, "Slice", false);
+  }
+  {
+    LayoutCase lc;
+    Node& n = lc.node("ng.Interp", {"c"}, {"y"});
+    n.attrs.set("resize_type", Attribute::of_int(2));
+    n.attrs.set("scales", Attribute::of_floats({1.5f, 3.f}));
+    lc.finish(16);
+    expect_layout(lc, "ng.Interp", true);
   }
   {
     // ncnn's FPN crop: the upsampled map cut to a reference map's size (read for its shape only).

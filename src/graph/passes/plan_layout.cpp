@@ -31,7 +31,7 @@ const std::set<std::string> kBinaryOblivious = {"Add", "Sub", "Mul", "Div", "Max
 // data, when blocked_path_valid says their batch and channel axes pass through unchanged.
 const std::set<std::string> kBlockedOps = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
                                            "Resize",  "Upsample",    "ng.Crop",           "Pad",
-                                           "Slice"};
+                                           "Slice",   "ng.Interp"};
 
 // Inputs read for their shape only: their layout does not matter, so they never need a reorder.
 bool shape_only_input(const Node& n, size_t slot) {
@@ -87,7 +87,9 @@ bool blocked_path_valid(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
   try {
     if (op == "MaxPool") return n.outputs.size() < 2 || n.outputs[1] < 0;  // no Indices output
-    if (op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ng.Crop") return true;
+    if (op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ng.Crop" ||
+        op == "ng.Interp")
+      return true;
     if (op == "Pad") {
       // pads (and axes) constant, zero on the batch and channel axes.
       const std::vector<double> pads = constant_numbers(g, n, 1);
