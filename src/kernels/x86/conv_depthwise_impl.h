@@ -1,8 +1,10 @@
 // Depthwise convolution (one input channel per output channel) on NCHW[P]c input, for a vector type V
 // (paper Algorithm 4): a vector holds P channels of one pixel, so every tap is one vector load and one FMA
-// with that tap's P weights. Nine-grid: outputs whose taps are all inside the input (the centre) run an
-// unrolled tile of ROWS x COLS outputs that loads each input vector once and feeds every output that reads
-// it, with the K x K weights held in registers; the border outputs loop over their valid taps only.
+// with that tap's P weights. 3x3 and 5x5 (stride 1 or 2) run unrolled tiles of ROWS x COLS outputs that
+// load each input vector once and feed every output that reads it, the K x K weights held in registers.
+// Nine-grid: centre tiles read the image directly; border tiles (whose input window crosses the padding)
+// read a small zero-padded copy of their window, so they run the same unrolled code. Other shapes loop
+// over each output's valid taps.
 //
 // Include only from ISA files (after the simd header); internal linkage throughout.
 #pragma once
@@ -36,38 +38,38 @@ inline typename V::T depthwise_pixel(const X86ConvArgs& a, const float* xb, cons
 }
 
 template <class V>
-inline void depthwise_pixels(const X86ConvArgs& a, const float* xb, const float* wb, typename V::T bias,
-                             int64_t block, int64_t oh, int64_t ow_begin, int64_t ow_end) {
+void depthwise_pixels(const X86ConvArgs& a, const float* xb, const float* wb, typename V::T bias, int64_t block,
+                      int64_t oh, int64_t ow_begin, int64_t ow_end) {
   for (int64_t ow = ow_begin; ow < ow_end; ++ow) {
     typename V::T v = depthwise_pixel<V>(a, xb, wb, bias, oh, ow);
-    store_pixels<V, 1>(a, &v, block, oh * a.out_w + ow);
+    store_pixels_inline<V, 1>(a, &v, block, oh * a.out_w + ow);
   }
 }
 
-// Outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS), all in the centre; kernel K x K, stride S,
-// dilation 1. Input row r and column c of the window feed output (ro, co) through tap (r - ro * S,
-// c - co * S) when that tap exists; the unrolled loops resolve those conditions at compile time.
+// Outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS); kernel K x K, stride S, dilation 1. The
+// input window (ROWS - 1) * S + K rows by (COLS - 1) * S + K columns starts at x0, rows row_stride floats
+// apart (the image itself, or a zero-padded copy at the borders). Input row r and column c of the window
+// feed output (ro, co) through tap (r - ro * S, c - co * S) when that tap exists; the unrolled loops
+// resolve those conditions at compile time, so each input vector is loaded once.
 template <class V, int K, int S, int ROWS, int COLS>
-inline void depthwise_centre_tile(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias,
-                                  int64_t block, int64_t oh, int64_t ow0) {
+inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t row_stride, const typename V::T* w,
+                                  typename V::T bias, int64_t block, int64_t oh, int64_t ow0) {
   using T = typename V::T;
   constexpr int P = V::kLanes;
   constexpr int kInRows = (ROWS - 1) * S + K, kInCols = (COLS - 1) * S + K;
   T acc[ROWS][COLS];
   for (int ro = 0; ro < ROWS; ++ro)
     for (int co = 0; co < COLS; ++co) acc[ro][co] = bias;
-  const int64_t row_stride = a.in_w * P;
-  const float* x0 = xb + ((oh * S - a.pad_top) * a.in_w + ow0 * S - a.pad_left) * P;
 #pragma GCC unroll 16
   for (int r = 0; r < kInRows; ++r) {
-#pragma GCC unroll 16
+#pragma GCC unroll 32
     for (int c = 0; c < kInCols; ++c) {
       const T v = V::load(x0 + r * row_stride + c * P);
 #pragma GCC unroll 4
       for (int ro = 0; ro < ROWS; ++ro) {
         const int kh = r - ro * S;
         if (kh < 0 || kh >= K) continue;
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int co = 0; co < COLS; ++co) {
           const int kw = c - co * S;
           if (kw < 0 || kw >= K) continue;
@@ -76,7 +78,45 @@ inline void depthwise_centre_tile(const X86ConvArgs& a, const float* xb, const t
       }
     }
   }
-  for (int ro = 0; ro < ROWS; ++ro) store_pixels<V, COLS>(a, acc[ro], block, (oh + ro) * a.out_w + ow0);
+  for (int ro = 0; ro < ROWS; ++ro) store_pixels_inline<V, COLS>(a, acc[ro], block, (oh + ro) * a.out_w + ow0);
+}
+
+// The tile of outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS): straight from the image when its
+// input window lies inside, else from a copy of the window with zeros where it leaves the image (the
+// padding taps then add nothing, as skipping them would).
+template <class V, int K, int S, int ROWS, int COLS>
+void depthwise_tile(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias, int64_t block,
+                    int64_t oh, int64_t ow0) {
+  constexpr int P = V::kLanes;
+  constexpr int kInRows = (ROWS - 1) * S + K, kInCols = (COLS - 1) * S + K;
+  const int64_t ih0 = oh * S - a.pad_top, iw0 = ow0 * S - a.pad_left;
+  if (ih0 >= 0 && iw0 >= 0 && ih0 + kInRows <= a.in_h && iw0 + kInCols <= a.in_w) {
+    depthwise_window_tile<V, K, S, ROWS, COLS>(a, xb + (ih0 * a.in_w + iw0) * P, a.in_w * P, w, bias, block, oh, ow0);
+    return;
+  }
+  alignas(64) float window[kInRows][kInCols][P];
+  for (int r = 0; r < kInRows; ++r) {
+    const int64_t ih = ih0 + r;
+    for (int c = 0; c < kInCols; ++c) {
+      const int64_t iw = iw0 + c;
+      const bool inside = ih >= 0 && ih < a.in_h && iw >= 0 && iw < a.in_w;
+      V::store(window[r][c], inside ? V::load(xb + (ih * a.in_w + iw) * P) : V::zero());
+    }
+  }
+  depthwise_window_tile<V, K, S, ROWS, COLS>(a, &window[0][0][0], kInCols * P, w, bias, block, oh, ow0);
+}
+
+// Output rows [oh, oh + ROWS), every column: tiles of COLS, then COLS / 2, then single columns.
+template <class V, int K, int S, int ROWS, int COLS>
+void depthwise_tile_rows(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias,
+                         int64_t block, int64_t oh) {
+  int64_t ow = 0;
+  for (; ow + COLS <= a.out_w; ow += COLS) depthwise_tile<V, K, S, ROWS, COLS>(a, xb, w, bias, block, oh, ow);
+  if (COLS >= 4 && ow + COLS / 2 <= a.out_w) {
+    depthwise_tile<V, K, S, ROWS, (COLS >= 4 ? COLS / 2 : 1)>(a, xb, w, bias, block, oh, ow);
+    ow += COLS / 2;
+  }
+  for (; ow < a.out_w; ++ow) depthwise_tile<V, K, S, ROWS, 1>(a, xb, w, bias, block, oh, ow);
 }
 
 // K x K, stride S (both axes), dilation 1.
@@ -85,10 +125,7 @@ void depthwise_kxk(const X86ConvArgs& a, const X86ConvRange& r) {
   using T = typename V::T;
   constexpr int P = V::kLanes;
   constexpr int ROWS = K == 3 ? V::kDepthwiseRows3x3 : 1;
-  constexpr int COLS = 4;
-  int64_t row_centre_begin, row_centre_end, col_centre_begin, col_centre_end;
-  centre_outputs(S, a.pad_top, 1, K, a.in_h, a.out_h, &row_centre_begin, &row_centre_end);
-  centre_outputs(S, a.pad_left, 1, K, a.in_w, a.out_w, &col_centre_begin, &col_centre_end);
+  constexpr int COLS = K == 3 ? V::kDepthwiseCols3x3 : 4;
   const int64_t in_plane = a.in_h * a.in_w;
   for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
     const float* xb = a.x + block * in_plane * P;
@@ -96,29 +133,10 @@ void depthwise_kxk(const X86ConvArgs& a, const X86ConvRange& r) {
     T w[K * K];
     for (int t = 0; t < K * K; ++t) w[t] = V::load(wb + t * P);
     const T bias = V::load(a.bias + block * P);
-    for (int64_t oh = r.row_begin; oh < r.row_end;) {
-      if (oh < row_centre_begin || oh >= row_centre_end) {
-        depthwise_pixels<V>(a, xb, wb, bias, block, oh, 0, a.out_w);
-        ++oh;
-        continue;
-      }
-      const int rows = (ROWS == 2 && oh + 1 < r.row_end && oh + 1 < row_centre_end) ? 2 : 1;
-      for (int rr = 0; rr < rows; ++rr) depthwise_pixels<V>(a, xb, wb, bias, block, oh + rr, 0, col_centre_begin);
-      int64_t ow = col_centre_begin;
-      if (rows == 2) {
-        for (; ow + COLS <= col_centre_end; ow += COLS)
-          depthwise_centre_tile<V, K, S, (ROWS == 2 ? 2 : 1), COLS>(a, xb, w, bias, block, oh, ow);
-        for (; ow < col_centre_end; ++ow)
-          depthwise_centre_tile<V, K, S, (ROWS == 2 ? 2 : 1), 1>(a, xb, w, bias, block, oh, ow);
-      } else {
-        for (; ow + COLS <= col_centre_end; ow += COLS)
-          depthwise_centre_tile<V, K, S, 1, COLS>(a, xb, w, bias, block, oh, ow);
-        for (; ow < col_centre_end; ++ow) depthwise_centre_tile<V, K, S, 1, 1>(a, xb, w, bias, block, oh, ow);
-      }
-      for (int rr = 0; rr < rows; ++rr)
-        depthwise_pixels<V>(a, xb, wb, bias, block, oh + rr, col_centre_end, a.out_w);
-      oh += rows;
-    }
+    int64_t oh = r.row_begin;
+    if (ROWS == 2)
+      for (; oh + 2 <= r.row_end; oh += 2) depthwise_tile_rows<V, K, S, (ROWS == 2 ? 2 : 1), COLS>(a, xb, w, bias, block, oh);
+    for (; oh < r.row_end; ++oh) depthwise_tile_rows<V, K, S, 1, COLS>(a, xb, w, bias, block, oh);
   }
 }
 

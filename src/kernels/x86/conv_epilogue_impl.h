@@ -118,8 +118,11 @@ inline void activate_all(const X86ConvArgs& a, typename V::T* v, int64_t block) 
 // Writes N output vectors of channel block `block` at the output pixels pixel + i * pixel_stride of the
 // plane (stride 1: along a row; out_w: down a column): residual added, activation applied, stored once.
 // The accumulators already hold the bias.
+// store_pixels_inline is for the kernels whose tiles are too small to pay for a call (depthwise).
 template <class V, int N>
-void store_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block, int64_t pixel, int64_t pixel_stride = 1) {
+__attribute__((always_inline)) inline void store_pixels_inline(const X86ConvArgs& a, typename V::T* acc,
+                                                               int64_t block, int64_t pixel,
+                                                               int64_t pixel_stride = 1) {
   constexpr int P = V::kLanes;
   const int64_t plane = a.out_h * a.out_w;
   if (a.out_block != 1) {
@@ -146,6 +149,11 @@ void store_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block, int64
     float* y = a.y + (c0 + j) * plane + pixel;
     for (int i = 0; i < N; ++i) y[i * pixel_stride] = tile[i][j];
   }
+}
+
+template <class V, int N>
+void store_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block, int64_t pixel, int64_t pixel_stride = 1) {
+  store_pixels_inline<V, N>(a, acc, block, pixel, pixel_stride);
 }
 
 }  // namespace

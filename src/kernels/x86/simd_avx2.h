@@ -11,8 +11,9 @@ namespace {
 struct VecAvx2 {
   using T = __m256;
   static constexpr int kLanes = 8;
-  // Depthwise 3x3 computes one row at a time (16 registers cannot hold 9 weights and 8 accumulators).
+  // Depthwise 3x3 centre tile: 1 row x 4 outputs (16 registers: 9 weights + 4 accumulators + input).
   static constexpr int kDepthwiseRows3x3 = 1;
+  static constexpr int kDepthwiseCols3x3 = 4;
 
   static T load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, T v) { _mm256_storeu_ps(p, v); }

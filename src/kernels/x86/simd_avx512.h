@@ -15,8 +15,9 @@ namespace {
 struct VecAvx512 {
   using T = __m512;
   static constexpr int kLanes = 16;
-  // Depthwise 3x3: output rows computed together (9 weights + 2 x 4 accumulators fit in registers).
+  // Depthwise 3x3 centre tile: 2 rows x 8 outputs (9 weights + 16 accumulators fit in registers).
   static constexpr int kDepthwiseRows3x3 = 2;
+  static constexpr int kDepthwiseCols3x3 = 8;
 
   static T load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
