@@ -85,7 +85,8 @@ int64_t block_for(int64_t channels, Isa isa) {
   return channels % 8 == 0 ? 8 : 1;
 }
 
-// algorithm: 2, 4 or 6 = Winograd with that output tile, 0 = FastConv2d's direct kernel.
+// algorithm: 2, 4 or 6 = Winograd with that output tile, -1 = Winograd with its default (cost-model)
+// tile, 0 = FastConv2d's direct kernel.
 void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
   const Conv2dParams p = params_of(layer);
   const int64_t in_block = block_for(p.in_channels, isa), out_block = block_for(p.out_channels, isa);
@@ -112,12 +113,18 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
     label = std::string(conv.algorithm()) + "/" + conv.isa();
   } else {
     if (!WinogradConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no Winograd kernel");
-    const WinogradConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block, algorithm);
+    const WinogradConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block,
+                              algorithm < 0 ? 0 : algorithm);
     for (auto _ : state) {
       conv.run(x.data(), y.data(), residual.data(), nullptr);
       benchmark::ClobberMemory();
     }
     label = std::string(conv.algorithm()) + "/" + conv.isa();
+    if (algorithm < 0) {
+      char estimate[64];
+      std::snprintf(estimate, sizeof estimate, " (model: %.2fx direct)", WinogradConv2d::estimated_speedup(p, isa));
+      label += estimate;
+    }
   }
   const double gflop = 2.0 * static_cast<double>(p.macs()) / 1e9;
   state.counters["GFLOPs"] = benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
@@ -151,9 +158,11 @@ int main(int argc, char** argv) {
   if (f.avx2 && f.fma) isas.push_back(Isa::Avx2);
   for (Isa isa : isas)
     for (const Layer& l : layers())
-      for (int algorithm : {2, 4, 6, 0}) {
+      for (int algorithm : {2, 4, 6, -1, 0}) {
         const std::string name = std::string(isa_name(isa)) + "/" + l.name + "/" +
-                                 (algorithm == 0 ? "direct" : "winograd" + std::to_string(algorithm) + "3");
+                                 (algorithm == 0   ? std::string("direct")
+                                  : algorithm < 0 ? std::string("winograd_auto")
+                                                  : "winograd" + std::to_string(algorithm) + "3");
         benchmark::RegisterBenchmark(name.c_str(), bench_layer, l, isa, algorithm)->Unit(benchmark::kMicrosecond);
       }
   benchmark::RunSpecifiedBenchmarks();

@@ -42,6 +42,87 @@ float* thread_scratch(int64_t floats) {
   return scratch.data();
 }
 
+
+struct ChunkPlan {
+  int64_t tiles = 0;        // tiles of one image
+  int64_t chunk_tiles = 0;  // tiles per chunk
+  int64_t chunks = 0;
+};
+
+// The transformed weights stream through once per chunk, the chunk's scratch (v and mm) is best kept in
+// L2: chunks get a scratch budget of half the weights' size, clamped to [kChunkBytes, 4 kChunkBytes]
+// (large weights: fewer passes over them matter more than a scratch that spills to L3), never fewer
+// tiles than a tall register tile, and are split evenly.
+ChunkPlan plan_chunks(const Conv2dParams& p, int m, bool avx512) {
+  const int64_t lanes = avx512 ? 16 : 8;
+  const int64_t positions = int64_t(m + 2) * (m + 2);
+  const int64_t icp = round_up_to_block(p.in_channels, lanes), ocp = round_up_to_block(p.out_channels, lanes);
+  const int64_t per_tile_bytes = positions * (icp + ocp) * int64_t(sizeof(float));
+  const int64_t weight_bytes = positions * icp * ocp * int64_t(sizeof(float));
+  const int64_t budget = std::min(4 * kChunkBytes, std::max(kChunkBytes, weight_bytes / 2));
+  const int64_t tall_rows = avx512 ? avx512::kWinogradTallRows : avx2::kWinogradTallRows;
+  ChunkPlan c;
+  c.tiles = ((p.out_h + m - 1) / m) * ((p.out_w + m - 1) / m);
+  const int64_t most = std::max(tall_rows, budget / per_tile_bytes);
+  c.chunks = (c.tiles + most - 1) / most;
+  c.chunk_tiles = (c.tiles + c.chunks - 1) / c.chunks;
+  return c;
+}
+
+// ---- Cost model (one image, one thread), for the choice of tile and of Winograd over direct ----
+// Constants measured with bench/winograd_bench.cpp and per-phase timings on the development machine (a
+// Xeon core with AVX-512, 2 MiB L2, about 225 GFLOP/s of 512-bit FMA): the register-blocked GEMM runs at
+// about 75 G multiply-adds/s; the transformed weights stream at about 30 GB/s while they fit a few MiB,
+// about 14 GB/s beyond; the transforms cost (nanoseconds per tile per 16-channel vector, input/output)
+// 29/16 for F(2x2), 79/48 for F(4x4), 240/143 for F(6x6). The AVX2 kernels took about 1.6x as long.
+// Only ratios matter for the choices, so the model is good enough if it orders the options right.
+constexpr double kGemmMacsPerSecond = 75e9;
+constexpr double kNearBandwidth = 30e9, kFarBandwidth = 14e9;
+constexpr int64_t kNearBytes = 4 << 20;
+constexpr double kAvx2Slowdown = 1.6;
+// The direct conv's rate on 3x3 layers (ops/conv_fast.h measured about 0.7 of the FMA peak).
+constexpr double kDirectFlopsAvx512 = 0.7 * 225e9, kDirectFlopsAvx2 = 0.7 * 112e9;
+
+double weight_stream_seconds(double bytes_per_pass, double passes) {
+  return bytes_per_pass * passes / (bytes_per_pass <= kNearBytes ? kNearBandwidth : kFarBandwidth);
+}
+
+double winograd_seconds(const Conv2dParams& p, int m, bool avx512) {
+  const double icp = double(round_up_to_block(p.in_channels, avx512 ? 16 : 8));
+  const double ocp = double(round_up_to_block(p.out_channels, avx512 ? 16 : 8));
+  const double positions = double((m + 2) * (m + 2));
+  const ChunkPlan c = plan_chunks(p, m, avx512);
+  // Wide register tiles of fewer than 12 rows issue fewer FMAs per load.
+  const int64_t rows_max = avx512 ? avx512::kWinogradTileRows : avx2::kWinogradTileRows;
+  const int64_t blocks = (c.chunk_tiles + rows_max - 1) / rows_max;
+  const double rows = double(c.chunk_tiles) / double(blocks);
+  // (The tall tile issues one broadcast per FMA: about 15% slower.)
+  const double row_penalty = c.chunk_tiles <= (avx512 ? avx512::kWinogradTallRows : avx2::kWinogradTallRows)
+                                 ? 1.15
+                                 : 1.0 + 0.5 * (double(rows_max) - rows) / double(rows_max);
+  const double gemm = positions * double(c.tiles) * icp * ocp / kGemmMacsPerSecond * row_penalty;
+  const double stream = weight_stream_seconds(positions * icp * ocp * sizeof(float), double(c.chunks));
+  const double in_ns = m == 2 ? 29 : m == 4 ? 79 : 240, out_ns = m == 2 ? 16 : m == 4 ? 48 : 143;
+  const double transforms = double(c.tiles) * (icp * in_ns + ocp * out_ns) / 16 * 1e-9;
+  const double seconds = std::max(gemm, stream) + transforms;
+  return avx512 ? seconds : seconds * kAvx2Slowdown;
+}
+
+double direct_seconds(const Conv2dParams& p, bool avx512) {
+  const double flops = 2.0 * double(p.macs()) / double(p.batch);
+  const double weights = double(p.out_channels * p.in_channels * 9 * sizeof(float));
+  return std::max(flops / (avx512 ? kDirectFlopsAvx512 : kDirectFlopsAvx2), weight_stream_seconds(weights, 1));
+}
+
+// F(4x4) or F(2x2). F(6x6) is left out of the automatic choice: measured, it was never faster than
+// F(4x4) by more than the noise (2% on 40x40 and 80x80 planes), clearly slower on 28x28 and 112x112
+// (its 8x8 transforms cost more than the model's constants capture), and it rounds worse.
+int best_tile(const Conv2dParams& p, bool avx512, double* seconds) {
+  const double four = winograd_seconds(p, 4, avx512), two = winograd_seconds(p, 2, avx512);
+  if (seconds) *seconds = std::min(four, two);
+  return two < four ? 2 : 4;
+}
+
 }  // namespace
 
 bool WinogradConv2d::applicable(const Conv2dParams& p) { return winograd_applicable(p); }
@@ -55,7 +136,17 @@ bool WinogradConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t o
          effective_isa(isa) != Isa::Ref;
 }
 
-int WinogradConv2d::default_tile(const Conv2dParams& p) { return 4; }
+int WinogradConv2d::default_tile(const Conv2dParams& p, Isa isa) {
+  return best_tile(p, effective_isa(isa) != Isa::Avx2, nullptr);
+}
+
+double WinogradConv2d::estimated_speedup(const Conv2dParams& p, Isa isa) {
+  if (!applicable(p) || effective_isa(isa) == Isa::Ref) return 0.0;
+  const bool avx512 = effective_isa(isa) == Isa::Avx512;
+  double seconds = 0;
+  best_tile(p, avx512, &seconds);
+  return direct_seconds(p, avx512) / seconds;
+}
 
 WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, const float* bias,
                                const Activation& activation, Isa isa, int64_t in_block, int64_t out_block, int tile)
@@ -67,7 +158,7 @@ WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, cons
   if (isa_ == Isa::Ref) throw Error(std::string("WinogradConv2d: needs AVX2 or AVX-512 (asked for ") + isa_name(isa) + ")");
   if (activation.kind == ActivationKind::PRelu && !activation.slope)
     throw Error("WinogradConv2d: PRelu activation without slopes");
-  tile_ = tile == 0 ? default_tile(p) : tile;
+  tile_ = tile == 0 ? default_tile(p, isa_) : tile;
   if (tile_ != 2 && tile_ != 4 && tile_ != 6)
     throw Error("WinogradConv2d: tile must be 2, 4 or 6, not " + std::to_string(tile));
 
@@ -79,14 +170,9 @@ WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, cons
   tiles_w_ = (p.out_w + tile_ - 1) / tile_;
   const int64_t alpha = tile_ + 2, positions = alpha * alpha;
 
-  // Chunks of at most kChunkBytes of scratch, but never fewer tiles than a tall register tile (the
-  // weights are streamed once per chunk, so small planes run as one chunk), split evenly.
-  const int64_t per_tile_bytes = positions * (ic_padded_ + oc_padded_) * static_cast<int64_t>(sizeof(float));
+  const ChunkPlan plan = plan_chunks(p, tile_, avx512);
+  chunk_tiles_ = plan.chunk_tiles;
   const int64_t tall_rows = avx512 ? avx512::kWinogradTallRows : avx2::kWinogradTallRows;
-  const int64_t tiles = tiles_h_ * tiles_w_;
-  const int64_t most = std::max(tall_rows, kChunkBytes / per_tile_bytes);
-  const int64_t chunks = (tiles + most - 1) / most;
-  chunk_tiles_ = (tiles + chunks - 1) / chunks;
   // Small planes (every chunk fits a tall register tile) pack u one vector per group; see winograd_x86.h.
   u_group_vectors_ = chunk_tiles_ <= tall_rows ? 1 : (avx512 ? avx512::kWinogradOcVectors : avx2::kWinogradOcVectors);
   const int64_t group_lanes = lanes_ * u_group_vectors_;

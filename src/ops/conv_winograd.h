@@ -32,11 +32,18 @@ class WinogradConv2d {
   // supports(p), blocks 1, 8 or 16 dividing their channel counts, and a vector ISA (AVX2 or AVX-512,
   // capped by what the CPU has). Either ISA reads and writes any of those blocks.
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
-  // The output tile the constructor picks when given tile = 0: 6 on large planes, 4 otherwise.
-  static int default_tile(const Conv2dParams& p);
+  // The output tile the constructor picks when given tile = 0: 4 or 2, whichever a cost model of the
+  // kernels (GEMM rate, streaming of the transformed weights, transforms; conv_winograd.cpp) finds faster.
+  // (6 is never chosen: it did not pay on the development machine.)
+  static int default_tile(const Conv2dParams& p, Isa isa);
+  // The same model's estimate of (direct conv time) / (Winograd time with the default tile) for one image
+  // (0 when not applicable): Winograd pays on planes large enough to reuse its alpha^2 / 9 times larger
+  // transformed weights, e.g. about 2.5 for ResNet's 64-channel 56x56 layers, about 1.2 at 512 channels
+  // 7x7, where the weights' streaming from memory bounds both. A per-layer choice can require > 1.
+  static double estimated_speedup(const Conv2dParams& p, Isa isa);
 
   // Transforms the weights (OIHW) once; `bias` has out_channels values or is null; a PRelu activation's
-  // slopes are copied. `tile` is the output tile side m: 2, 4, 6, or 0 for default_tile(p). Throws Error when
+  // slopes are copied. `tile` is the output tile side m: 2, 4, 6, or 0 for default_tile(p, isa). Throws Error when
   // the conv is not applicable, a block is invalid, or the ISA (capped by the CPU) is not AVX2/AVX-512.
   WinogradConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
                  Isa isa, int64_t in_block, int64_t out_block, int tile = 0);

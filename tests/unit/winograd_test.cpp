@@ -307,6 +307,35 @@ TEST(WinogradMatrices, Applicability) {
   EXPECT_FALSE(WinogradConv2d::supports(p, 1, 1, Isa::Ref));
 }
 
+// The cost model's choices on ResNet's 3x3 layers follow what bench/winograd_bench.cpp measured: F(4x4)
+// down to 256 channels 14x14, F(2x2) at 512 channels 7x7 (where streaming the transformed weights
+// dominates), and a clear gain over the direct conv on the large planes.
+TEST(WinogradCostModel, ChoosesTilesLikeTheMeasurements) {
+  auto layer = [](int64_t channels, int64_t side) {
+    Conv2dParams p;
+    p.in_channels = p.out_channels = channels;
+    p.kernel_h = p.kernel_w = 3;
+    p.in_h = p.in_w = p.out_h = p.out_w = side;
+    p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+    return p;
+  };
+  for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+    if (!cpu_has(isa)) continue;
+    EXPECT_EQ(WinogradConv2d::default_tile(layer(64, 56), isa), 4) << isa_name(isa);
+    EXPECT_EQ(WinogradConv2d::default_tile(layer(64, 112), isa), 4) << isa_name(isa);
+    EXPECT_EQ(WinogradConv2d::default_tile(layer(128, 28), isa), 4) << isa_name(isa);
+    EXPECT_EQ(WinogradConv2d::default_tile(layer(256, 14), isa), 4) << isa_name(isa);
+    EXPECT_EQ(WinogradConv2d::default_tile(layer(512, 7), isa), 2) << isa_name(isa);
+    EXPECT_GT(WinogradConv2d::estimated_speedup(layer(64, 56), isa), 2.0) << isa_name(isa);
+    EXPECT_GT(WinogradConv2d::estimated_speedup(layer(64, 56), isa),
+              WinogradConv2d::estimated_speedup(layer(512, 7), isa))
+        << isa_name(isa);
+  }
+  Conv2dParams strided = layer(64, 56);
+  strided.stride_h = 2;
+  EXPECT_EQ(WinogradConv2d::estimated_speedup(strided, Isa::Avx512), 0.0);
+}
+
 // ---- The reference twin ----
 
 TEST(WinogradRef, MatchesDirectReference) {
