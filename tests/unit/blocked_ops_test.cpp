@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 
 #include "graph/passes/passes.h"
@@ -61,7 +63,7 @@ OpSpec with_block(OpSpec spec, int64_t block) {
   return spec;
 }
 
-// Runs `spec` plain and blocked (1 and 2 threads) and requires the same floats.
+// Runs `spec` plain and blocked (1 and 2 threads) and requires the same bits.
 void expect_blocked_matches_plain(const OpSpec& spec, int64_t block, const std::string& what) {
   SCOPED_TRACE(what + ", block " + std::to_string(block));
   const Tensor want = eltest::run_op(spec).at(0);
@@ -80,8 +82,9 @@ void expect_blocked_matches_plain(const OpSpec& spec, int64_t block, const std::
     const float* a = want.data_as<float>();
     const float* b = got.data_as<float>();
     int64_t bad = 0;
-    for (int64_t i = 0; i < want.numel(); ++i)
-      if (!(a[i] == b[i]) && bad++ < 5) ADD_FAILURE() << "element " << i << ": plain " << a[i] << ", blocked " << b[i];
+    for (int64_t i = 0; i < want.numel(); ++i)  // bitwise: NaNs and the sign of zero included
+      if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0 && bad++ < 5)
+        ADD_FAILURE() << "element " << i << ": plain " << a[i] << ", blocked " << b[i];
     EXPECT_EQ(bad, 0) << "of " << want.numel() << " (" << threads << " threads)";
   }
 }
@@ -180,6 +183,30 @@ TEST(BlockedPools, GlobalPoolsMatchPlain) {
         OpSpec spec{op, {arg(random_tensor(s, 4))}, {}};
         expect_blocked_matches_plain(spec, block, std::string(op) + " " + shape_str(s));
       }
+}
+
+TEST(BlockedPools, MaxPoolKeepsNaNAndZeroSignRules) {
+  // max_pool_ref keeps a NaN met as a window's first tap, ignores later NaNs, and keeps the first of
+  // equal zeros: the blocked kernel visits taps in the same order, so the bits agree.
+  Tensor x = random_tensor({1, 16, 7, 8}, 26);
+  float* p = x.data_as<float>();
+  for (int64_t i = 0; i < x.numel(); i += 3) p[i] = (i / 3) % 2 ? -0.f : 0.f;
+  for (int64_t i = 1; i < x.numel(); i += 11) p[i] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 2; i < x.numel(); i += 5) p[i] = -1.f;
+  for (size_t w : {0, 2, 5}) {
+    const OpSpec spec{"MaxPool", {arg(x)}, window_attrs(kWindows[w])};
+    // The case means something only if some windows do give NaN and some -0.
+    const Tensor plain = eltest::run_op(spec).at(0);
+    int nans = 0, negative_zeros = 0;
+    for (int64_t i = 0; i < plain.numel(); ++i) {
+      const float v = plain.data_as<float>()[i];
+      nans += std::isnan(v);
+      negative_zeros += v == 0.f && std::signbit(v);
+    }
+    EXPECT_GT(nans, 0);
+    EXPECT_GT(negative_zeros, 0);
+    for (int64_t block : {8, 16}) expect_blocked_matches_plain(spec, block, "NaN and zeros, window #" + std::to_string(w));
+  }
 }
 
 TEST(BlockedPools, OddBlockUsesTheRunTimeLaneLoop) {

@@ -35,17 +35,24 @@ std::vector<AxisWindow> axis_windows(const PoolParams& p, int axis) {
   return w;
 }
 
+// For the max, the output row itself is the accumulator: each pixel starts from its first tap, then
+// every tap (kh, kw) sweeps the pixels it is valid for. Taps outside, pixels inside: consecutive
+// updates touch different pixels, and the select vectorises as a loop (GCC does not vectorise the
+// IEEE select of a per-pixel register accumulator, which would need -ffinite-math-only). Each pixel
+// still sees its taps in max_pool_ref's order, which decides NaN and signed-zero ties.
 // kLanes > 0: the block, known at compile time; 0: the block is `block`, known at run time.
 template <int64_t kLanes>
 void max_rows(const PoolParams& p, const std::vector<AxisWindow>& rows, const std::vector<AxisWindow>& cols,
-              int64_t block, const float* x, float* y, int64_t row_begin, int64_t row_end) {
+              const std::vector<int64_t>& col_range, int64_t block, const float* x, float* y, int64_t row_begin,
+              int64_t row_end) {
   const int64_t B = kLanes > 0 ? kLanes : block;
   const int64_t in_w = p.in[2], out_h = p.out[1], out_w = p.out[2];
-  const int64_t in_plane = p.in[1] * in_w * B, dh = p.dilation[1], dw = p.dilation[2];
+  const int64_t in_plane = p.in[1] * in_w * B, dh = p.dilation[1], dw = p.dilation[2], sw = p.stride[2];
   for (int64_t r = row_begin; r < row_end; ++r) {
     const float* xp = x + (r / out_h) * in_plane;
-    float* yr = y + r * out_w * B;
+    float* __restrict yr = y + r * out_w * B;
     const AxisWindow& wh = rows[r % out_h];
+    // Start each pixel from its first tap (lowest() for a window without input).
     for (int64_t ow = 0; ow < out_w; ++ow) {
       const AxisWindow& ww = cols[ow];
       float* __restrict out = yr + ow * B;
@@ -53,19 +60,22 @@ void max_rows(const PoolParams& p, const std::vector<AxisWindow>& rows, const st
         for (int64_t l = 0; l < B; ++l) out[l] = std::numeric_limits<float>::lowest();
         continue;
       }
-      float acc[kLanes > 0 ? kLanes : kMaxBlockLanes];
-      const float* first = xp + ((wh.start + wh.k_begin * dh) * in_w + ww.start + ww.k_begin * dw) * B;
-      for (int64_t l = 0; l < B; ++l) acc[l] = first[l];
-      // The first tap again compares equal and changes nothing (a NaN there stays, as in max_pool_ref).
-      for (int64_t kh = wh.k_begin; kh < wh.k_end; ++kh) {
-        const float* xr = xp + (wh.start + kh * dh) * in_w * B;
-        for (int64_t kw = ww.k_begin; kw < ww.k_end; ++kw) {
-          const float* __restrict v = xr + (ww.start + kw * dw) * B;
+      const float* __restrict first = xp + ((wh.start + wh.k_begin * dh) * in_w + ww.start + ww.k_begin * dw) * B;
+      for (int64_t l = 0; l < B; ++l) out[l] = first[l];
+    }
+    // Every tap; the first again compares equal and changes nothing (a NaN there stays, as in max_pool_ref).
+    for (int64_t kh = wh.k_begin; kh < wh.k_end; ++kh) {
+      const float* xr = xp + (wh.start + kh * dh) * in_w * B;
+      for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+        // Pixels ow in [col_range[2kw], col_range[2kw+1]) read column ow * sw - pad + kw * dw inside the row.
+        const int64_t offset = kw * dw - p.pad_begin[2];
+        for (int64_t ow = col_range[2 * kw]; ow < col_range[2 * kw + 1]; ++ow) {
+          const float* __restrict v = xr + (ow * sw + offset) * B;
+          float* __restrict out = yr + ow * B;
 #pragma GCC ivdep
-          for (int64_t l = 0; l < B; ++l) acc[l] = v[l] > acc[l] ? v[l] : acc[l];
+          for (int64_t l = 0; l < B; ++l) out[l] = v[l] > out[l] ? v[l] : out[l];
         }
       }
-      for (int64_t l = 0; l < B; ++l) out[l] = acc[l];
     }
   }
 }
@@ -145,7 +155,12 @@ void max_pool_blocked_ref(const PoolParams& p, int64_t block, const float* x, fl
                           int64_t row_end) {
   if (row_begin >= row_end) return;
   const std::vector<AxisWindow> rows = axis_windows(p, 1), cols = axis_windows(p, 2);
-  NINEGRID_DISPATCH_LANES(block, max_rows, p, rows, cols, block, x, y, row_begin, row_end)
+  // Per column tap kw, the output columns for which it reads inside the input.
+  std::vector<int64_t> col_range(static_cast<size_t>(2 * p.kernel[2]));
+  for (int64_t kw = 0; kw < p.kernel[2]; ++kw)
+    valid_output_range(kw * p.dilation[2] - p.pad_begin[2], p.stride[2], p.in[2], p.out[2], &col_range[2 * kw],
+                       &col_range[2 * kw + 1]);
+  NINEGRID_DISPATCH_LANES(block, max_rows, p, rows, cols, col_range, block, x, y, row_begin, row_end)
 }
 
 void average_pool_blocked_ref(const PoolParams& p, bool count_include_pad, int64_t block, const float* x, float* y,

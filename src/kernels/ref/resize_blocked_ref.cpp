@@ -1,6 +1,7 @@
 // Per output pixel: one input pixel copied when both axes have a single tap of weight 1 (nearest, or
 // linear landing exactly on an input pixel), otherwise sum over rows of w_row * (sum over columns of
-// w_col * x), the order resize_ref's recursion uses, so the results are the same floats.
+// w_col * x), the order resize_ref's recursion uses, so the results are the same floats (but for the
+// sign of a copied zero: resize_ref's sum 0 + 1 * -0 gives +0).
 #include "kernels/ref/resize_blocked_ref.h"
 
 #include <cstddef>
