@@ -1,0 +1,78 @@
+// Sessions: one model shared by sessions running at the same time on different threads, repeated runs,
+// re-planning when the input shape changes, and input binding errors.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+#include "ninegrid/ninegrid.h"
+
+namespace ninegrid {
+namespace {
+
+const char* kParam = NINEGRID_SHARED_DIR "/models/mnet.25-opt.param";
+
+Tensor image(int64_t h, int64_t w, unsigned seed) {
+  Tensor t = Tensor::empty(DataType::Float32, {1, 3, h, w});
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.f, 255.f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
+  return t;
+}
+
+bool same(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && std::equal(a.data_as<float>(), a.data_as<float>() + a.numel(), b.data_as<float>());
+}
+
+TEST(Session, ConcurrentSessionsOfOneModelAgreeWithSequentialRuns) {
+  Options o;
+  o.threads = 1;
+  auto model = Model::load(kParam, o);
+  std::vector<Tensor> inputs = {image(96, 128, 1), image(96, 128, 2), image(64, 64, 3)};
+  std::vector<std::map<std::string, Tensor>> expected;
+  {
+    auto s = model->create_session();
+    for (const Tensor& x : inputs) expected.push_back(s->run({{"data", x}}));
+  }
+  std::vector<std::vector<std::map<std::string, Tensor>>> got(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      auto s = model->create_session();
+      for (int rep = 0; rep < 2; ++rep)
+        for (const Tensor& x : inputs) got[t].push_back(s->run({{"data", x}}));
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 2; ++t) {
+    ASSERT_EQ(got[t].size(), 2 * inputs.size());
+    for (size_t i = 0; i < got[t].size(); ++i)
+      for (const auto& kv : expected[i % inputs.size()])
+        EXPECT_TRUE(same(got[t][i].at(kv.first), kv.second)) << "thread " << t << " run " << i << " " << kv.first;
+  }
+}
+
+TEST(Session, OutputsStayValidAfterTheNextRun) {
+  auto model = Model::load(kParam);
+  auto s = model->create_session();
+  Tensor first = s->run({{"data", image(64, 64, 4)}}).at("face_rpn_bbox_pred_stride32");
+  Tensor copy = first.clone();
+  s->run({{"data", image(64, 64, 5)}});
+  EXPECT_TRUE(same(first, copy));
+}
+
+TEST(Session, InputErrorsNameTheInput) {
+  auto model = Model::load(kParam);
+  auto s = model->create_session();
+  try {
+    s->set_input("data", Tensor::zeros(DataType::Float32, {3, 64, 64}));
+    FAIL() << "a rank-3 input was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("data"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(s->set_input("data", Tensor::zeros(DataType::Int64, {1, 3, 8, 8})), Error);
+  EXPECT_THROW(s->set_input("nope", Tensor::zeros(DataType::Float32, {1, 3, 8, 8})), Error);
+  EXPECT_THROW(s->run(), Error);  // nothing bound yet
+}
+
+}  // namespace
+}  // namespace ninegrid
