@@ -58,7 +58,9 @@ inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t
   constexpr int P = V::kLanes;
   constexpr int kInRows = (ROWS - 1) * S + K, kInCols = (COLS - 1) * S + K;
   T acc[ROWS][COLS];
+#pragma GCC unroll 4
   for (int ro = 0; ro < ROWS; ++ro)
+#pragma GCC unroll 16
     for (int co = 0; co < COLS; ++co) acc[ro][co] = bias;
 #pragma GCC unroll 16
   for (int r = 0; r < kInRows; ++r) {
@@ -78,6 +80,7 @@ inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t
       }
     }
   }
+#pragma GCC unroll 4
   for (int ro = 0; ro < ROWS; ++ro) store_pixels_inline<V, COLS>(a, acc[ro], block, (oh + ro) * a.out_w + ow0);
 }
 
@@ -131,6 +134,7 @@ void depthwise_kxk(const X86ConvArgs& a, const X86ConvRange& r) {
     const float* xb = a.x + block * in_plane * P;
     const float* wb = a.weights + block * K * K * P;
     T w[K * K];
+#pragma GCC unroll 32
     for (int t = 0; t < K * K; ++t) w[t] = V::load(wb + t * P);
     const T bias = V::load(a.bias + block * P);
     int64_t oh = r.row_begin;

@@ -93,6 +93,10 @@ TilePlan plan_tiles(int64_t width, TileWidths<Ns...>) {
 
 // ---- Direct convolution ----
 
+// Tiles are never inlined into their loops: GCC then allocates each tile's accumulators on its own, and
+// with several tiles in one function it kept AVX2 accumulators in memory (a store after every FMA).
+#define NG_TILE __attribute__((noinline))
+
 struct DirectGeometry {
   int64_t in_plane;           // in_h * in_w
   int64_t weights_per_block;  // floats of packed weights per output block: icpg * kh * kw * P
@@ -126,6 +130,13 @@ inline void accumulate(const X86ConvArgs& a, const DirectGeometry& g, int64_t bl
   const int64_t ic_begin = first_input_channel(a, block, P);
   const int64_t ic_end = ic_begin + a.in_channels_per_group;
   if (kh_begin >= kh_end || kw_begin >= kw_end) return;
+  // A private copy of the accumulators, every loop over it fully unrolled: GCC keeps an array in
+  // registers only when all its indices are constants; otherwise it writes it back after every FMA.
+  T sum[OCB][N];
+#pragma GCC unroll 8
+  for (int o = 0; o < OCB; ++o)
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) sum[o][i] = acc[o][i];
   const float* w = a.weights + block * g.weights_per_block + (kh_begin * a.kernel_w + kw_begin) * P;
   for (int64_t ic = ic_begin; ic < ic_end;) {
     // Channels ic .. ic + run - 1 sit in one input block: their values are PIN-interleaved.
@@ -147,23 +158,31 @@ inline void accumulate(const X86ConvArgs& a, const DirectGeometry& g, int64_t bl
         const float* wk = wr;
         for (int64_t kw = kw_begin; kw < kw_end; ++kw, xk += tap_step, wk += P) {
           T wv[OCB];
+#pragma GCC unroll 8
           for (int o = 0; o < OCB; ++o) wv[o] = V::load(wk + o * g.weights_per_block);
 #pragma GCC unroll 16
           for (int i = 0; i < N; ++i) {
             const T xv = V::broadcast(xk + i * pixel_step);
-            for (int o = 0; o < OCB; ++o) acc[o][i] = V::fmadd(xv, wv[o], acc[o][i]);
+#pragma GCC unroll 8
+            for (int o = 0; o < OCB; ++o) sum[o][i] = V::fmadd(xv, wv[o], sum[o][i]);
           }
         }
       }
     }
     ic += run;
   }
+#pragma GCC unroll 8
+  for (int o = 0; o < OCB; ++o)
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) acc[o][i] = sum[o][i];
 }
 
 template <class V, int OCB, int N>
 inline void load_bias(const X86ConvArgs& a, int64_t block, typename V::T (&acc)[OCB][N]) {
+#pragma GCC unroll 8
   for (int o = 0; o < OCB; ++o) {
     const typename V::T bias = V::load(a.bias + (block + o) * V::kLanes);
+#pragma GCC unroll 32
     for (int i = 0; i < N; ++i) acc[o][i] = bias;
   }
 }
@@ -171,7 +190,7 @@ inline void load_bias(const X86ConvArgs& a, int64_t block, typename V::T (&acc)[
 // Row tile: output row oh, columns [ow0, ow0 + N), all centre columns; kernel rows [kh_begin, kh_end).
 // SW: the stride along the width, or 0 for "read it from the args".
 template <class V, int OCB, int N, int PIN, int SW>
-void direct_row_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow0,
+NG_TILE void direct_row_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow0,
                      int64_t kh_begin, int64_t kh_end) {
   typename V::T acc[OCB][N];
   load_bias<V, OCB, N>(a, block, acc);
@@ -184,7 +203,7 @@ void direct_row_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t bloc
 
 // Column tile: output column ow of rows [oh0, oh0 + N), all centre rows (every kernel row inside).
 template <class V, int OCB, int N, int PIN>
-void direct_column_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh0, int64_t ow) {
+NG_TILE void direct_column_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh0, int64_t ow) {
   int64_t kw_begin, kw_end;
   valid_taps(ow, a.stride_w, a.pad_left, a.dilation_w, a.kernel_w, a.in_w, &kw_begin, &kw_end);
   typename V::T acc[OCB][N];
@@ -198,7 +217,7 @@ void direct_column_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t b
 
 // One output pixel (oh, ow) anywhere: only its valid taps.
 template <class V, int OCB, int PIN>
-void direct_pixel(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow) {
+NG_TILE void direct_pixel(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow) {
   int64_t kh_begin, kh_end, kw_begin, kw_end;
   valid_taps(oh, a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, &kh_begin, &kh_end);
   valid_taps(ow, a.stride_w, a.pad_left, a.dilation_w, a.kernel_w, a.in_w, &kw_begin, &kw_end);
@@ -328,7 +347,7 @@ void direct_conv(const X86ConvArgs& a, const X86ConvRange& r) {
 // 1x1, stride 1, no padding: output pixel p reads input pixel p, so the plane is one row and tiles run
 // across row ends. Pixels [p0, p0 + N) of output blocks [block, block + OCB).
 template <class V, int OCB, int N, int PIN>
-void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0) {
+NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0) {
   typename V::T acc[OCB][N];
   load_bias<V, OCB, N>(a, block, acc);
   accumulate<V, OCB, N, PIN, PIN>(a, g, block, p0, PIN, 0, 1, 0, 1, acc);
@@ -384,6 +403,8 @@ void pointwise_conv(const X86ConvArgs& a, const X86ConvRange& r) {
     }
   }
 }
+
+#undef NG_TILE
 
 }  // namespace
 }  // namespace ninegrid

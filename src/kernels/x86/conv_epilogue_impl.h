@@ -76,39 +76,46 @@ inline typename V::T activate(const X86ConvArgs& a, typename V::T v, int64_t blo
 
 // activate() on N vectors of one channel block, the switch hoisted out of the loop.
 template <class V, int N>
-inline void activate_all(const X86ConvArgs& a, typename V::T* v, int64_t block) {
+__attribute__((always_inline)) inline void activate_all(const X86ConvArgs& a, typename V::T* v, int64_t block) {
   using T = typename V::T;
   const T zero = V::zero(), one = V::set1(1.f);
   switch (a.activation) {
     case ActivationKind::None: return;
     case ActivationKind::Relu:
+#pragma GCC unroll 32
       for (int i = 0; i < N; ++i) v[i] = V::max(zero, v[i]);
       return;
     case ActivationKind::Clip: {
       const T lo = V::set1(a.clip_min), hi = V::set1(a.clip_max);
+#pragma GCC unroll 32
       for (int i = 0; i < N; ++i) v[i] = V::min(hi, V::max(lo, v[i]));
       return;
     }
     case ActivationKind::LeakyRelu: {
       const T alpha = V::set1(a.alpha);
+#pragma GCC unroll 32
       for (int i = 0; i < N; ++i) v[i] = V::scale_negative(v[i], alpha);
       return;
     }
     case ActivationKind::PRelu: {
       const T slope = V::load(a.slope + block * V::kLanes);
+#pragma GCC unroll 32
       for (int i = 0; i < N; ++i) v[i] = V::scale_negative(v[i], slope);
       return;
     }
     case ActivationKind::Sigmoid:
+#pragma GCC unroll 32
       for (int i = 0; i < N; ++i) v[i] = V::div(one, V::add(one, V::exp(V::sub(zero, v[i]))));
       return;
     case ActivationKind::HardSigmoid: {
       const T alpha = V::set1(a.alpha), beta = V::set1(a.beta);
+#pragma GCC unroll 32
       for (int i = 0; i < N; ++i) v[i] = V::max(V::min(V::fmadd(v[i], alpha, beta), one), zero);
       return;
     }
     case ActivationKind::HardSwish: {
       const T sixth = V::set1(1.f / 6.f), half = V::set1(0.5f);
+#pragma GCC unroll 32
       for (int i = 0; i < N; ++i) v[i] = V::mul(v[i], V::max(V::min(V::fmadd(v[i], sixth, half), one), zero));
       return;
     }
@@ -128,8 +135,10 @@ __attribute__((always_inline)) inline void store_pixels_inline(const X86ConvArgs
   if (a.out_block != 1) {
     const int64_t offset = (block * plane + pixel) * P, step = pixel_stride * P;
     if (a.residual)
+#pragma GCC unroll 32
       for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(a.residual + offset + i * step));
     activate_all<V, N>(a, acc, block);
+#pragma GCC unroll 32
     for (int i = 0; i < N; ++i) V::store(a.y + offset + i * step, acc[i]);
     return;
   }
@@ -141,9 +150,11 @@ __attribute__((always_inline)) inline void store_pixels_inline(const X86ConvArgs
     for (int64_t j = 0; j < P; ++j)
       for (int i = 0; i < N; ++i)
         tile[i][j] = j < lanes ? a.residual[(c0 + j) * plane + pixel + i * pixel_stride] : 0.f;
+#pragma GCC unroll 32
     for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(tile[i]));
   }
   activate_all<V, N>(a, acc, block);
+#pragma GCC unroll 32
   for (int i = 0; i < N; ++i) V::store(tile[i], acc[i]);
   for (int64_t j = 0; j < lanes; ++j) {
     float* y = a.y + (c0 + j) * plane + pixel;

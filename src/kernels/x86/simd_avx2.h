@@ -11,9 +11,9 @@ namespace {
 struct VecAvx2 {
   using T = __m256;
   static constexpr int kLanes = 8;
-  // Depthwise 3x3 centre tile: 1 row x 4 outputs (16 registers: 9 weights + 4 accumulators + input).
+  // Depthwise 3x3 tile: 1 row x 8 outputs (8 accumulators; the weights come from L1 with the FMAs).
   static constexpr int kDepthwiseRows3x3 = 1;
-  static constexpr int kDepthwiseCols3x3 = 4;
+  static constexpr int kDepthwiseCols3x3 = 8;
 
   static T load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
