@@ -61,7 +61,7 @@ struct X86ConvRange {
   /* 1x1, stride 1, no padding: the plane as one long row. Same weight packing and constraints. */          \
   void conv2d_pointwise(const X86ConvArgs& a, const X86ConvRange& r);                                        \
   /* Depthwise (groups == in_channels == out_channels, in_block == P): any kernel, stride and dilation;   \
-     3x3 and 5x5 with stride 1 or 2 and dilation 1 run an unrolled centre. */                              \
+     3x3 and 5x5 with stride 1 or 2 and dilation 1 run unrolled register tiles. */                          \
   void conv2d_depthwise(const X86ConvArgs& a, const X86ConvRange& r);                                        \
   /* NCHW <-> NCHW[P]c for one image's channel blocks [block_begin, block_end) (channels % P == 0). */       \
   void reorder_nchw_to_blocked(const float* src, float* dst, int64_t channels, int64_t plane,               \
