@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "conv_rounding_test_util.h"
 #include "conv_test_util.h"
 #include "kernels/ref/conv2d_ref.h"
 #include "kernels/ref/reorder_ref.h"
@@ -39,25 +40,7 @@ namespace ninegrid {
 namespace {
 
 using namespace conv_test;
-
-constexpr double kUnit = 1.0 / (1 << 24);  // float unit roundoff
-constexpr double kLambda = 7.0;             // standard deviations of the rounding-error model allowed
-
-bool cpu_has(Isa isa) {
-  const CpuFeatures& f = cpu_features();
-  if (isa == Isa::Avx2) return f.avx2 && f.fma;
-  return f.avx2 && f.fma && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
-}
-
-double lipschitz(const Activation& a) {
-  switch (a.kind) {
-    case ActivationKind::LeakyRelu: return std::max(1.0, std::fabs(double(a.alpha)));
-    case ActivationKind::HardSigmoid: return std::fabs(double(a.alpha));
-    case ActivationKind::HardSwish: return 1.5;  // d/dx x (x / 6 + 1/2) = x / 3 + 1/2 <= 1.5 on [-3, 3]
-    case ActivationKind::Sigmoid: return 0.25;
-    default: return 1.0;  // None, Relu, Clip; PRelu with |slope| <= 1 (the tests' slopes)
-  }
-}
+using namespace conv_rounding;
 
 // The root of the sum of squares of every product term of each output, when the Winograd pipeline is
 // expanded into a plain sum over (ic, input pixel, weight tap, transform positions): the pipeline run on
@@ -125,14 +108,6 @@ std::vector<double> winograd_rss(const Conv2dParams& p, int m, const std::vector
   return out;
 }
 
-// One random Winograd-applicable case: data, expected output (conv2d_ref, plain NCHW) and the error bound.
-struct Case {
-  Conv2dParams p;
-  std::vector<float> x, w, bias, slopes, residual;
-  bool with_bias = true, with_residual = false;
-  Activation act;
-};
-
 Conv2dParams random_params(std::mt19937& rng, std::initializer_list<int64_t> channels) {
   for (;;) {
     Conv2dParams p;
@@ -148,74 +123,16 @@ Conv2dParams random_params(std::mt19937& rng, std::initializer_list<int64_t> cha
   }
 }
 
-Case make_case(std::mt19937& rng, const Conv2dParams& p, int activation_index, bool with_residual) {
-  Case c;
-  c.p = p;
-  c.x = random_vector(rng, static_cast<size_t>(p.batch * p.in_channels * p.in_h * p.in_w));
-  c.w = random_vector(rng, static_cast<size_t>(p.out_channels * p.in_channels * 9));
-  c.bias = random_vector(rng, static_cast<size_t>(p.out_channels));
-  c.slopes = random_vector(rng, static_cast<size_t>(p.out_channels));  // |slope| <= 1
-  c.with_residual = with_residual;
-  if (with_residual) c.residual = random_vector(rng, static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
-  const std::vector<Activation> acts = all_activations(c.slopes.data());
-  c.act = acts[static_cast<size_t>(activation_index) % acts.size()];
-  return c;
-}
-
-std::vector<float> expected(const Case& c) {
-  std::vector<float> y(static_cast<size_t>(c.p.batch * c.p.out_channels * c.p.out_h * c.p.out_w));
-  Epilogue e;
-  e.activation = c.act;
-  e.residual = c.with_residual ? c.residual.data() : nullptr;
-  conv2d_ref(c.p, e, c.x.data(), c.w.data(), c.bias.data(), y.data());
-  return y;
-}
-
 // Per output: the tolerance described at the top of the file, for tile m.
 std::vector<double> tolerance(const Case& c, int m, const std::vector<float>& want) {
   const Conv2dParams& p = c.p;
   const int alpha = m + 2;
-  const std::vector<double> wino = winograd_rss(p, m, c.x, c.w);
-  // The direct reference's own terms x * w: the same root of the sum of squares.
-  std::vector<float> x2(c.x.size()), w2(c.w.size()), direct(want.size());
-  for (size_t i = 0; i < x2.size(); ++i) x2[i] = c.x[i] * c.x[i];
-  for (size_t i = 0; i < w2.size(); ++i) w2[i] = c.w[i] * c.w[i];
-  conv2d_ref(p, Epilogue{}, x2.data(), w2.data(), nullptr, direct.data());
+  const std::vector<double> wino = winograd_rss(p, m, c.x, c.w), direct = direct_terms_rss(c);
   const double n_wino = double(p.in_channels + 4 * alpha + 4), n_ref = double(9 * p.in_channels + 2);
-  const double lip = lipschitz(c.act);
-  const int64_t plane = p.out_h * p.out_w;
-  std::vector<double> tol(want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    const int64_t oc = (static_cast<int64_t>(i) / plane) % p.out_channels;
-    const double extra = std::fabs(c.bias[oc]) + (c.with_residual ? std::fabs(c.residual[i]) : 0.0);
-    const double sigma = kUnit * (std::sqrt(n_wino) * wino[i] + std::sqrt(n_ref) * std::sqrt(double(direct[i])));
-    tol[i] = lip * (kLambda * sigma + 2 * kUnit * extra) + 4 * kUnit * (1 + std::fabs(want[i]));
-  }
-  return tol;
-}
-
-// Largest |got - want| / tol; fails (naming the first offender) when any output exceeds its tolerance.
-double check_within(const std::vector<float>& got, const std::vector<float>& want, const std::vector<double>& tol,
-                    const std::string& what) {
-  EXPECT_EQ(got.size(), want.size()) << what;
-  double worst = 0;
-  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    const double err = std::fabs(double(got[i]) - double(want[i]));
-    if (!(err <= tol[i])) {
-      ADD_FAILURE() << what << ": output " << i << " got " << got[i] << ", want " << want[i] << ", error " << err
-                    << " > tolerance " << tol[i];
-      return HUGE_VAL;
-    }
-    worst = std::max(worst, err / tol[i]);
-  }
-  return worst;
-}
-
-int64_t random_block(std::mt19937& rng, int64_t channels) {
-  for (;;) {
-    const int64_t b = pick(rng, {1, 8, 16});
-    if (channels % b == 0) return b;
-  }
+  std::vector<double> sigma(want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    sigma[i] = kUnit * (std::sqrt(n_wino) * wino[i] + std::sqrt(n_ref) * direct[i]);
+  return tolerance_from_sigma(c, sigma, want);
 }
 
 // Runs WinogradConv2d on blocked copies of the case's tensors; returns y in plain NCHW.

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/x86/channel_vectors_impl.h"
 #include "kernels/x86/conv_epilogue_impl.h"
 #include "kernels/x86/winograd_x86.h"
 
@@ -86,48 +87,6 @@ inline void winograd_output_1d(const typename V::T* mv, int s, typename V::T* r,
     r[3 * rs] = V::fmadd(V::set1(8.f), d, V::fmadd(V::set1(0.125f), f, b));
     r[4 * rs] = V::fmadd(V::set1(16.f), c, V::fmadd(V::set1(0.0625f), e, a));
     r[5 * rs] = V::add(V::fmadd(V::set1(32.f), d, V::fmadd(V::set1(0.03125f), f, b)), mv[7 * s]);
-  }
-}
-
-// ---- Channel vectors in the blocked layouts ----
-
-// L channels [c0, c0 + L) of pixel `pixel` in an NCHW[B]c image with `channels` channels and `plane`
-// pixels per channel; channels past `channels` read as zero. c0 is a multiple of L.
-template <class V, int B>
-inline typename V::T load_channels(const float* image, int64_t channels, int64_t plane, int64_t c0,
-                                   int64_t pixel) {
-  constexpr int L = V::kLanes;
-  if constexpr (B >= L) {
-    return V::load(image + ((c0 / B) * plane + pixel) * B + c0 % B);
-  } else if constexpr (B == 8) {  // L == 16: two blocks of 8
-    const __m256 lo = _mm256_loadu_ps(image + ((c0 / 8) * plane + pixel) * 8);
-    const __m256 hi = c0 + 8 < channels ? _mm256_loadu_ps(image + ((c0 / 8 + 1) * plane + pixel) * 8)
-                                        : _mm256_setzero_ps();
-    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
-  } else {  // plain NCHW
-    alignas(64) float lanes[L];
-    const int64_t real = imin(L, channels - c0);
-    for (int j = 0; j < L; ++j) lanes[j] = j < real ? image[(c0 + j) * plane + pixel] : 0.f;
-    return V::load(lanes);
-  }
-}
-
-// Stores the real channels of an L-channel vector at pixel `pixel` (layout as load_channels).
-template <class V, int B>
-inline void store_channels(float* image, int64_t channels, int64_t plane, int64_t c0, int64_t pixel,
-                           typename V::T v) {
-  constexpr int L = V::kLanes;
-  if constexpr (B >= L) {
-    V::store(image + ((c0 / B) * plane + pixel) * B + c0 % B, v);
-  } else if constexpr (B == 8) {  // L == 16
-    _mm256_storeu_ps(image + ((c0 / 8) * plane + pixel) * 8, _mm512_castps512_ps256(v));
-    if (c0 + 8 < channels)
-      _mm256_storeu_ps(image + ((c0 / 8 + 1) * plane + pixel) * 8, _mm512_extractf32x8_ps(v, 1));
-  } else {
-    alignas(64) float lanes[L];
-    V::store(lanes, v);
-    const int64_t real = imin(L, channels - c0);
-    for (int j = 0; j < real; ++j) image[(c0 + j) * plane + pixel] = lanes[j];
   }
 }
 

@@ -1,14 +1,17 @@
-// Microbenchmarks of the Winograd conv (ops/conv_winograd.h) against the direct conv (ops/conv_fast.h) on
-// the dense 3x3 stride-1 layers of ResNet-18/50 and RetinaFace, one thread, blocked in/out as the layout
-// plan gives them. Counters:
+// Microbenchmarks of the alternative conv algorithms against the direct conv (ops/conv_fast.h), one
+// thread, blocked in/out as the layout plan gives them:
+//   winograd/...  Winograd (ops/conv_winograd.h) F(2x2), F(4x4), F(6x6) and the automatic tile on the dense
+//                 3x3 stride-1 layers of ResNet-18/50, VGG and RetinaFace;
+//   indirect/...  indirect convolution (ops/conv_indirect.h) on the general shapes it is meant for.
+// Counters:
 //   GFLOPs : direct-conv-equivalent GFLOP/s, 2 * (multiply-accumulates of the direct conv) per CPU second,
-//            so Winograd and direct are compared on the same work
+//            so every algorithm is compared on the same work
 //   peak   : that rate over this core's measured 512-bit FMA peak (above 1 means faster than any direct
 //            conv could be; the target for Winograd is 1.5)
 // The peak is measured at start-up in thread CPU time (12 independent FMA chains), as the kernels are, so
 // other load on the shared machine affects both alike.
 //
-//   ninegrid_winograd_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
+//   ninegrid_conv_algorithms_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
 #include <benchmark/benchmark.h>
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps(), reported as an uninitialised read
 // (GCC bug 105593) wherever they are inlined; the value is never used.
@@ -24,6 +27,7 @@
 
 #include "kernels/conv_params.h"
 #include "ops/conv_fast.h"
+#include "ops/conv_indirect.h"
 #include "ops/conv_winograd.h"
 #include "runtime/cpu_features.h"
 
@@ -69,14 +73,19 @@ double g_peak = 0;
 struct Layer {
   const char* name;
   int64_t in_c, out_c, h, w;
+  int64_t k = 3, stride = 1, dilation = 1, pad = 1, groups = 1;
 };
 
 Conv2dParams params_of(const Layer& l) {
   Conv2dParams p;
-  p.in_channels = l.in_c, p.out_channels = l.out_c;
-  p.in_h = p.out_h = l.h, p.in_w = p.out_w = l.w;
-  p.kernel_h = p.kernel_w = 3;
-  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  p.in_channels = l.in_c, p.out_channels = l.out_c, p.groups = l.groups;
+  p.in_h = l.h, p.in_w = l.w;
+  p.kernel_h = p.kernel_w = l.k;
+  p.stride_h = p.stride_w = l.stride;
+  p.dilation_h = p.dilation_w = l.dilation;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = l.pad;
+  p.out_h = conv_output_size(l.h, l.k, l.stride, l.dilation, l.pad, l.pad);
+  p.out_w = conv_output_size(l.w, l.k, l.stride, l.dilation, l.pad, l.pad);
   return p;
 }
 
@@ -85,8 +94,9 @@ int64_t block_for(int64_t channels, Isa isa) {
   return channels % 8 == 0 ? 8 : 1;
 }
 
-// algorithm: 2, 4 or 6 = Winograd with that output tile, -1 = Winograd with its default (cost-model)
-// tile, 0 = FastConv2d's direct kernel.
+// Which algorithm a benchmark runs.
+enum Algorithm { kDirect = 0, kWinograd2 = 2, kWinograd4 = 4, kWinograd6 = 6, kWinogradAuto = -1, kIndirect = -2 };
+
 void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
   const Conv2dParams p = params_of(layer);
   const int64_t in_block = block_for(p.in_channels, isa), out_block = block_for(p.out_channels, isa);
@@ -98,12 +108,20 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
     return v;
   };
   const auto x = random(p.in_channels * p.in_h * p.in_w);
-  const auto w = random(p.out_channels * p.in_channels * 9);
+  const auto w = random(p.out_channels * p.in_channels_per_group() * p.kernel_h * p.kernel_w);
   const auto bias = random(p.out_channels);
   const auto residual = random(p.out_channels * p.out_h * p.out_w);
   std::vector<float> y(residual.size());
   std::string label;
-  if (algorithm == 0) {
+  if (algorithm == kIndirect) {
+    if (!IndirectConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no indirect kernel");
+    const IndirectConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block);
+    for (auto _ : state) {
+      conv.run(x.data(), y.data(), residual.data(), nullptr);
+      benchmark::ClobberMemory();
+    }
+    label = std::string(conv.algorithm()) + "/" + conv.isa();
+  } else if (algorithm == kDirect) {
     if (!FastConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no direct kernel");
     const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block);
     for (auto _ : state) {
@@ -114,13 +132,13 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
   } else {
     if (!WinogradConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no Winograd kernel");
     const WinogradConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block,
-                              algorithm < 0 ? 0 : algorithm);
+                              algorithm == kWinogradAuto ? 0 : algorithm);
     for (auto _ : state) {
       conv.run(x.data(), y.data(), residual.data(), nullptr);
       benchmark::ClobberMemory();
     }
     label = std::string(conv.algorithm()) + "/" + conv.isa();
-    if (algorithm < 0) {
+    if (algorithm == kWinogradAuto) {
       char estimate[64];
       std::snprintf(estimate, sizeof estimate, " (model: %.2fx direct)", WinogradConv2d::estimated_speedup(p, isa));
       label += estimate;
@@ -133,12 +151,26 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
   state.SetLabel(label + " " + std::to_string(in_block) + "->" + std::to_string(out_block));
 }
 
-const std::vector<Layer>& layers() {
+// Dense 3x3 stride-1 layers (Winograd's domain).
+const std::vector<Layer>& winograd_layers() {
   static const std::vector<Layer> l = {
       {"resnet/3x3_64to64_56", 64, 64, 56, 56},     {"resnet/3x3_128to128_28", 128, 128, 28, 28},
       {"resnet/3x3_256to256_14", 256, 256, 14, 14}, {"resnet/3x3_512to512_7", 512, 512, 7, 7},
       {"vgg/3x3_64to64_112", 64, 64, 112, 112},     {"retina/ssh_3x3_64to32_80", 64, 32, 80, 80},
       {"retina/ssh_3x3_64to32_40", 64, 32, 40, 40},
+  };
+  return l;
+}
+
+// General shapes (the indirect conv's domain): first layers on plain images, strided, dilated, grouped.
+const std::vector<Layer>& indirect_layers() {
+  static const std::vector<Layer> l = {
+      {"resnet/conv1_7x7s2_3to64_224", 3, 64, 224, 224, 7, 2, 1, 3},
+      {"resnet/3x3s2_64to128_56", 64, 128, 56, 56, 3, 2, 1, 1},
+      {"resnet/1x1s2_64to128_56", 64, 128, 56, 56, 1, 2, 1, 0},
+      {"deeplab/3x3d2_64to64_56", 64, 64, 56, 56, 3, 1, 2, 2},
+      {"5x5s2_32to64_112", 32, 64, 112, 112, 5, 2, 1, 2},
+      {"resnext/3x3g32_128to128_56", 128, 128, 56, 56, 3, 1, 1, 1, 8},
   };
   return l;
 }
@@ -156,15 +188,20 @@ int main(int argc, char** argv) {
   std::vector<Isa> isas;
   if (avx512) isas.push_back(Isa::Avx512);
   if (f.avx2 && f.fma) isas.push_back(Isa::Avx2);
-  for (Isa isa : isas)
-    for (const Layer& l : layers())
-      for (int algorithm : {2, 4, 6, -1, 0}) {
-        const std::string name = std::string(isa_name(isa)) + "/" + l.name + "/" +
-                                 (algorithm == 0   ? std::string("direct")
-                                  : algorithm < 0 ? std::string("winograd_auto")
-                                                  : "winograd" + std::to_string(algorithm) + "3");
-        benchmark::RegisterBenchmark(name.c_str(), bench_layer, l, isa, algorithm)->Unit(benchmark::kMicrosecond);
-      }
+  auto add = [](Isa isa, const char* family, const Layer& l, int algorithm) {
+    const std::string what = algorithm == kDirect       ? "direct"
+                             : algorithm == kIndirect     ? "indirect"
+                             : algorithm == kWinogradAuto ? "winograd_auto"
+                                                          : "winograd" + std::to_string(algorithm) + "3";
+    const std::string name = std::string(isa_name(isa)) + "/" + family + "/" + l.name + "/" + what;
+    benchmark::RegisterBenchmark(name.c_str(), bench_layer, l, isa, algorithm)->Unit(benchmark::kMicrosecond);
+  };
+  for (Isa isa : isas) {
+    for (const Layer& l : winograd_layers())
+      for (int algorithm : {kWinograd2, kWinograd4, kWinograd6, kWinogradAuto, kDirect}) add(isa, "winograd", l, algorithm);
+    for (const Layer& l : indirect_layers())
+      for (int algorithm : {kIndirect, kDirect}) add(isa, "indirect", l, algorithm);
+  }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

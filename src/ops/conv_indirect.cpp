@@ -1,0 +1,132 @@
+#include "ops/conv_indirect.h"
+
+#include <algorithm>
+#include <string>
+
+#include "kernels/x86/conv_indirect_x86.h"
+#include "ninegrid/tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace ninegrid {
+
+namespace {
+
+bool valid_block(int64_t block, int64_t channels) {
+  return (block == 1 || block == 8 || block == 16) && channels % block == 0;
+}
+
+Isa hardware_isa() {
+#if defined(__x86_64__)
+  const CpuFeatures& f = cpu_features();
+  if (!f.avx2 || !f.fma) return Isa::Ref;
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq ? Isa::Avx512 : Isa::Avx2;
+#else
+  return Isa::Ref;
+#endif
+}
+
+// The kernels' ISA for this conv, or Ref when none applies: AVX-512 needs whole 16-channel vectors per
+// group, AVX2 whole 8-channel ones.
+Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+  isa = std::min(isa, hardware_isa());
+  if (isa == Isa::Ref) return Isa::Ref;
+  if (p.batch < 1 || p.in_channels < 1 || p.out_channels < 1 || p.groups < 1 || p.in_channels % p.groups != 0 ||
+      p.out_channels % p.groups != 0)
+    return Isa::Ref;
+  if (p.in_h < 1 || p.in_w < 1 || p.out_h < 1 || p.out_w < 1 || p.kernel_h < 1 || p.kernel_w < 1 ||
+      p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1 || p.pad_top < 0 || p.pad_left < 0)
+    return Isa::Ref;
+  if (p.in_h * p.in_w >= (int64_t(1) << 31)) return Isa::Ref;
+  if (!valid_block(in_block, p.in_channels) || !valid_block(out_block, p.out_channels)) return Isa::Ref;
+  const int64_t ocpg = p.out_channels_per_group();
+  if (isa == Isa::Avx512 && (p.groups == 1 || ocpg % 16 == 0)) return Isa::Avx512;
+  if (p.groups == 1 || ocpg % 8 == 0) return Isa::Avx2;
+  return Isa::Ref;
+}
+
+}  // namespace
+
+bool IndirectConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+  return kernel_isa(p, in_block, out_block, isa) != Isa::Ref;
+}
+
+IndirectConv2d::IndirectConv2d(const Conv2dParams& p, const float* weights, const float* bias,
+                               const Activation& activation, Isa isa, int64_t in_block, int64_t out_block)
+    : params_(p), isa_(kernel_isa(p, in_block, out_block, isa)), in_block_(in_block), out_block_(out_block),
+      activation_(activation) {
+  if (isa_ == Isa::Ref)
+    throw Error("IndirectConv2d: no kernel for this convolution (in block " + std::to_string(in_block) +
+                ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
+  if (activation.kind == ActivationKind::PRelu && !activation.slope)
+    throw Error("IndirectConv2d: PRelu activation without slopes");
+  const bool avx512 = isa_ == Isa::Avx512;
+  lanes_ = avx512 ? 16 : 8;
+  const int64_t vectors = avx512 ? avx512::kIndirectOcVectors : avx2::kIndirectOcVectors;
+  const int64_t pixels = avx512 ? avx512::kIndirectPixels : avx2::kIndirectPixels;
+  indirection_ = build_indirection(p, pixels);
+
+  // Weights [g][vector group][tap][ic of the group][lanes of the vector group], per-channel values
+  // [g][oc_padded_per_group], zeros for the padding channels.
+  const int64_t ocpg = p.out_channels_per_group(), icpg = p.in_channels_per_group();
+  const int64_t taps = p.kernel_h * p.kernel_w;
+  oc_padded_per_group_ = round_up_to_block(ocpg, lanes_);
+  const int64_t group_lanes = vectors * lanes_;
+  weights_ = AlignedFloats(p.groups * oc_padded_per_group_ * icpg * taps);
+  bias_ = AlignedFloats(p.groups * oc_padded_per_group_);
+  if (activation.kind == ActivationKind::PRelu) slope_ = AlignedFloats(p.groups * oc_padded_per_group_);
+  for (int64_t g = 0; g < p.groups; ++g) {
+    for (int64_t k = 0; k < ocpg; ++k) {
+      const int64_t oc = g * ocpg + k, cp = g * oc_padded_per_group_ + k;
+      const int64_t vg = k / group_lanes;
+      const int64_t width = std::min(group_lanes, oc_padded_per_group_ - vg * group_lanes);
+      float* w = weights_.data() + (g * oc_padded_per_group_ + vg * group_lanes) * taps * icpg;
+      for (int64_t tap = 0; tap < taps; ++tap)
+        for (int64_t icg = 0; icg < icpg; ++icg)
+          w[(tap * icpg + icg) * width + k % group_lanes] = weights[(oc * icpg + icg) * taps + tap];
+      bias_.data()[cp] = bias ? bias[oc] : 0.f;
+      if (activation.kind == ActivationKind::PRelu) slope_.data()[cp] = activation.slope[oc];
+    }
+  }
+}
+
+void IndirectConv2d::run(const float* x, float* y, const float* residual, ThreadPool* pool) const {
+#if defined(__x86_64__)
+  const Conv2dParams& p = params_;
+  const bool avx512 = isa_ == Isa::Avx512;
+  const int64_t group_lanes = lanes_ * (avx512 ? avx512::kIndirectOcVectors : avx2::kIndirectOcVectors);
+  auto kernel = avx512 ? avx512::conv2d_indirect : avx2::conv2d_indirect;
+
+  IndirectX86Args a;
+  a.in_channels = p.in_channels, a.in_plane = p.in_h * p.in_w, a.in_block = in_block_;
+  a.out_channels = p.out_channels, a.out_plane = p.out_h * p.out_w, a.out_block = out_block_;
+  a.groups = p.groups;
+  a.in_channels_per_group = p.in_channels_per_group(), a.out_channels_per_group = p.out_channels_per_group();
+  a.oc_padded_per_group = oc_padded_per_group_;
+  a.taps = indirection_.taps;
+  a.tiles = indirection_.tiles;
+  a.indirection = indirection_.entries.data();
+  a.weights = weights_.data();
+  a.bias = bias_.data();
+  a.epilogue.activation = activation_.kind;
+  a.epilogue.alpha = activation_.alpha, a.epilogue.beta = activation_.beta;
+  a.epilogue.clip_min = activation_.min, a.epilogue.clip_max = activation_.max;
+  a.epilogue.slope = slope_.data();
+
+  const int64_t items = p.groups * ((oc_padded_per_group_ + group_lanes - 1) / group_lanes) * a.tiles;
+  const int64_t in_image = p.in_channels * a.in_plane, out_image = p.out_channels * a.out_plane;
+  for (int64_t n = 0; n < p.batch; ++n) {
+    a.x = x + n * in_image;
+    a.y = y + n * out_image;
+    a.residual = residual ? residual + n * out_image : nullptr;
+    if (pool && pool->size() > 1)
+      pool->parallel_for(items, [&](int64_t begin, int64_t end) { kernel(a, begin, end); });
+    else
+      kernel(a, 0, items);
+  }
+#else
+  (void)x, (void)y, (void)residual, (void)pool;
+  throw Error("IndirectConv2d: x86 only");
+#endif
+}
+
+}  // namespace ninegrid

@@ -1,0 +1,56 @@
+// Indirect convolution on x86 (QNNPACK's algorithm; kernels/indirection.h, kernels/x86/conv_indirect_x86.h)
+// for the general case: any kernel size, stride, dilation and padding, grouped convs included, on plain or
+// blocked layouts, with no border special cases (padding taps read a zero row) and no im2col copy. The
+// same shape of interface as FastConv2d (ops/conv_fast.h) and WinogradConv2d (ops/conv_winograd.h):
+//
+//   if (IndirectConv2d::supports(p, in_block, out_block, preferred_isa())) {
+//     IndirectConv2d conv(p, w, b, act, preferred_isa(), in_block, out_block);  // load time
+//     conv.run(x, y, residual, pool);                                          // per inference
+//   }
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activation.h"
+#include "kernels/conv_params.h"
+#include "kernels/indirection.h"
+#include "kernels/pack_weights.h"
+#include "runtime/cpu_features.h"
+
+namespace ninegrid {
+
+class ThreadPool;
+
+class IndirectConv2d {
+ public:
+  // Whether the kernels compute this conv: a vector ISA (AVX-512 or AVX2, capped by the CPU), blocks 1, 8
+  // or 16 dividing their channel counts, positive strides and dilations, non-negative pads, a non-empty
+  // output, an input plane under 2^31 pixels, and one group or output channels per group a multiple of 8
+  // (16 for the AVX-512 kernels; a multiple of 8 only runs the AVX2 ones).
+  static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
+
+  // Builds the indirection buffer for p's input shape and packs the weights (OIHW) once; `bias` has
+  // out_channels values or is null; a PRelu activation's slopes are copied. Throws Error when !supports.
+  IndirectConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
+                 Isa isa, int64_t in_block, int64_t out_block);
+
+  // y = activation(conv(x) + bias + residual) for the whole batch: x in the input block, y and the
+  // optional residual (may be y itself) in the output block. `pool` may be null (one thread).
+  void run(const float* x, float* y, const float* residual, ThreadPool* pool) const;
+
+  const char* algorithm() const { return "indirect"; }
+  const char* isa() const { return isa_name(isa_); }
+  const Conv2dParams& params() const { return params_; }
+
+ private:
+  Conv2dParams params_;
+  Isa isa_ = Isa::Ref;
+  int64_t lanes_ = 16;
+  int64_t in_block_ = 1, out_block_ = 1;
+  int64_t oc_padded_per_group_ = 0;
+  IndirectionBuffer indirection_;
+  AlignedFloats weights_, bias_, slope_;
+  Activation activation_;
+};
+
+}  // namespace ninegrid
