@@ -2,7 +2,9 @@
 // thread, blocked in/out as the layout plan gives them:
 //   winograd/...  Winograd (ops/conv_winograd.h) F(2x2), F(4x4), F(6x6) and the automatic tile on the dense
 //                 3x3 stride-1 layers of ResNet-18/50, VGG and RetinaFace;
-//   indirect/...  indirect convolution (ops/conv_indirect.h) on the general shapes it is meant for.
+//   indirect/...  indirect convolution (ops/conv_indirect.h) on the general shapes it is meant for;
+//   strassen/...  1x1 convs (ops/conv_strassen.h) as one GEMM, with one level of Strassen, and as the
+//                 cost model chooses, against the pointwise kernel.
 // Counters:
 //   GFLOPs : direct-conv-equivalent GFLOP/s, 2 * (multiply-accumulates of the direct conv) per CPU second,
 //            so every algorithm is compared on the same work
@@ -28,6 +30,7 @@
 #include "kernels/conv_params.h"
 #include "ops/conv_fast.h"
 #include "ops/conv_indirect.h"
+#include "ops/conv_strassen.h"
 #include "ops/conv_winograd.h"
 #include "runtime/cpu_features.h"
 
@@ -95,7 +98,10 @@ int64_t block_for(int64_t channels, Isa isa) {
 }
 
 // Which algorithm a benchmark runs.
-enum Algorithm { kDirect = 0, kWinograd2 = 2, kWinograd4 = 4, kWinograd6 = 6, kWinogradAuto = -1, kIndirect = -2 };
+enum Algorithm {
+  kDirect = 0, kWinograd2 = 2, kWinograd4 = 4, kWinograd6 = 6, kWinogradAuto = -1, kIndirect = -2,
+  kGemm = -10, kStrassen1 = -11, kStrassenAuto = -12
+};
 
 void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
   const Conv2dParams p = params_of(layer);
@@ -113,7 +119,16 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
   const auto residual = random(p.out_channels * p.out_h * p.out_w);
   std::vector<float> y(residual.size());
   std::string label;
-  if (algorithm == kIndirect) {
+  if (algorithm == kGemm || algorithm == kStrassen1 || algorithm == kStrassenAuto) {
+    if (!StrassenConv1x1::supports(p, in_block, out_block, isa)) return state.SkipWithError("no Strassen kernel");
+    const int levels = algorithm == kGemm ? 0 : algorithm == kStrassen1 ? 1 : -1;
+    const StrassenConv1x1 conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block, levels);
+    for (auto _ : state) {
+      conv.run(x.data(), y.data(), residual.data(), nullptr);
+      benchmark::ClobberMemory();
+    }
+    label = std::string(conv.algorithm()) + "/" + conv.isa();
+  } else if (algorithm == kIndirect) {
     if (!IndirectConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no indirect kernel");
     const IndirectConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block);
     for (auto _ : state) {
@@ -175,6 +190,22 @@ const std::vector<Layer>& indirect_layers() {
   return l;
 }
 
+// Large 1x1 convs (Strassen's domain): ResNet-50's bottleneck expansions and reductions, and square ones.
+const std::vector<Layer>& strassen_layers() {
+  static const std::vector<Layer> l = {
+      {"resnet50/1x1_256to64_56", 256, 64, 56, 56, 1, 1, 1, 0},
+      {"resnet50/1x1_512to128_28", 512, 128, 28, 28, 1, 1, 1, 0},
+      {"resnet50/1x1_128to512_28", 128, 512, 28, 28, 1, 1, 1, 0},
+      {"resnet50/1x1_1024to256_14", 1024, 256, 14, 14, 1, 1, 1, 0},
+      {"resnet50/1x1_256to1024_14", 256, 1024, 14, 14, 1, 1, 1, 0},
+      {"resnet50/1x1_2048to512_7", 2048, 512, 7, 7, 1, 1, 1, 0},
+      {"1x1_512to512_28", 512, 512, 28, 28, 1, 1, 1, 0},
+      {"1x1_1024to1024_14", 1024, 1024, 14, 14, 1, 1, 1, 0},
+      {"1x1_1024to1024_28", 1024, 1024, 28, 28, 1, 1, 1, 0},
+  };
+  return l;
+}
+
 }  // namespace
 }  // namespace ninegrid
 
@@ -189,10 +220,13 @@ int main(int argc, char** argv) {
   if (avx512) isas.push_back(Isa::Avx512);
   if (f.avx2 && f.fma) isas.push_back(Isa::Avx2);
   auto add = [](Isa isa, const char* family, const Layer& l, int algorithm) {
-    const std::string what = algorithm == kDirect       ? "direct"
-                             : algorithm == kIndirect     ? "indirect"
-                             : algorithm == kWinogradAuto ? "winograd_auto"
-                                                          : "winograd" + std::to_string(algorithm) + "3";
+    const std::string what = algorithm == kDirect        ? "direct"
+                             : algorithm == kIndirect      ? "indirect"
+                             : algorithm == kWinogradAuto  ? "winograd_auto"
+                             : algorithm == kGemm          ? "gemm"
+                             : algorithm == kStrassen1     ? "strassen1"
+                             : algorithm == kStrassenAuto  ? "strassen_auto"
+                                                           : "winograd" + std::to_string(algorithm) + "3";
     const std::string name = std::string(isa_name(isa)) + "/" + family + "/" + l.name + "/" + what;
     benchmark::RegisterBenchmark(name.c_str(), bench_layer, l, isa, algorithm)->Unit(benchmark::kMicrosecond);
   };
@@ -201,6 +235,8 @@ int main(int argc, char** argv) {
       for (int algorithm : {kWinograd2, kWinograd4, kWinograd6, kWinogradAuto, kDirect}) add(isa, "winograd", l, algorithm);
     for (const Layer& l : indirect_layers())
       for (int algorithm : {kIndirect, kDirect}) add(isa, "indirect", l, algorithm);
+    for (const Layer& l : strassen_layers())
+      for (int algorithm : {kGemm, kStrassen1, kStrassenAuto, kDirect}) add(isa, "strassen", l, algorithm);
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -152,6 +152,7 @@ TEST(NcnnParam, RejectsMalformedText) {
                {"relu1", "input blob 'nope' is not produced"});
   expect_error(parse("7767517\n2 2\nInput data 0 1 data\nReLU relu1 1 1 data data\n"),
                {"relu1", "output blob 'data' is already produced by layer 'data'"});
+  expect_error(parse("7767517\n2 3\nInput data 0 1 data\nSplit sp 1 2 data y y\n"), {"sp", "'y' is listed twice"});
   expect_error(parse("7767517\n2 2\nInput data 0 1 data\nReLU relu1 1 -1 data x\n"), {"relu1", "output count"});
   expect_error(parse("7767517\n2 2\nInput data 0 1 data\nReLU relu1 1 x data x\n"), {"relu1", "output count"});
   expect_error(parse("7767517\n2 2\nInput data 0 1 data\nReLU relu1 1 1 data x -23300=3,1,2\n"),
@@ -441,6 +442,118 @@ TEST(NcnnRun, BinaryOpScalarReversedAndBroadcast) {
       "7767517\n3 3\nInput a 0 1 a 0=1 1=1 2=2\nInput b 0 1 b 0=1 1=2 2=2\nBinaryOp op 2 1 a b out 0=2\n";
   auto m = run_ncnn(mul, "", {{"a", iota({1, 2, 1, 1})}, {"b", iota({1, 2, 2, 1})}});
   expect_values(m["out"], {1, 2, 2, 1}, {1, 2, 6, 8});
+  // ncnn aligns a 1-D blob with the outermost dimension when the sizes agree (one value per channel):
+  // (c=2,h=1,w=3) [1..6] - [10 20] = [-9 -8 -7 | -16 -15 -14] ...
+  const std::string per_channel =
+      "7767517\n3 3\nInput a 0 1 a 0=3 1=1 2=2\nInput b 0 1 b 0=2\nBinaryOp op 2 1 a b out 0=1\n";
+  Tensor tens = Tensor::from_vector<float>(DataType::Float32, {1, 2}, {10, 20});
+  auto pc = run_ncnn(per_channel, "", {{"a", iota({1, 2, 1, 3})}, {"b", tens}});
+  expect_values(pc["out"], {1, 2, 1, 3}, {-9, -8, -7, -16, -15, -14});
+  // ... and with the innermost one otherwise: (c=3,h=1,w=2) [1..6] - [10 20] per column; with the
+  // 1-D blob first and rsub (b - a) the same result.
+  const std::string per_column =
+      "7767517\n3 3\nInput a 0 1 a 0=2 1=1 2=3\nInput b 0 1 b 0=2\nBinaryOp op 2 1 b a out 0=7\n";
+  auto pw = run_ncnn(per_column, "", {{"a", iota({1, 3, 1, 2})}, {"b", tens}});
+  expect_values(pw["out"], {1, 3, 1, 2}, {-9, -18, -7, -16, -5, -14});
+}
+
+TEST(NcnnRun, InnerProductOnVectorsAndImages) {
+  // W = [[1 2 3] [4 5 6]], bias [0.5 -1]; x = [1 2 3]: y = [14.5, 31].
+  BinWriter w;
+  w.raw_blob({1, 2, 3, 4, 5, 6});
+  w.raw({0.5f, -1.f});
+  const std::string vec = "7767517\n2 2\nInput a 0 1 a 0=3\nInnerProduct fc 1 1 a out 0=2 1=1 2=6\n";
+  auto v = run_ncnn(vec, w.bytes, {{"a", iota({1, 3})}});
+  expect_values(v["out"], {1, 2}, {14.5f, 31.f});
+  // A (c=3,h=1,w=1) blob is flattened first; activation 1 (ReLU) is fused: [-14.5+... ] -> relu.
+  BinWriter n;
+  n.raw_blob({-1, -2, -3, 4, 5, 6});
+  n.raw({0.f, 0.f});
+  const std::string img = "7767517\n2 2\nInput a 0 1 a 0=1 1=1 2=3\nInnerProduct fc 1 1 a out 0=2 1=1 2=6 9=1\n";
+  auto i = run_ncnn(img, n.bytes, {{"a", iota({1, 3, 1, 1})}});
+  expect_values(i["out"], {1, 2}, {0.f, 32.f});
+}
+
+TEST(NcnnRun, PerChannelLayers) {
+  // Input (c=2, h=1, w=2): channel 0 = [1 5], channel 1 = [2 3].
+  Tensor x = Tensor::from_vector<float>(DataType::Float32, {1, 2, 1, 2}, {1, 5, 2, 3});
+  // BatchNorm: slope [1 2], mean [1 0], var [3 0], bias [0 1], eps 1:
+  //   c0: (x - 1) / 2 -> [0 2];  c1: 2x / 1 + 1 -> [5 7].
+  BinWriter bn;
+  bn.raw({1, 2, 1, 0, 3, 0, 0, 1});
+  auto b = run_ncnn("7767517\n2 2\nInput a 0 1 a 0=2 1=1 2=2\nBatchNorm bn 1 1 a out 0=2 1=1.0\n", bn.bytes,
+                    {{"a", x}});
+  expect_values(b["out"], {1, 2, 1, 2}, {0, 2, 5, 7});
+  // Scale [2 -1] with bias [1 0]: c0 [3 11], c1 [-2 -3].
+  BinWriter sc;
+  sc.raw({2, -1, 1, 0});
+  auto s = run_ncnn("7767517\n2 2\nInput a 0 1 a 0=2 1=1 2=2\nScale sc 1 1 a out 0=2 1=1\n", sc.bytes, {{"a", x}});
+  expect_values(s["out"], {1, 2, 1, 2}, {3, 11, -2, -3});
+  // PReLU slopes [0.5 2] on [-2 4 | -3 1]: [-1 4 | -6 1].
+  BinWriter pr;
+  pr.raw({0.5f, 2.f});
+  Tensor y = Tensor::from_vector<float>(DataType::Float32, {1, 2, 1, 2}, {-2, 4, -3, 1});
+  auto p = run_ncnn("7767517\n2 2\nInput a 0 1 a 0=2 1=1 2=2\nPReLU pr 1 1 a out 0=2\n", pr.bytes, {{"a", y}});
+  expect_values(p["out"], {1, 2, 1, 2}, {-1, 4, -6, 1});
+}
+
+TEST(NcnnRun, ActivationsEltwiseConcatSoftmax) {
+  Tensor x = Tensor::from_vector<float>(DataType::Float32, {1, 1, 1, 4}, {-4, -1, 0.5f, 3});
+  const std::string in = "7767517\n2 2\nInput a 0 1 a 0=4 1=1 2=1\n";
+  expect_values(run_ncnn(in + "Clip c 1 1 a out 0=-2.0 1=1.0\n", "", {{"a", x}})["out"], {1, 1, 1, 4}, {-2, -1, 0.5f, 1});
+  expect_values(run_ncnn(in + "AbsVal c 1 1 a out\n", "", {{"a", x}})["out"], {1, 1, 1, 4}, {4, 1, 0.5f, 3});
+  // HardSigmoid with ncnn's defaults alpha 0.2, beta 0.5: clamp(0.2x + 0.5, 0, 1).
+  expect_values(run_ncnn(in + "HardSigmoid c 1 1 a out\n", "", {{"a", x}})["out"], {1, 1, 1, 4}, {0, 0.3f, 0.6f, 1});
+  // HardSwish, same defaults: x * clamp(0.2x + 0.5, 0, 1).
+  expect_values(run_ncnn(in + "HardSwish c 1 1 a out\n", "", {{"a", x}})["out"], {1, 1, 1, 4}, {0, -0.3f, 0.3f, 3});
+  expect_values(run_ncnn(in + "ReLU c 1 1 a out 0=0.1\n", "", {{"a", x}})["out"], {1, 1, 1, 4}, {-0.4f, -0.1f, 0.5f, 3});
+  expect_values(run_ncnn(in + "Dropout c 1 1 a out 0=2.0\n", "", {{"a", x}})["out"], {1, 1, 1, 4}, {-8, -2, 1, 6});
+  expect_values(run_ncnn(in + "Sigmoid c 1 1 a out\n", "", {{"a", x}})["out"], {1, 1, 1, 4},
+                {0.01798621f, 0.26894142f, 0.62245933f, 0.95257413f});
+  // Eltwise sum with coefficients [2 -1], product, max of x and 1..4.
+  const std::string two = "7767517\n3 3\nInput a 0 1 a 0=4 1=1 2=1\nInput b 0 1 b 0=4 1=1 2=1\n";
+  Tensor b = iota({1, 1, 1, 4});
+  expect_values(run_ncnn(two + "Eltwise e 2 1 a b out 0=1 -23301=2,2.0,-1.0\n", "", {{"a", x}, {"b", b}})["out"],
+                {1, 1, 1, 4}, {-9, -4, -2, 2});
+  expect_values(run_ncnn(two + "Eltwise e 2 1 a b out 0=0\n", "", {{"a", x}, {"b", b}})["out"], {1, 1, 1, 4},
+                {-4, -2, 1.5f, 12});
+  expect_values(run_ncnn(two + "Eltwise e 2 1 a b out 0=2\n", "", {{"a", x}, {"b", b}})["out"], {1, 1, 1, 4},
+                {1, 2, 3, 4});
+  // Concat on ncnn axis 2 (w).
+  expect_values(run_ncnn(two + "Concat c 2 1 a b out 0=2\n", "", {{"a", x}, {"b", b}})["out"], {1, 1, 1, 8},
+                {-4, -1, 0.5f, 3, 1, 2, 3, 4});
+  // Softmax over channels of a (c=2,h=1,w=1) blob holding [0, ln 3]: [0.25 0.75].
+  Tensor lg = Tensor::from_vector<float>(DataType::Float32, {1, 2, 1, 1}, {0.f, std::log(3.f)});
+  expect_values(run_ncnn("7767517\n2 2\nInput a 0 1 a 0=1 1=1 2=2\nSoftmax s 1 1 a out\n", "", {{"a", lg}})["out"],
+                {1, 2, 1, 1}, {0.25f, 0.75f});
+}
+
+TEST(NcnnRun, PermuteFlattenPadding) {
+  // (c=1, h=2, w=3) = [[0 1 2] [3 4 5]]. Permute order 1 ("h w c": w-major) transposes h and w.
+  const std::string in = "7767517\n2 2\nInput a 0 1 a 0=3 1=2 2=1\n";
+  Tensor x = iota({1, 1, 2, 3}, 0.f);
+  expect_values(run_ncnn(in + "Permute p 1 1 a out 0=1\n", "", {{"a", x}})["out"], {1, 1, 3, 2}, {0, 3, 1, 4, 2, 5});
+  expect_values(run_ncnn(in + "Flatten f 1 1 a out\n", "", {{"a", x}})["out"], {1, 6}, {0, 1, 2, 3, 4, 5});
+  // Pad 1 row on top and 1 column on the left with the value 9.
+  expect_values(run_ncnn(in + "Padding p 1 1 a out 0=1 2=1 5=9.0\n", "", {{"a", x}})["out"], {1, 1, 3, 4},
+                {9, 9, 9, 9, 9, 0, 1, 2, 9, 3, 4, 5});
+}
+
+TEST(NcnnRun, DeconvolutionScattersWithoutFlipping) {
+  // One input pixel of value 1 through a 2x2 kernel [1 2; 3 4]: ConvTranspose copies the kernel as is.
+  BinWriter w;
+  w.raw_blob({1, 2, 3, 4});
+  auto k = run_ncnn("7767517\n2 2\nInput a 0 1 a 0=1 1=1 2=1\nDeconvolution d 1 1 a out 0=1 1=2 6=4\n", w.bytes,
+                    {{"a", iota({1, 1, 1, 1})}});
+  expect_values(k["out"], {1, 1, 2, 2}, {1, 2, 3, 4});
+  // 2 -> 2 channels, 1x1 kernel: ncnn stores [out][in] = [[1 2] [3 4]]: out0 = 1*1 + 2*10, out1 = 3 + 40.
+  BinWriter m;
+  m.raw_blob({1, 2, 3, 4});
+  m.raw({0.5f, 0.f});
+  Tensor x = Tensor::from_vector<float>(DataType::Float32, {1, 2, 1, 1}, {1, 10});
+  auto c = run_ncnn("7767517\n2 2\nInput a 0 1 a 0=1 1=1 2=2\nDeconvolution d 1 1 a out 0=2 1=1 5=1 6=4\n",
+                    m.bytes, {{"a", x}});
+  expect_values(c["out"], {1, 2, 1, 1}, {21.5f, 43.f});
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,0 +1,61 @@
+// Strassen's algorithm for large 1x1 convolutions (the MNN article in ../shared/seeds). A 1x1 stride-1
+// conv is the GEMM Y[oc][pixel] = W[oc][ic] X[ic][pixel]; one level of Strassen splits oc, ic and the
+// pixels in halves and forms the result from 7 half-size products instead of 8 (1/8 fewer
+// multiply-adds), at the price of element-wise sums: the five of W's sub-matrices are made once at load
+// time, the five of X's per run, and the products update the output quadrants up to four times each. A
+// cost model (recursion_pays) weighs the multiply-adds saved against that extra memory traffic, per
+// layer, as MNN does; otherwise the layer runs as one plain register-blocked GEMM.
+//
+//   if (StrassenConv1x1::supports(p, in_block, out_block, preferred_isa())) {
+//     StrassenConv1x1 conv(p, w, b, act, preferred_isa(), in_block, out_block);  // load time
+//     conv.run(x, y, residual, pool);                                           // per inference
+//   }
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activation.h"
+#include "kernels/conv_params.h"
+#include "kernels/pack_weights.h"
+#include "runtime/cpu_features.h"
+
+namespace ninegrid {
+
+class ThreadPool;
+
+class StrassenConv1x1 {
+ public:
+  // 1x1, stride 1, no padding, one group; input block 8 or 16; output block 16 (AVX-512 kernels) or 8
+  // (AVX2 kernels), the ISA capped by `isa` and the CPU.
+  static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
+  // Whether one level of recursion can run: the channel halves fill whole blocks (in_channels a multiple
+  // of 2 in_block, out_channels of 2 out_block) and there are at least 2 pixels.
+  static bool splittable(const Conv2dParams& p, int64_t in_block, int64_t out_block);
+  // The cost model's verdict for one level (see conv_strassen.cpp).
+  static bool recursion_pays(const Conv2dParams& p, Isa isa);
+
+  // Packs the weights (OIHW, here [oc][ic]) once, with the W-side sums when recursing. `levels`: 0 (one
+  // GEMM), 1 (one level of Strassen), or -1 to let recursion_pays decide. Throws Error when !supports, or
+  // levels == 1 and !splittable, or a PRelu activation has no slopes.
+  StrassenConv1x1(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
+                  Isa isa, int64_t in_block, int64_t out_block, int levels = -1);
+
+  // y = activation(conv(x) + bias + residual) for the whole batch; the residual may be y itself.
+  void run(const float* x, float* y, const float* residual, ThreadPool* pool) const;
+
+  int levels() const { return levels_; }
+  const char* algorithm() const { return levels_ ? "strassen1" : "gemm"; }
+  const char* isa() const { return isa_name(isa_); }
+
+ private:
+  Conv2dParams params_;
+  Isa isa_ = Isa::Ref;
+  int64_t lanes_ = 16, in_block_ = 16;
+  int levels_ = 0;
+  AlignedFloats full_;     // W packed for the kernel (level 0, and the odd last pixel when recursing)
+  AlignedFloats half_[7];  // the 7 packed W-side operands of the level-1 products
+  AlignedFloats bias_, slope_;
+  Activation activation_;
+};
+
+}  // namespace ninegrid
