@@ -1,5 +1,7 @@
 // Conv (ONNX opsets 1-22): 1-D, 2-D and 3-D convolution with groups, strides, dilations, pads and
-// auto_pad; the kernel shape comes from the weights. Runs the reference kernels (kernels/ref/conv*_ref).
+// auto_pad; the kernel shape comes from the weights. 2-D convs with constant weights run the vector kernel
+// ops/conv_select.h picks for the layer (Winograd, Strassen, direct, indirect); the rest run the reference
+// kernels (kernels/ref/conv*_ref).
 //
 // Inputs: X [N, C, spatial...], W [M, C / group, kernel...], B [M] (optional).
 // Fused epilogue, set by graph passes (see ops/fused_activation.h):
@@ -13,7 +15,7 @@
 #include "kernels/ref/conv2d_ref.h"
 #include "kernels/ref/conv3d_ref.h"
 #include "kernels/ref/reorder_ref.h"
-#include "ops/conv_fast.h"
+#include "ops/conv_select.h"
 #include "ops/fused_activation.h"
 #include "ops/op.h"
 #include "ops/sliding_window.h"
@@ -118,7 +120,7 @@ class Conv final : public Op {
   }
 
   std::string algorithm() const override {
-    return fast_ ? std::string(fast_->algorithm()) + "/" + fast_->isa() : std::string("ref");
+    return fast_ ? fast_->name() : std::string("ref");
   }
 
   int64_t macs() const override {
@@ -127,8 +129,8 @@ class Conv final : public Op {
   }
 
  private:
-  // Picks the x86 kernels when they handle this shape and layout (weights known at plan time, as they are
-  // for every imported model); they prepack the weights once per input shape. Otherwise the reference.
+  // Picks a vector kernel when one handles this shape and layout (weights known at plan time, as they are
+  // for every imported model); it prepacks the weights once per input shape. Otherwise the reference.
   void choose_fast_kernel(const std::vector<TensorDesc>& in) {
     fast_.reset();
     if (geom_.rank() != 2 || !in[1].value) return;
@@ -136,7 +138,7 @@ class Conv final : public Op {
     if (activation_.kind == ActivationKind::PRelu && !in[kSlopeInput].value) return;
     const Conv2dParams p = params2d();
     const Isa isa = preferred_isa();
-    if (!FastConv2d::supports(p, in_block_, out_block_, isa)) return;
+    if (isa == Isa::Ref) return;
     Activation act = activation_;
     if (act.kind == ActivationKind::PRelu) {
       const Tensor& slope = *in[kSlopeInput].value;
@@ -146,7 +148,11 @@ class Conv final : public Op {
       act.slope = slopes_.data();
     }
     const float* bias = in.size() > 2 && in[2].present ? in[2].value->data_as<float>() : nullptr;
-    fast_ = std::make_unique<FastConv2d>(p, in[1].value->data_as<float>(), bias, act, isa, in_block_, out_block_);
+    try {
+      fast_ = select_conv2d_kernel(p, in[1].value->data_as<float>(), bias, act, isa, in_block_, out_block_);
+    } catch (const Error& e) {
+      error(e.what());
+    }
   }
 
   void run_plain(OpContext& ctx) {
@@ -247,7 +253,7 @@ class Conv final : public Op {
   int64_t group_ = 1;
   Activation activation_;
   int64_t in_block_ = 1, out_block_ = 1;  // channel blocks of X and Y (1 = plain NCHW)
-  std::unique_ptr<FastConv2d> fast_;      // the x86 kernels, when they apply
+  std::unique_ptr<Conv2dKernel> fast_;    // the vector kernel, when one applies
   WindowGeometry geom_;
   Shape x_shape_, y_shape_;
   std::vector<float> slopes_;  // PRelu slopes expanded to one per output channel

@@ -1,0 +1,75 @@
+#include "ops/conv_select.h"
+
+#include <cstdlib>
+#include <sstream>
+#include <utility>
+
+#include "ninegrid/tensor.h"
+#include "ops/conv_fast.h"
+#include "ops/conv_indirect.h"
+#include "ops/conv_strassen.h"
+#include "ops/conv_winograd.h"
+
+namespace ninegrid {
+
+namespace {
+
+// Winograd must beat the direct kernel by this factor in its own cost model before it is chosen: the
+// model is approximate, and Winograd costs 4x the weight memory (F(4x4)) and a little accuracy.
+constexpr double kWinogradMinSpeedup = 1.2;
+
+// One algorithm's class behind the common interface.
+template <typename Impl>
+class KernelOf final : public Conv2dKernel {
+ public:
+  template <typename... Args>
+  explicit KernelOf(Args&&... args) : impl_(std::forward<Args>(args)...) {}
+  void run(const float* x, float* y, const float* residual, ThreadPool* pool) const override {
+    impl_.run(x, y, residual, pool);
+  }
+  std::string name() const override { return std::string(impl_.algorithm()) + "/" + impl_.isa(); }
+
+ private:
+  Impl impl_;
+};
+
+unsigned parse_algorithms(const char* text) {
+  unsigned flags = 0;
+  std::stringstream list(text);
+  std::string name;
+  while (std::getline(list, name, ',')) {
+    if (name == "winograd") flags |= kConvWinograd;
+    else if (name == "strassen") flags |= kConvStrassen;
+    else if (name == "direct") flags |= kConvDirect;
+    else if (name == "indirect") flags |= kConvIndirect;
+    else if (!name.empty())
+      throw Error("NINEGRID_CONV_ALGORITHMS: unknown algorithm '" + name +
+                  "' (expected a comma-separated list of winograd, strassen, direct, indirect)");
+  }
+  return flags;
+}
+
+}  // namespace
+
+unsigned allowed_conv_algorithms() {
+  const char* env = std::getenv("NINEGRID_CONV_ALGORITHMS");
+  return env ? parse_algorithms(env) : kConvAll;
+}
+
+std::unique_ptr<Conv2dKernel> select_conv2d_kernel(const Conv2dParams& p, const float* weights, const float* bias,
+                                                   const Activation& activation, Isa isa, int64_t in_block,
+                                                   int64_t out_block, unsigned allowed) {
+  if ((allowed & kConvWinograd) && WinogradConv2d::supports(p, in_block, out_block, isa) &&
+      WinogradConv2d::estimated_speedup(p, isa) >= kWinogradMinSpeedup)
+    return std::make_unique<KernelOf<WinogradConv2d>>(p, weights, bias, activation, isa, in_block, out_block);
+  if ((allowed & kConvStrassen) && StrassenConv1x1::supports(p, in_block, out_block, isa) &&
+      StrassenConv1x1::splittable(p, in_block, out_block) && StrassenConv1x1::recursion_pays(p, isa))
+    return std::make_unique<KernelOf<StrassenConv1x1>>(p, weights, bias, activation, isa, in_block, out_block, 1);
+  if ((allowed & kConvDirect) && FastConv2d::supports(p, in_block, out_block, isa))
+    return std::make_unique<KernelOf<FastConv2d>>(p, weights, bias, activation, isa, in_block, out_block);
+  if ((allowed & kConvIndirect) && IndirectConv2d::supports(p, in_block, out_block, isa))
+    return std::make_unique<KernelOf<IndirectConv2d>>(p, weights, bias, activation, isa, in_block, out_block);
+  return nullptr;
+}
+
+}  // namespace ninegrid

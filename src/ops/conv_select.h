@@ -1,0 +1,58 @@
+// The per-layer choice of a 2-D convolution algorithm (DESIGN.md techniques 4-8). Every candidate has the
+// same interface (prepack at load time, run per inference, output written once with bias, activation and
+// residual fused), so the Conv op holds one Conv2dKernel and does not care which it is:
+//
+//   winograd   3x3 stride-1 dense convs with enough channels, when the Winograd cost model expects it to
+//              beat the direct kernel by a clear margin (ops/conv_winograd.h);
+//   strassen   large 1x1 convs where one level of Strassen's recursion pays (ops/conv_strassen.h);
+//   direct     the register-blocked direct, pointwise and depthwise kernels (ops/conv_fast.h);
+//   indirect   everything else the vector kernels can do: grouped convs, depthwise convs on a block other
+//              than the vector width, ... (ops/conv_indirect.h).
+// When none applies the caller runs the reference kernel.
+//
+// NINEGRID_CONV_ALGORITHMS (comma-separated subset of "winograd,strassen,direct,indirect", default all)
+// restricts the choice: a wrong answer can be bisected to an algorithm, and benchmarks can compare them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/activation.h"
+#include "kernels/conv_params.h"
+#include "runtime/cpu_features.h"
+
+namespace ninegrid {
+
+class ThreadPool;
+
+class Conv2dKernel {
+ public:
+  virtual ~Conv2dKernel() = default;
+  // y = activation(conv(x) + bias + residual) for the whole batch, x in the input block, y and the optional
+  // residual (may be y itself) in the output block. `pool` may be null (one thread).
+  virtual void run(const float* x, float* y, const float* residual, ThreadPool* pool) const = 0;
+  // E.g. "winograd43/avx512", "pointwise/avx2", "indirect/avx512".
+  virtual std::string name() const = 0;
+};
+
+enum ConvAlgorithmFlags : unsigned {
+  kConvWinograd = 1u << 0,
+  kConvStrassen = 1u << 1,
+  kConvDirect = 1u << 2,
+  kConvIndirect = 1u << 3,
+  kConvAll = kConvWinograd | kConvStrassen | kConvDirect | kConvIndirect,
+};
+
+// The algorithms NINEGRID_CONV_ALGORITHMS allows (read once; kConvAll when unset). Throws Error naming
+// the variable on an unknown algorithm name.
+unsigned allowed_conv_algorithms();
+
+// Chooses and builds the kernel for one conv (weights OIHW, bias out_channels values or null; a PRelu
+// activation's slopes are copied), or returns null when no vector kernel among `allowed` handles this
+// shape, layout and ISA.
+std::unique_ptr<Conv2dKernel> select_conv2d_kernel(const Conv2dParams& p, const float* weights, const float* bias,
+                                                   const Activation& activation, Isa isa, int64_t in_block,
+                                                   int64_t out_block, unsigned allowed = allowed_conv_algorithms());
+
+}  // namespace ninegrid
