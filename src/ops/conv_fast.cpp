@@ -33,7 +33,9 @@ bool is_pointwise(const Conv2dParams& p) {
 // Whether the vector kernels with `lanes` channels per register can run this conv as `algorithm`.
 bool fits(const Conv2dParams& p, int64_t in_block, int64_t lanes, ConvAlgorithm algorithm) {
   switch (algorithm) {
-    case ConvAlgorithm::Depthwise: return is_depthwise(p) && in_block == lanes;
+    // Depthwise input in another block (or with channels not a multiple of the lanes) is staged into
+    // the lanes' block first (see FastConv2d::run).
+    case ConvAlgorithm::Depthwise: return is_depthwise(p);
     case ConvAlgorithm::Pointwise:
       if (!is_pointwise(p)) return false;
       [[fallthrough]];
@@ -118,6 +120,7 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
     throw Error("FastConv2d: PRelu activation without slopes");
   kernel_isa_ = c.isa;
   lanes_ = c.lanes;
+  in_block_ = in_block;
 #if defined(__x86_64__)
   const bool avx512 = c.isa == Isa::Avx512;
   switch (c.algorithm) {
@@ -125,6 +128,7 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
       kernel_ = avx512 ? avx512::conv2d_depthwise : avx2::conv2d_depthwise;
       algorithm_name_ = depthwise_name(p);
       weights_ = pack_depthwise_weights(weights, p.out_channels, p.kernel_h, p.kernel_w, lanes_);
+      stage_input_ = in_block != lanes_ || p.in_channels % lanes_ != 0;
       break;
     case ConvAlgorithm::Pointwise:
       kernel_ = avx512 ? avx512::conv2d_pointwise : avx2::conv2d_pointwise;
@@ -153,7 +157,7 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
   a.stride_h = p.stride_h, a.stride_w = p.stride_w;
   a.dilation_h = p.dilation_h, a.dilation_w = p.dilation_w;
   a.pad_top = p.pad_top, a.pad_left = p.pad_left;
-  a.in_block = in_block;
+  a.in_block = stage_input_ ? lanes_ : in_block;
   a.out_block = out_block;
   a.weights = weights_.data();
   a.bias = bias_.data();
@@ -166,9 +170,59 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
   }
 }
 
+namespace {
+
+// Copies channel blocks [block_begin, block_end) of `lanes` channels from NCHW[in_block]c (in_block
+// dividing channels) to NCHW[lanes]c, the channels past `channels` zero.
+void stage_channel_blocks(const float* src, float* dst, int64_t channels, int64_t plane, int64_t in_block,
+                          int64_t lanes, int64_t block_begin, int64_t block_end) {
+  for (int64_t b = block_begin; b < block_end; ++b) {
+    float* out = dst + b * plane * lanes;
+    for (int64_t j = 0; j < lanes; ++j) {
+      const int64_t c = b * lanes + j;
+      if (c >= channels) {
+        for (int64_t i = 0; i < plane; ++i) out[i * lanes + j] = 0.f;
+        continue;
+      }
+      const float* in = src + (c / in_block) * plane * in_block + c % in_block;
+      for (int64_t i = 0; i < plane; ++i) out[i * lanes + j] = in[i * in_block];
+    }
+  }
+}
+
+// The staged input of the calling thread's runs, grown on demand and kept.
+float* staging_buffer(int64_t floats) {
+  static thread_local AlignedFloats buffer;
+  if (buffer.size() < floats) buffer = AlignedFloats(floats);
+  return buffer.data();
+}
+
+}  // namespace
+
 void FastConv2d::run(const float* x, float* y, const float* residual, ThreadPool* pool) const {
   const Conv2dParams& p = params_;
-  const int64_t in_image = p.in_channels * p.in_h * p.in_w;
+  if (stage_input_) {
+    // The depthwise kernels read whole vectors of `lanes_` channels: restage the input in that block
+    // (one memory pass, far cheaper than the convolution it enables), then convolve from there.
+    const int64_t plane = p.in_h * p.in_w, blocks = round_up_to_block(p.in_channels, lanes_) / lanes_;
+    float* staged = staging_buffer(p.batch * blocks * lanes_ * plane);
+    auto stage = [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t n = t / blocks, b = t % blocks;
+        stage_channel_blocks(x + n * p.in_channels * plane, staged + n * blocks * lanes_ * plane, p.in_channels,
+                             plane, in_block_, lanes_, b, b + 1);
+      }
+    };
+    if (pool && pool->size() > 1) pool->parallel_for(p.batch * blocks, stage);
+    else stage(0, p.batch * blocks);
+    run_kernel(staged, blocks * lanes_ * plane, y, residual, pool);
+    return;
+  }
+  run_kernel(x, p.in_channels * p.in_h * p.in_w, y, residual, pool);
+}
+
+void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const float* residual, ThreadPool* pool) const {
+  const Conv2dParams& p = params_;
   const int64_t out_image = p.out_channels * p.out_h * p.out_w;
   auto image_args = [&](int64_t n) {
     X86ConvArgs a = args_;

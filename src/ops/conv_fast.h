@@ -29,7 +29,8 @@ class FastConv2d {
   // Whether a fast kernel handles this conv with the given input/output blocks using at most `isa`:
   //  - out_block 16 needs AVX-512, 8 needs AVX2 (either ISA's kernels read input blocks 1, 8 and 16);
   //  - dense convs: any channel counts; grouped convs: output channels per group a multiple of the
-  //    vector width; depthwise (groups == in == out channels): input block equal to the vector width;
+  //    vector width; depthwise (groups == in == out channels): any channel count and input block (an
+  //    input not in the vector width's block is restaged per run);
   //  - positive strides and dilations, non-negative pads.
   // Otherwise the caller falls back to the reference kernels.
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
@@ -53,9 +54,14 @@ class FastConv2d {
  private:
   using Kernel = void (*)(const X86ConvArgs&, const X86ConvRange&);
 
+  // Runs the kernel on x in args_.in_block (`in_image` floats per image), split over the pool.
+  void run_kernel(const float* x, int64_t in_image, float* y, const float* residual, ThreadPool* pool) const;
+
   Conv2dParams params_;
   Isa kernel_isa_ = Isa::Ref;
   int64_t lanes_ = 1;
+  int64_t in_block_ = 1;       // the caller's input block
+  bool stage_input_ = false;   // depthwise input restaged into lanes_ blocks before the kernel runs
   int64_t blocks_ = 0;          // output channel blocks of lanes_ channels (the last one maybe padded)
   int64_t blocks_per_tile_ = 1;  // blocks a kernel tile computes together: work splits keep them whole
   Kernel kernel_ = nullptr;

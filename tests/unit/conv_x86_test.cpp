@@ -79,9 +79,16 @@ bool random_case(std::mt19937& rng, Isa isa, ConvAlgorithm algorithm, Conv2dPara
   p.batch = pick(rng, {1, 1, 1, 2});
   random_plane(rng, p);
   if (algorithm == ConvAlgorithm::Depthwise) {
-    p.groups = p.in_channels = p.out_channels = lanes * pick(rng, {1, 1, 2, 3, 4});
+    // Whole vectors in the kernels' own block mostly; otherwise any channel count in any block, which the
+    // kernel restages (zero-padding the last vector).
+    if (uniform(rng, 0, 2) != 0) {
+      p.groups = p.in_channels = p.out_channels = lanes * pick(rng, {1, 1, 2, 3, 4});
+      in_block = lanes;
+    } else {
+      p.groups = p.in_channels = p.out_channels = pick(rng, {1, 3, 8, 16, 17, 24, 28, 48});
+      in_block = random_block(rng, p.in_channels);
+    }
     random_window(rng, p);
-    in_block = lanes;
   } else {
     if (uniform(rng, 0, 3) == 0) {  // grouped: whole vectors of output channels per group
       p.groups = pick(rng, {2, 3, 4});
@@ -353,7 +360,7 @@ TEST(FastConv2d, ChoosesKernelsAndFallsBack) {
   }
   Conv2dParams dw = p;
   dw.groups = 32;
-  EXPECT_FALSE(FastConv2d::supports(dw, 1, 8, Isa::Avx2));  // depthwise needs the blocked input
+  EXPECT_TRUE(FastConv2d::supports(dw, 1, 8, Isa::Avx2));  // plain input: restaged into 8-channel blocks
   {
     FastConv2d conv(dw, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 1);
     EXPECT_STREQ(conv.algorithm(), "depthwise3x3");
