@@ -7,6 +7,11 @@ Reported: median over all timed runs of each side, their ratio (ninegrid / ORT: 
 faster), load time and peak resident memory, and the core's FMA peak measured in the same run.
 
   bench/compare.py [--threads 1,2] [--rounds 5] [--runs 10] [--models retinaface640,blazeface,...] [--out FILE]
+                   [--opt-levels 0,1,2]
+
+With --opt-levels, each round also runs ninegrid at each listed optimisation level (same process pattern,
+interleaved with the others), and the report gets a second table: latency per opt-level, so the effect of
+the graph optimiser (fusion and folding at 1, layout planning at 2) is measured in the same run.
 """
 import argparse
 import datetime
@@ -63,10 +68,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--out", default=None, help="also write the markdown report here")
+    ap.add_argument("--opt-levels", default="", help="also time ninegrid at these --opt-level values, e.g. 0,1,2")
     args = ap.parse_args()
 
     ort_runner = os.path.join(ROOT, "bench", "ort_runner.js")
     peak = fma_peak(os.path.join(ROOT, "build", "ninegrid_fma_peak"))
+    opt_levels = [int(x) for x in args.opt_levels.split(",") if x.strip()]
     rows = []
     for name in args.models.split(","):
         rel, shape = MODELS[name]
@@ -80,10 +87,13 @@ def main():
             if shape:
                 common += ["--shape", shape]
             ours, theirs = [], []
+            by_level = {level: [] for level in opt_levels}
             for r in range(args.rounds):
                 print(f"{name} threads={threads} round {r + 1}/{args.rounds}", file=sys.stderr)
                 ours.append(run_json([args.ninegrid, "bench", path] + common))
                 theirs.append(run_json(["node", ort_runner, path] + common))
+                for level in opt_levels:
+                    by_level[level].append(run_json([args.ninegrid, "bench", path, "--opt-level", str(level)] + common))
             ng = statistics.median([t for x in ours for t in samples(x)])
             ort = statistics.median([t for x in theirs for t in samples(x)])
             rows.append({
@@ -93,6 +103,8 @@ def main():
                 "ninegrid_rss_mb": max(x["peak_rss_mb"] for x in ours),
                 "ort_rss_mb": max(x["peak_rss_mb"] - x.get("baseline_rss_mb", 0) for x in theirs),
                 "runs": args.rounds * args.runs,
+                "opt_levels": {level: statistics.median([t for x in runs for t in samples(x)])
+                               for level, runs in by_level.items()},
             })
 
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -112,6 +124,14 @@ def main():
         lines.append(f"| {r['model']} | {r['threads']} | {r['ninegrid_ms']:.3f} | {r['ort_ms']:.3f} | {r['ratio']:.2f} | "
                      f"{r['ninegrid_load_ms']:.1f} | {r['ort_load_ms']:.1f} | {r['ninegrid_rss_mb']:.1f} | "
                      f"{r['ort_rss_mb']:.1f} | {r['runs']} |")
+    if opt_levels:
+        lines += ["", "ninegrid at each --opt-level (0: none, 1: fusion and folding, 2: plus NCHW[x]c layout planning), "
+                  "medians over all timed runs, in the same rounds as the table above.", "",
+                  "| model | threads | " + " | ".join(f"opt-level {l} ms" for l in opt_levels) + " | ORT ms |",
+                  "| --- | ---: | " + " | ".join("---:" for _ in opt_levels) + " | ---: |"]
+        for r in sorted(rows, key=lambda r: (r["threads"], r["model"])):
+            lines.append(f"| {r['model']} | {r['threads']} | " +
+                         " | ".join(f"{r['opt_levels'][l]:.3f}" for l in opt_levels) + f" | {r['ort_ms']:.3f} |")
     report = "\n".join(lines) + "\n"
     print(report)
     if args.out:

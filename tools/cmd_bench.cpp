@@ -128,6 +128,9 @@ int cmd_bench(int argc, char** argv) {
     w.key("max_ms").value(six_digits(lat.max));
     w.key("mean_ms").value(six_digits(lat.mean));
     w.key("peak_rss_mb").value(six_digits(rss));
+    w.key("times_ms").begin_array();  // every timed run, in order (bench/compare.py takes medians over rounds)
+    for (double t : ms) w.value(six_digits(t));
+    w.end_array();
     w.end_object();
     std::printf("%s\n", w.str().c_str());
   } else {

@@ -295,6 +295,11 @@ class BenchTest(CliTestCase):
         self.assertLessEqual(b["mean_ms"], b["max_ms"])
         self.assertGreater(b["peak_rss_mb"], 1)
         self.assertLess(b["peak_rss_mb"], 4096)
+        # Every timed run is reported, and the summary figures are those runs' min/median/max.
+        self.assertEqual(len(b["times_ms"]), 7)
+        self.assertAlmostEqual(min(b["times_ms"]), b["min_ms"], places=4)
+        self.assertAlmostEqual(max(b["times_ms"]), b["max_ms"], places=4)
+        self.assertAlmostEqual(sorted(b["times_ms"])[3], b["median_ms"], places=4)
 
     def test_text_output(self):
         model = self.save(add_relu_model(), "add_relu_bench.onnx")
