@@ -1,9 +1,16 @@
 // Gemm (ONNX opsets 1-13): Y = alpha * A' * B' + beta * C, A' = transA ? A^T : A (M x K), B' likewise
 // (K x N), C optional (opset 11+) and broadcast to [M, N] (a scalar, a row [N], a column [M, 1] or the
 // full matrix). Opset < 7's `broadcast` attribute is implied: C must broadcast either way.
+//
+// A fully connected layer (B constant, A not transposed, C absent or a constant row) runs as a 1x1
+// convolution over M images of K channels and one pixel (ops/conv_fast.h's pointwise kernel), with alpha
+// folded into the prepacked weights and beta * C into the bias: the classifier heads of CNNs.
 #include <algorithm>
+#include <memory>
+#include <vector>
 
 #include "kernels/ref/gemm_ref.h"
+#include "ops/conv_fast.h"
 #include "ops/op.h"
 #include "runtime/thread_pool.h"
 
@@ -53,9 +60,14 @@ class Gemm final : public Op {
     }
     out[0].dtype = DataType::Float32;
     out[0].shape = {m_, n_};
+    choose_fast_kernel(in);
   }
 
   void run(OpContext& ctx) override {
+    if (fast_) {
+      fast_->run(ctx.input(0).data_as<float>(), ctx.output(0).data_as<float>(), nullptr, ctx.pool);
+      return;
+    }
     const float* a = ctx.input(0).data_as<float>();
     const float* b = ctx.input(1).data_as<float>();
     float* y = ctx.output(0).data_as<float>();
@@ -80,10 +92,36 @@ class Gemm final : public Op {
 
   int64_t macs() const override { return m_ * n_ * k_; }
 
+  std::string algorithm() const override {
+    return fast_ ? std::string("fc-") + fast_->algorithm() + "/" + fast_->isa() : std::string("ref");
+  }
+
  private:
   float alpha_ = 1.f, beta_ = 1.f;
   bool trans_a_ = false, trans_b_ = false;
   int64_t m_ = 0, n_ = 0, k_ = 0, c_rows_ = 0, c_cols_ = 0;
+  std::unique_ptr<FastConv2d> fast_;  // the fully connected layer as a pointwise conv, when it applies
+
+  void choose_fast_kernel(const std::vector<TensorDesc>& in) {
+    fast_.reset();
+    const bool has_c = in.size() > 2 && in[2].present && beta_ != 0.f;
+    if (trans_a_ || !in[1].value || (has_c && (!in[2].value || c_rows_ != 1)) || m_ < 1 || n_ < 1 || k_ < 1) return;
+    Conv2dParams p;
+    p.batch = m_, p.in_channels = k_, p.out_channels = n_;
+    p.in_h = p.in_w = p.out_h = p.out_w = 1;
+    const Isa isa = preferred_isa();
+    if (isa == Isa::Ref || !FastConv2d::supports(p, 1, 1, isa, ConvAlgorithm::Pointwise)) return;
+    const float* b = in[1].value->data_as<float>();
+    std::vector<float> w(static_cast<size_t>(n_ * k_)), bias(static_cast<size_t>(n_), 0.f);
+    for (int64_t j = 0; j < n_; ++j)
+      for (int64_t k = 0; k < k_; ++k) w[j * k_ + k] = alpha_ * (trans_b_ ? b[j * k_ + k] : b[k * n_ + j]);
+    if (has_c) {
+      const float* c = in[2].value->data_as<float>();
+      for (int64_t j = 0; j < n_; ++j) bias[j] = beta_ * c[c_cols_ == 1 ? 0 : j];
+    }
+    fast_ = std::make_unique<FastConv2d>(p, w.data(), bias.data(), Activation::none(), isa, 1, 1,
+                                         ConvAlgorithm::Pointwise);
+  }
 };
 
 NINEGRID_REGISTER_OP("Gemm", Gemm);

@@ -63,6 +63,38 @@ TEST(GemmOp, TransposesScalesAndBroadcastC) {
       }
 }
 
+// A fully connected layer (constant B and C) runs on the vector pointwise kernel: sizes not a multiple of
+// the vector width, one and several rows, B in both orientations, C a row, a scalar or absent.
+TEST(GemmOp, FullyConnectedWithConstantWeights) {
+  std::mt19937 rng(11);
+  for (int64_t m : {1, 3})
+    for (int tb = 0; tb < 2; ++tb)
+      for (int ci = 0; ci < 3; ++ci) {
+        const int64_t n = 37, k = 70;
+        const Tensor a = random_tensor(rng, Shape{m, k});
+        const Tensor b = random_tensor(rng, tb ? Shape{n, k} : Shape{k, n});
+        const Tensor c = ci == 0 ? random_tensor(rng, Shape{n}) : ci == 1 ? random_tensor(rng, Shape{1}) : Tensor();
+        const float alpha = 1.5f, beta = 0.25f;
+        std::vector<eltest::In> in = {arg(a), konst(b)};
+        if (c.defined()) in.push_back(konst(c));
+        const Tensor y = eltest::run1("Gemm", in,
+                                      attrs_of({{"transB", Attribute::of_int(tb)},
+                                                {"alpha", Attribute::of_float(alpha)},
+                                                {"beta", Attribute::of_float(beta)}}));
+        ASSERT_EQ(y.shape(), (Shape{m, n}));
+        std::vector<double> want;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double s = 0;
+            for (int64_t kk = 0; kk < k; ++kk)
+              s += double(a.data_as<float>()[i * k + kk]) * b.data_as<float>()[tb ? j * k + kk : kk * n + j];
+            const double cv = c.defined() ? c.data_as<float>()[ci == 0 ? j : 0] : 0.0;
+            want.push_back(alpha * s + beta * cv);
+          }
+        eltest::expect_near_all(y, want, 1e-5, 1e-6);
+      }
+}
+
 TEST(GemmOp, Errors) {
   auto err = [&](std::vector<eltest::In> in) {
     OpSpec s;
