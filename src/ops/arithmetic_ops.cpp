@@ -1,16 +1,18 @@
 // Add, Sub, Mul, Div, Mod and Pow with numpy broadcasting, for every ONNX numeric type except float16.
 // Integer arithmetic wraps on overflow; integer division and remainder by zero give 0 (see
-// kernels/ref/scalar_math.h).
+// kernels/ref/scalar_math.h). Add, Sub, Mul and Div also run on channel-blocked data
+// (ops/layout_tolerant_binary_op.h).
 #include "kernels/ref/scalar_math.h"
 #include "ops/binary_op.h"
+#include "ops/layout_tolerant_binary_op.h"
 
 namespace ninegrid {
 namespace {
 
-using Add = BinaryOp<ref::AddOp, NumericTypes, false>;
-using Sub = BinaryOp<ref::SubOp, NumericTypes, false>;
-using Mul = BinaryOp<ref::MulOp, NumericTypes, false>;
-using Div = BinaryOp<ref::DivOp, NumericTypes, false>;
+using Add = LayoutTolerantBinaryOp<ref::AddOp>;
+using Sub = LayoutTolerantBinaryOp<ref::SubOp>;
+using Mul = LayoutTolerantBinaryOp<ref::MulOp>;
+using Div = LayoutTolerantBinaryOp<ref::DivOp>;
 NINEGRID_REGISTER_OP("Add", Add);
 NINEGRID_REGISTER_OP("Sub", Sub);
 NINEGRID_REGISTER_OP("Mul", Mul);

@@ -7,12 +7,18 @@
 //   Conv                 reads any block (a kernel parameter), writes the block chosen for its output;
 //                        a Conv whose output only feeds layout-dependent readers writes plain NCHW itself.
 //   layout-oblivious     unary activations, same-shape binary ops, Concat on channels: output block =
-//                        the inputs' common block (mismatched inputs are reordered to it).
+//                        the inputs' common block (mismatched inputs are reordered to it). Add, Sub, Mul
+//                        and Div also broadcast a per-(batch, channel) operand [N or 1, C or 1, 1, 1] that
+//                        is a constant or layout-free over a blocked input (the squeeze-and-excitation
+//                        gate); they then get ng.in_block = ng.out_block like the layout-tolerant ops.
 //   layout-tolerant      ops with blocked kernels (see kBlockedOps): same as oblivious, with their block
 //                        recorded in ng.in_block / ng.out_block. Only their input 0 carries the layout
 //                        (the others are parameters or read for their shape), and only when their
 //                        attributes and inputs keep the batch and channel axes (blocked_path_valid).
 //   layout-dependent     everything else (Reshape, Softmax, Flatten, Gemm, ...) and graph outputs: plain.
+//
+// Layout-free values (see layout_free_values) are [N, C, 1, 1] at every input size and have the same
+// bytes in every layout: they are never reordered, and the nodes computing them run on plain data.
 #include <map>
 #include <set>
 
@@ -27,6 +33,9 @@ const std::set<std::string> kUnaryOblivious = {
     "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Softsign",
     "Exp", "Abs", "Neg", "Sqrt", "Erf", "Identity", "Dropout", "Clip", "Floor", "Ceil", "Round", "Reciprocal"};
 const std::set<std::string> kBinaryOblivious = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean"};
+// Binary ops whose kernels broadcast a per-(batch, channel) operand over a blocked input
+// (ops/layout_tolerant_binary_op.h).
+const std::set<std::string> kChannelBroadcastOps = {"Add", "Sub", "Mul", "Div"};
 // Ops that implement blocked input/output themselves (they read ng.in_block / ng.out_block) for 4-D float
 // data, when blocked_path_valid says their batch and channel axes pass through unchanged.
 const std::set<std::string> kBlockedOps = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
@@ -44,16 +53,96 @@ bool is_4d_float(const Value& v) {
 
 bool is_scalar_constant(const Value& v) { return v.is_constant() && v.constant.numel() == 1; }
 
-// Values whose layout does not matter: a global pool's [N, C, 1, 1] output has element (n, c) at n * C + c
-// in every layout, so no reorder is ever needed to or from it. (Only global pools: other 1x1 maps may
-// grow when a session runs another input size, the plan made here staying the same.)
+// The shape `s` left-padded with 1s to rank 4 (numpy broadcasting), or empty if its rank is above 4.
+Shape as_rank4(const Shape& s) {
+  if (s.size() > 4) return {};
+  Shape r(4 - s.size(), 1);
+  r.insert(r.end(), s.begin(), s.end());
+  return r;
+}
+
+// Whether a constant broadcasts as one value per (batch, channel) at most: its height and width are 1.
+bool spatially_1x1_constant(const Value& v) {
+  if (!v.is_constant() || !v.shape_known) return false;
+  const Shape s = as_rank4(v.shape);
+  return !s.empty() && s[2] == 1 && s[3] == 1;
+}
+
+// Conv attributes that make every output pixel read exactly the input pixel at its own position: a 1x1
+// kernel, stride 1, no padding. (Dilation does not matter for a 1x1 kernel.)
+bool pointwise_conv(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || n.inputs[1] < 0) return false;
+  const Value& w = g.values[n.inputs[1]];
+  if (!w.shape_known || w.shape.size() != 4 || w.shape[2] != 1 || w.shape[3] != 1) return false;
+  try {
+    for (int64_t k : n.attrs.get_ints("kernel_shape"))
+      if (k != 1) return false;
+    for (int64_t s : n.attrs.get_ints("strides"))
+      if (s != 1) return false;
+    for (int64_t p : n.attrs.get_ints("pads"))
+      if (p != 0) return false;
+    // SAME_* pads a 1x1 stride-1 kernel by nothing; any other value is the op's error to report.
+    const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
+    return auto_pad == "NOTSET" || auto_pad == "VALID" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// Values whose layout does not matter: an [N, C, 1, 1] tensor has element (n, c) at n * C + c in NCHW and
+// in every NCHW[P]c alike, so no reorder is ever needed to or from it. A value qualifies by how it is
+// computed, not by its shape now: a session may run another input size with the plan made here, and a
+// map that merely happens to be 1x1 at this size (a 7x7 AveragePool on a 7x7 map) grows at a larger one.
+// Spatially 1x1 at every input size are:
+//   - a global pool's output;
+//   - a pointwise Conv's output (fused epilogue included) whose input, and fused residual if any, is
+//     layout-free or constant: each output pixel is computed from the one input pixel;
+//   - a unary element-wise op's output on a layout-free value;
+//   - a binary element-wise op's output when every input is layout-free or a constant of height and
+//     width 1 (a constant never changes shape).
+// The shape check below is a consistency guard, not the reason.
 std::vector<char> layout_free_values(const Graph& g) {
   std::vector<char> free(g.values.size(), 0);
-  for (const Node& n : g.nodes)
-    if ((n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") && !n.outputs.empty() && n.outputs[0] >= 0 &&
-        g.values[n.outputs[0]].shape.size() == 4)
-      free[n.outputs[0]] = 1;
+  auto is_free = [&](int v) { return v >= 0 && free[v]; };
+  // Nodes are topologically sorted, so one forward sweep sees every input's status first.
+  for (const Node& n : g.nodes) {
+    if (n.outputs.empty() || n.outputs[0] < 0) continue;
+    const Value& out = g.values[n.outputs[0]];
+    if (!out.shape_known || out.shape.size() != 4) continue;
+    bool qualifies = false;
+    if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
+      qualifies = true;
+    } else if (out.shape[2] != 1 || out.shape[3] != 1 || n.outputs.size() != 1) {
+      qualifies = false;
+    } else if (n.op_type == "Conv") {
+      const bool residual_ok = n.inputs.size() <= 3 || n.inputs[3] < 0 || is_free(n.inputs[3]) ||
+                               g.values[n.inputs[3]].is_constant();
+      qualifies = is_free(n.inputs[0]) && pointwise_conv(g, n) && residual_ok;
+    } else if (kUnaryOblivious.count(n.op_type)) {
+      qualifies = !n.inputs.empty() && is_free(n.inputs[0]);
+      for (size_t i = 1; i < n.inputs.size(); ++i)
+        if (n.inputs[i] >= 0 && !is_scalar_constant(g.values[n.inputs[i]])) qualifies = false;
+    } else if (kBinaryOblivious.count(n.op_type)) {
+      bool any_free = false, all_ok = true;
+      for (int i : n.inputs) {
+        if (i < 0) continue;
+        any_free = any_free || is_free(i);
+        all_ok = all_ok && (is_free(i) || spatially_1x1_constant(g.values[i]));
+      }
+      qualifies = any_free && all_ok;
+    }
+    if (qualifies) free[n.outputs[0]] = 1;
+  }
   return free;
+}
+
+// A per-(batch, channel) operand of a binary op with output shape `out`: a constant or layout-free value
+// of shape [N or 1, C or 1, 1, 1] (leading axes may be missing). Its bytes are the same in every layout,
+// and ops/layout_tolerant_binary_op.h broadcasts it over a blocked input.
+bool channel_operand(const Value& v, bool layout_free, const Shape& out) {
+  if (!(layout_free || v.is_constant()) || !v.shape_known || v.dtype != DataType::Float32) return false;
+  const Shape s = as_rank4(v.shape);
+  return !s.empty() && s[2] == 1 && s[3] == 1 && (s[0] == 1 || s[0] == out[0]) && (s[1] == 1 || s[1] == out[1]);
 }
 
 // The values of a constant float or integer tensor, or empty if the value is not a constant.
@@ -156,7 +245,7 @@ bool blocked_path_valid(const Graph& g, const Node& n) {
 
 enum class Kind { Conv, Oblivious, Dependent };
 
-Kind classify(const Graph& g, const Node& n) {
+Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_free) {
   if (n.op_type == "Conv") {
     const Value& x = g.values[n.inputs[0]];
     bool ok = is_4d_float(x) && n.inputs.size() > 1 && n.inputs[1] >= 0 && g.values[n.inputs[1]].is_constant();
@@ -172,12 +261,18 @@ Kind classify(const Graph& g, const Node& n) {
     return Kind::Oblivious;
   }
   if (kBinaryOblivious.count(n.op_type)) {
+    bool full_input = false;
     for (int i : n.inputs) {
       if (i < 0) continue;
       const Value& v = g.values[i];
-      if (!(is_scalar_constant(v) || (is_4d_float(v) && v.shape == out))) return Kind::Dependent;
+      if (is_4d_float(v) && v.shape == out) {
+        full_input = true;
+      } else if (!is_scalar_constant(v) &&
+                 !(kChannelBroadcastOps.count(n.op_type) && channel_operand(v, layout_free[i], out))) {
+        return Kind::Dependent;
+      }
     }
-    return Kind::Oblivious;
+    return full_input ? Kind::Oblivious : Kind::Dependent;
   }
   if (n.op_type == "Concat") {
     int64_t axis = n.attrs.get_int("axis", 1);
@@ -199,14 +294,16 @@ int plan_layout(Graph& g, int max_block) {
     return 1;
   };
 
+  // block[v]: the block value v is stored with. For a layout-free value (stored with any block alike)
+  // it is the block its readers should prefer, so a blocked reader such as a Resize of a pooled map
+  // stays blocked; the node computing it still runs on plain data.
   std::vector<int64_t> block(g.values.size(), 1);
   const std::vector<char> layout_free = layout_free_values(g);
+  auto is_free = [&](int v) { return v >= 0 && static_cast<size_t>(v) < layout_free.size() && layout_free[v]; };
   // Whether value v stored with block a is already what a reader expecting block b needs.
-  auto same_bytes = [&](int v, int64_t a, int64_t b) {
-    return a == b || (static_cast<size_t>(v) < layout_free.size() && layout_free[v]);
-  };
+  auto same_bytes = [&](int v, int64_t a, int64_t b) { return a == b || is_free(v); };
   std::vector<Kind> kind(g.nodes.size());
-  for (size_t n = 0; n < g.nodes.size(); ++n) kind[n] = classify(g, g.nodes[n]);
+  for (size_t n = 0; n < g.nodes.size(); ++n) kind[n] = classify(g, g.nodes[n], layout_free);
 
   // Which values only layout-dependent readers (or the graph's outputs) consume: a Conv writing those
   // writes plain NCHW directly.
@@ -232,6 +329,13 @@ int plan_layout(Graph& g, int max_block) {
       case Kind::Conv: {
         const int64_t channels = g.values[out].shape[1];
         int64_t b = only_plain_readers(out) ? 1 : block_for(channels);
+        if (is_free(out)) {
+          // Its input (and residual) are layout-free or constant too: read and write plain data.
+          block[out] = b;
+          node.attrs.set("ng.in_block", Attribute::of_int(1));
+          node.attrs.set("ng.out_block", Attribute::of_int(1));
+          break;
+        }
         // A fused residual has the output's layout: adopt the residual's block rather than reorder it.
         if (node.inputs.size() > 3 && node.inputs[3] >= 0) b = block[node.inputs[3]];
         block[out] = b;
@@ -242,27 +346,42 @@ int plan_layout(Graph& g, int max_block) {
       case Kind::Oblivious: {
         // The common block of the tensor inputs; if they disagree, the first input's block if it divides
         // every input's channels, else plain.
-        // A layout-tolerant op's layout is its input 0's (see blocked_path_valid).
-        const size_t layout_inputs = kBlockedOps.count(node.op_type) ? 1 : node.inputs.size();
-        int64_t b = -1;
-        bool agree = true;
-        for (size_t s = 0; s < layout_inputs; ++s) {
+        // A layout-tolerant op's layout is its input 0's (see blocked_path_valid); a binary op's is its
+        // inputs' of the output's shape (a per-channel operand is constant or layout-free).
+        const Shape& out_shape = g.values[out].shape;
+        std::vector<size_t> layout_slots;
+        for (size_t s = 0; s < (kBlockedOps.count(node.op_type) ? 1 : node.inputs.size()); ++s) {
           const int i = node.inputs[s];
           if (i < 0 || g.values[i].is_constant()) continue;
+          if (kBinaryOblivious.count(node.op_type) && g.values[i].shape != out_shape) continue;
+          layout_slots.push_back(s);
+        }
+        int64_t b = -1;
+        bool agree = true;
+        for (size_t s : layout_slots) {
+          const int i = node.inputs[s];
           if (b < 0) b = block[i];
           else if (block[i] != b) agree = false;
         }
         if (b < 0) b = 1;
         if (!agree)
-          for (int i : node.inputs)
-            if (i >= 0 && !g.values[i].is_constant() && g.values[i].shape[1] % b != 0) b = 1;
-        for (size_t s = 0; s < layout_inputs; ++s) {
+          for (size_t s : layout_slots)
+            if (g.values[node.inputs[s]].shape[1] % b != 0) b = 1;
+        for (size_t s : layout_slots) {
           int i = node.inputs[s];
-          if (i >= 0 && !g.values[i].is_constant() && !same_bytes(i, block[i], b)) fixes.push_back({n, s, b});
+          if (!same_bytes(i, block[i], b)) fixes.push_back({n, s, b});
         }
         block[out] = b;
-        if (b > 1) node.attrs.set("ng.out_block", Attribute::of_int(b));
-        if (kBlockedOps.count(node.op_type)) node.attrs.set("ng.in_block", Attribute::of_int(b));
+        // A layout-free output is computed on plain data (its inputs are layout-free or constant);
+        // b is only its readers' preference.
+        if (b > 1 && !is_free(out)) {
+          node.attrs.set("ng.out_block", Attribute::of_int(b));
+          if (kChannelBroadcastOps.count(node.op_type)) node.attrs.set("ng.in_block", Attribute::of_int(b));
+        }
+        if (kBlockedOps.count(node.op_type)) {
+          node.attrs.set("ng.in_block", Attribute::of_int(b));
+          node.attrs.set("ng.out_block", Attribute::of_int(b));
+        }
         break;
       }
       case Kind::Dependent:

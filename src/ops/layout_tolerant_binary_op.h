@@ -1,0 +1,89 @@
+// Add, Sub, Mul and Div with numpy broadcasting that also run on channel-blocked data. The layout pass
+// sets ng.in_block = ng.out_block = B > 1 (see blocked_layout.h) when the output and its full-shape
+// input(s) are stored NCHW[B]c. The other input is then either
+//   - of the output's shape and stored with the same block: element i of one operand meets element i of
+//     the other in every layout, so the plain loop is right as it is; or
+//   - a per-(batch, channel) operand [N or 1, C or 1, 1, 1] (or with fewer leading axes) whose bytes are
+//     the same in every layout (a constant, or a layout-free value such as a squeeze-and-excitation
+//     gate): it is broadcast over the blocked pixels by binary_blocked_ref.
+// Anything else with a block is refused: the planner never asks for it.
+#pragma once
+
+#include <array>
+
+#include "kernels/ref/binary_blocked_ref.h"
+#include "ops/binary_op.h"
+#include "ops/blocked_layout.h"
+
+namespace ninegrid {
+
+template <class F>
+class LayoutTolerantBinaryOp final : public Op {
+ public:
+  explicit LayoutTolerantBinaryOp(const Node& node) : Op(node) { block_ = read_spatial_block(*this); }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 2, 2);
+    out[0].shape = infer_binary_same_type(*this, NumericTypes(), in);
+    out[0].dtype = in[0].dtype;
+    channel_broadcast_ = false;
+    if (block_ > 1) plan_blocked(in, out[0].shape);
+  }
+
+  void run(OpContext& ctx) override {
+    if (!channel_broadcast_) {
+      visit_dtype(NumericTypes(), ctx.input(0).dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        run_broadcast_binary<T, T, T>(ctx.pool, ctx.input(0), ctx.input(1), ctx.output(0), F());
+      });
+      return;
+    }
+    const bool v_first = full_input_ == 1;
+    const float* x = ctx.input(full_input_).data_as<float>();
+    ref::ChannelOperand v;
+    v.v = ctx.input(1 - full_input_).data_as<float>();
+    v.batch_step = v_batch_step_;
+    v.channel_step = v_channel_step_;
+    float* y = ctx.output(0).data_as<float>();
+    const int64_t c = y_shape_[1], h = y_shape_[2], w = y_shape_[3], block = block_;
+    const int64_t rows = y_shape_[0] * (c / block) * h;
+    parallel_range(ctx.pool, rows, rows * w * block, [&](int64_t b, int64_t e) {
+      ref::channel_broadcast_blocked_ref(v_first, x, v, y, c, h, w, block, b, e, F());
+    });
+  }
+
+ private:
+  // With a block: finds the input of the output's shape (it carries the layout) and checks the other.
+  void plan_blocked(const std::vector<TensorDesc>& in, const Shape& y) {
+    full_input_ = in[0].shape == y ? 0 : in[1].shape == y ? 1 : -1;
+    if (full_input_ < 0)
+      error("the channel-blocked layout (ng.in_block " + std::to_string(block_) +
+            ") needs an input of the output's shape " + shape_str(y) + ", got " + shape_str(in[0].shape) + " and " +
+            shape_str(in[1].shape));
+    expect_blockable(*this, block_, in[full_input_]);
+    const Shape& other = in[1 - full_input_].shape;
+    if (other == y) return;  // both blocked alike: element-wise in any layout
+    // Left-pad to rank 4 like numpy broadcasting does.
+    std::array<int64_t, 4> v = {1, 1, 1, 1};
+    const size_t rank = other.size();
+    bool ok = rank <= 4;
+    for (size_t i = 0; ok && i < rank; ++i) v[4 - rank + i] = other[i];
+    ok = ok && v[2] == 1 && v[3] == 1 && (v[0] == 1 || v[0] == y[0]) && (v[1] == 1 || v[1] == y[1]);
+    if (!ok)
+      error("the channel-blocked layout (ng.in_block " + std::to_string(block_) +
+            ") broadcasts only one value per batch and channel ([N or 1, C or 1, 1, 1]) over the blocked input " +
+            shape_str(in[full_input_].shape) + ", got " + shape_str(other));
+    channel_broadcast_ = true;
+    v_channel_step_ = v[1] == 1 ? 0 : 1;
+    v_batch_step_ = v[0] == 1 ? 0 : v[1];
+    y_shape_ = y;
+  }
+
+  int64_t block_ = 1;              // channel block of the full-shape input(s) and Y (1 = plain NCHW)
+  bool channel_broadcast_ = false;  // blocked X against a per-(batch, channel) operand
+  int full_input_ = 0;              // which input has the output's shape
+  int64_t v_batch_step_ = 0, v_channel_step_ = 0;
+  Shape y_shape_;
+};
+
+}  // namespace ninegrid

@@ -1,0 +1,376 @@
+// Add, Sub, Mul and Div on channel-blocked data (ops/layout_tolerant_binary_op.h), and the layout pass's
+// layout-free values (squeeze-and-excitation gates, plan_layout.cpp):
+//   - the blocked op, run as a one-node session on a blocked input (rearranged here from the layout's
+//     definition, output rearranged back), gives the same bits as the plain op on the same data, for a
+//     per-(batch, channel) operand in every accepted shape, both operand orders, and a same-shape blocked
+//     operand; it refuses the broadcasts it cannot compute. The plain ops are tested against hand-computed
+//     values in elementwise_test.cpp.
+//   - a hand-built SE block planned at opt-level 2 keeps the feature map blocked through the Mul with no
+//     layout transform, and computes what the unoptimised graph does, also at another input size;
+//     with a channel count no block divides the plan stays plain;
+//   - a 1x1 map from a non-global pool is not layout-free: at a larger input size it is not 1x1.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "graph/passes/passes.h"
+#include "kernels/ref/reorder_ref.h"
+#include "runtime/cpu_features.h"
+#include "runtime/model_impl.h"
+#include "unit/elementwise_test_util.h"
+
+namespace ninegrid {
+namespace {
+
+using eltest::arg;
+using eltest::konst;
+using eltest::OpSpec;
+
+Tensor random_tensor(const Shape& shape, unsigned seed, float lo = -4.f, float hi = 4.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  Tensor t = Tensor::empty(DataType::Float32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
+  return t;
+}
+
+// Plain NCHW <-> NCHW[B]c from the layout's definition (blocked_offset).
+Tensor to_blocked(const Tensor& x, int64_t block) {
+  const int64_t n = x.dim(0), c = x.dim(1), plane = x.dim(2) * x.dim(3);
+  Tensor y = Tensor::empty(DataType::Float32, x.shape());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p)
+        y.data_as<float>()[blocked_offset(b, ch, p, c, plane, block)] = x.data_as<float>()[(b * c + ch) * plane + p];
+  return y;
+}
+
+Tensor from_blocked(const Tensor& y, int64_t block) {
+  const int64_t n = y.dim(0), c = y.dim(1), plane = y.dim(2) * y.dim(3);
+  Tensor x = Tensor::empty(DataType::Float32, y.shape());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p)
+        x.data_as<float>()[(b * c + ch) * plane + p] = y.data_as<float>()[blocked_offset(b, ch, p, c, plane, block)];
+  return x;
+}
+
+void expect_same_bits(const Tensor& want, const Tensor& got) {
+  ASSERT_EQ(got.shape(), want.shape());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)  // bitwise: NaNs, infinities and the sign of zero included
+    if (std::memcmp(want.data_as<float>() + i, got.data_as<float>() + i, sizeof(float)) != 0 && bad++ < 5)
+      ADD_FAILURE() << "element " << i << ": plain " << want.data_as<float>()[i] << ", blocked "
+                    << got.data_as<float>()[i];
+  EXPECT_EQ(bad, 0) << "of " << want.numel();
+}
+
+// Runs op(a, b) plain and with ng.in_block = ng.out_block = block; every input of the output's shape is
+// stored blocked, the others (per-channel operands) as they are. Same bits required.
+void expect_blocked_matches_plain(const std::string& op, const Tensor& a, const Tensor& b, bool b_constant,
+                                  int64_t block) {
+  OpSpec plain{op, {arg(a), b_constant ? konst(b) : arg(b)}, {}};
+  const Tensor want = eltest::run_op(plain).at(0);
+  ASSERT_EQ(want.shape().size(), 4u);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    OpSpec blocked = plain;
+    blocked.threads = threads;
+    blocked.attrs.set("ng.in_block", Attribute::of_int(block));
+    blocked.attrs.set("ng.out_block", Attribute::of_int(block));
+    for (auto& in : blocked.inputs)
+      if (in.value.shape() == want.shape()) in.value = to_blocked(in.value, block);
+    Tensor got;
+    try {
+      got = eltest::run_op(blocked).at(0);
+    } catch (const Error& e) {
+      FAIL() << "blocked run failed: " << e.what();
+    }
+    expect_same_bits(want, from_blocked(got, block));
+  }
+}
+
+// Per-(batch, channel) operand shapes for an output [n, c, h, w]: what an SE gate, a per-channel
+// constant, a per-batch scalar and a plain scalar look like.
+std::vector<Shape> channel_operand_shapes(int64_t n, int64_t c) {
+  return {{n, c, 1, 1}, {1, c, 1, 1}, {c, 1, 1}, {n, 1, 1, 1}, {1, 1, 1, 1}, {1}, {}};
+}
+
+TEST(BlockedBroadcast, ChannelOperandMatchesPlainBitForBit) {
+  std::mt19937 rng(5);
+  struct Dims {
+    int64_t n, c, block;
+  };
+  // Blocks 16, 8 and 4 run the fixed-lane kernels, 12 the run-time lane loop.
+  const std::vector<Dims> dims = {{1, 16, 16}, {2, 32, 16}, {1, 24, 8}, {2, 8, 8}, {1, 12, 4}, {2, 24, 12}};
+  unsigned seed = 100;
+  for (const Dims& d : dims) {
+    for (int trial = 0; trial < 2; ++trial) {
+      const int64_t h = 1 + rng() % 9, w = 1 + rng() % 11;
+      const Tensor x = random_tensor({d.n, d.c, h, w}, ++seed);
+      for (const Shape& vs : channel_operand_shapes(d.n, d.c)) {
+        // Away from zero, so Div is well defined; zeros are tested separately below.
+        Tensor v = random_tensor(vs, ++seed, 0.25f, 3.f);
+        for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+          for (bool constant : {false, true}) {
+            SCOPED_TRACE(std::string(op) + " x" + shape_str(x.shape()) + " v" + shape_str(vs) + " block " +
+                         std::to_string(d.block) + (constant ? " constant" : ""));
+            expect_blocked_matches_plain(op, x, v, constant, d.block);  // op(x, v)
+            expect_blocked_matches_plain(op, v, x, constant, d.block);  // op(v, x): Sub and Div differ
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(BlockedBroadcast, SameShapeOperandsBothBlocked) {
+  const Tensor a = random_tensor({2, 32, 5, 7}, 1), b = random_tensor({2, 32, 5, 7}, 2, 0.5f, 2.f);
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    SCOPED_TRACE(op);
+    expect_blocked_matches_plain(op, a, b, false, 16);
+    expect_blocked_matches_plain(op, b, a, false, 8);
+  }
+}
+
+TEST(BlockedBroadcast, SpecialValuesKeepTheirBits) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = random_tensor({1, 16, 3, 3}, 7);
+  const float special[] = {0.f, -0.f, inf, -inf, nan, 1e-40f, -3.f};
+  for (int64_t i = 0; i < x.numel(); i += 2) x.data_as<float>()[i] = special[(i / 2) % 7];
+  Tensor v = random_tensor({1, 16, 1, 1}, 8);
+  for (int64_t i = 0; i < 16; i += 3) v.data_as<float>()[i] = special[i % 7];
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    SCOPED_TRACE(op);
+    expect_blocked_matches_plain(op, x, v, false, 16);
+    expect_blocked_matches_plain(op, v, x, true, 16);
+  }
+}
+
+TEST(BlockedBroadcast, RefusesWhatItCannotCompute) {
+  auto blocked_error = [](const Tensor& a, const Tensor& b, int64_t block) {
+    OpSpec s{"Mul", {arg(a), arg(b)}, {}};
+    s.attrs.set("ng.in_block", Attribute::of_int(block));
+    s.attrs.set("ng.out_block", Attribute::of_int(block));
+    return eltest::error_of(s);
+  };
+  const Tensor x = random_tensor({1, 16, 4, 4}, 3);
+  // A spatial operand would need its own blocked indexing: not a per-channel broadcast.
+  EXPECT_NE(blocked_error(x, random_tensor({1, 1, 4, 4}, 4), 16).find("one value per batch and channel"),
+            std::string::npos);
+  // Neither input has the output's shape.
+  EXPECT_NE(blocked_error(random_tensor({1, 16, 1, 4}, 4), random_tensor({1, 16, 4, 1}, 5), 16)
+                .find("output's shape"),
+            std::string::npos);
+  // 12 channels cannot be stored in blocks of 8.
+  EXPECT_NE(blocked_error(random_tensor({1, 12, 4, 4}, 4), random_tensor({1, 12, 1, 1}, 5), 8).find("does not divide"),
+            std::string::npos);
+  // Integers have no blocked layout.
+  OpSpec ints{"Add", {arg(eltest::i64({1, 16, 1, 1}, std::vector<int64_t>(16, 1))), arg(eltest::i64({1}, {2}))}, {}};
+  ints.attrs.set("ng.in_block", Attribute::of_int(16));
+  ints.attrs.set("ng.out_block", Attribute::of_int(16));
+  EXPECT_NE(eltest::error_of(ints).find("float32"), std::string::npos) << eltest::error_of(ints);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The layout pass
+
+struct GraphBuilder {
+  Graph g;
+  unsigned seed = 40;
+
+  int value(const std::string& name) {
+    const int id = g.find_value(name);
+    return id >= 0 ? id : g.add_value(name);
+  }
+  void input(const std::string& name, const Shape& shape) {
+    const int x = value(name);
+    g.values[x].dtype = DataType::Float32;
+    g.values[x].shape = shape;
+    g.values[x].shape_known = true;
+    g.inputs.push_back(x);
+  }
+  void constant(const std::string& name, const Tensor& t) {
+    const int id = value(name);
+    g.values[id].constant = t;
+    g.values[id].dtype = t.dtype();
+    g.values[id].shape = t.shape();
+    g.values[id].shape_known = true;
+  }
+  Node& node(const std::string& op, const std::vector<std::string>& ins, const std::string& out) {
+    Node n;
+    n.name = op + "_" + std::to_string(g.nodes.size());
+    n.op_type = op;
+    for (const auto& i : ins) n.inputs.push_back(value(i));
+    n.outputs.push_back(value(out));
+    g.nodes.push_back(n);
+    return g.nodes.back();
+  }
+  // out = Conv(in) with a k x k kernel (padded to keep the size) and a bias.
+  Node& conv(const std::string& in, const std::string& out, int64_t in_c, int64_t out_c, int64_t k = 1) {
+    constant(out + "_w", random_tensor({out_c, in_c, k, k}, ++seed, -0.5f, 0.5f));
+    constant(out + "_b", random_tensor({out_c}, ++seed, -0.5f, 0.5f));
+    Node& n = node("Conv", {in, out + "_w", out + "_b"}, out);
+    if (k > 1) n.attrs.set("pads", Attribute::of_ints({k / 2, k / 2, k / 2, k / 2}));
+    return n;
+  }
+  // The squeeze-and-excitation gate of `x` (c channels): GlobalAveragePool -> 1x1 Conv -> Relu ->
+  // 1x1 Conv -> HardSigmoid, as in MobileNetV3.
+  void se_gate(const std::string& x, const std::string& gate, int64_t c, const std::string& pool = "GlobalAveragePool") {
+    node(pool, {x}, gate + "_pooled");
+    conv(gate + "_pooled", gate + "_squeezed", c, c / 4 > 0 ? c / 4 : 1);
+    node("Relu", {gate + "_squeezed"}, gate + "_relu");
+    conv(gate + "_relu", gate + "_excited", c / 4 > 0 ? c / 4 : 1, c);
+    node("HardSigmoid", {gate + "_excited"}, gate);
+  }
+};
+
+int reorders(const Graph& g) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.op_type == "ng.Reorder";
+  return n;
+}
+
+std::vector<const Node*> find_ops(const Graph& g, const std::string& op) {
+  std::vector<const Node*> found;
+  for (const Node& n : g.nodes)
+    if (n.op_type == op) found.push_back(&n);
+  return found;
+}
+
+// Runs `g` (taken as it is: opt_level 0) on x and returns output "z".
+Tensor run_graph(Graph g, const Tensor& x) {
+  for (int v : g.inputs) g.values[v].shape = x.shape();  // another size than planned: the plan stays
+  Options o;
+  o.opt_level = 0;
+  auto m = std::make_shared<Model>(std::make_unique<ModelImpl>(std::move(g), o, "onnx"));
+  return m->create_session()->run({{"x", x}}).at("z");
+}
+
+void expect_close(const Tensor& want, const Tensor& got) {
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i], 1e-4 * (1 + std::fabs(want.data_as<float>()[i])))
+        << "element " << i;
+}
+
+// x [1, 3, S, S] -> 3x3 Conv (c channels) -> f; z = Conv1x1(op(f, SE gate of f)) (or op(gate, f)).
+GraphBuilder se_graph(int64_t c, int64_t size, const std::string& op = "Mul", bool gate_first = false) {
+  GraphBuilder b;
+  b.input("x", {1, 3, size, size});
+  b.conv("x", "f", 3, c, 3);
+  b.se_gate("f", "s", c);
+  if (gate_first) b.node(op, {"s", "f"}, "y");
+  else b.node(op, {"f", "s"}, "y");
+  b.conv("y", "z", c, 16);
+  b.g.outputs.push_back(b.value("z"));
+  return b;
+}
+
+TEST(BlockedBroadcastLayout, SqueezeExciteNeedsNoTransform) {
+  if (isa_block(preferred_isa()) <= 1) GTEST_SKIP() << "no vector block on this CPU: nothing is blocked";
+  const int64_t block = isa_block(preferred_isa());
+  for (const char* op : {"Mul", "Add", "Sub", "Div"}) {
+    for (bool gate_first : {false, true}) {
+      SCOPED_TRACE(std::string(op) + (gate_first ? "(gate, x)" : "(x, gate)"));
+      GraphBuilder b = se_graph(32, 12, op, gate_first);
+      Options o2;
+      o2.opt_level = 2;
+      ModelImpl optimized(b.g, o2, "onnx");
+      const Graph& g = optimized.graph();
+      EXPECT_EQ(reorders(g), 0);
+      const auto mul = find_ops(g, op);
+      ASSERT_EQ(mul.size(), 1u);
+      EXPECT_EQ(mul[0]->attrs.get_int("ng.in_block", 1), block);
+      EXPECT_EQ(mul[0]->attrs.get_int("ng.out_block", 1), block);
+      // The gate's pointwise convs run on plain data; the feature-map convs stay blocked.
+      int plain_convs = 0, blocked_convs = 0;
+      for (const Node* n : find_ops(g, "Conv")) {
+        if (n->attrs.get_int("ng.in_block", 1) == 1 && n->attrs.get_int("ng.out_block", 1) == 1) ++plain_convs;
+        if (n->attrs.get_int("ng.out_block", 1) > 1) ++blocked_convs;
+      }
+      EXPECT_EQ(blocked_convs, 1);  // f; z, a graph output, reads y blocked and writes plain
+      EXPECT_EQ(plain_convs, 2);    // the gate's two
+
+      // The plan holds at the planned size and at another one.
+      for (int64_t size : {12, 19}) {
+        const Tensor x = random_tensor({1, 3, size, size}, 50 + size);
+        expect_close(run_graph(b.g, x), run_graph(g, x));
+      }
+    }
+  }
+}
+
+TEST(BlockedBroadcastLayout, ChannelsNoBlockDividesStayPlain) {
+  if (isa_block(preferred_isa()) <= 1) GTEST_SKIP() << "no vector block on this CPU: nothing is blocked";
+  GraphBuilder b = se_graph(20, 10);  // 20 channels: neither 16 nor 8 divides them
+  Graph planned = b.g;
+  plan_layout(planned, 16);
+  EXPECT_EQ(reorders(planned), 0);
+  for (const Node& n : planned.nodes) {
+    EXPECT_EQ(n.attrs.get_int("ng.in_block", 1), 1) << n.describe();
+    EXPECT_EQ(n.attrs.get_int("ng.out_block", 1), 1) << n.describe();
+  }
+  const Tensor x = random_tensor({1, 3, 10, 10}, 60);
+  expect_close(run_graph(b.g, x), run_graph(planned, x));
+
+  // 24 channels: blocks of 8 under a maximum of 16.
+  GraphBuilder b24 = se_graph(24, 10);
+  Graph planned24 = b24.g;
+  plan_layout(planned24, 16);
+  EXPECT_EQ(reorders(planned24), 0);
+  EXPECT_EQ(find_ops(planned24, "Mul").at(0)->attrs.get_int("ng.in_block", 1), 8);
+  expect_close(run_graph(b24.g, x), run_graph(planned24, x));
+}
+
+// The same gate from a 7x7 AveragePool on a 7x7 map: 1x1 at the planned size only, so neither the pool's
+// output nor the values computed from it are layout-free. The Mul cannot broadcast it (at another size it
+// is no per-channel operand) and runs plain behind a reorder.
+TEST(BlockedBroadcastLayout, NonGlobalPoolIsNotLayoutFree) {
+  GraphBuilder b;
+  b.input("x", {1, 3, 7, 7});
+  b.conv("x", "f", 3, 32, 3);
+  b.se_gate("f", "s", 32, "AveragePool");
+  b.g.nodes[1].attrs.set("kernel_shape", Attribute::of_ints({7, 7}));
+  ASSERT_EQ(b.g.nodes[1].op_type, "AveragePool");
+  b.node("Mul", {"f", "s"}, "y");
+  b.conv("y", "z", 32, 16);
+  b.g.outputs.push_back(b.value("z"));
+  Graph planned = b.g;
+  plan_layout(planned, 16);
+  const Node* mul = find_ops(planned, "Mul").at(0);
+  EXPECT_EQ(mul->attrs.get_int("ng.in_block", 1), 1);
+  EXPECT_EQ(mul->attrs.get_int("ng.out_block", 1), 1);
+  EXPECT_GE(reorders(planned), 1);  // f, blocked for the pool, is reordered for the Mul
+  // The squeeze conv reads the pool's blocked output as blocked, not as if it were plain.
+  const Node* squeeze = nullptr;
+  for (const Node* n : find_ops(planned, "Conv"))
+    if (planned.values[n->outputs[0]].name == "s_squeezed") squeeze = n;
+  ASSERT_NE(squeeze, nullptr);
+  EXPECT_EQ(squeeze->attrs.get_int("ng.in_block", 1), 16);
+  const Tensor x = random_tensor({1, 3, 7, 7}, 70);
+  expect_close(run_graph(b.g, x), run_graph(planned, x));
+
+  // Without the Mul, at a larger size the pool's map is 3x3: a plan treating it as layout-free would
+  // read blocked bytes as plain here.
+  GraphBuilder p;
+  p.input("x", {1, 3, 7, 7});
+  p.conv("x", "f", 3, 32, 3);
+  p.node("AveragePool", {"f"}, "pooled").attrs.set("kernel_shape", Attribute::of_ints({7, 7}));
+  p.conv("pooled", "squeezed", 32, 16);
+  p.node("Sigmoid", {"squeezed"}, "gate");
+  p.conv("gate", "z", 16, 16);
+  p.g.outputs.push_back(p.value("z"));
+  Graph planned_pool = p.g;
+  plan_layout(planned_pool, 16);
+  for (int64_t size : {7, 9}) {
+    const Tensor x2 = random_tensor({1, 3, size, size}, 80 + size);
+    expect_close(run_graph(p.g, x2), run_graph(planned_pool, x2));
+  }
+}
+
+}  // namespace
+}  // namespace ninegrid
