@@ -1,7 +1,7 @@
 // The graph optimiser on whole models (issue 3): at --opt-level 2 every model computes what it computes
 // unoptimised (to 1e-5 of the output's range), keeps no BatchNormalization and no activation right after
 // a Conv, and RetinaFace-MobileNet0.25 needs no more layout transforms than it has outputs, none of them
-// between two convolutions.
+// between two convolutions; the squeeze-and-excitation models need none at all.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -167,6 +167,42 @@ INSTANTIATE_TEST_SUITE_P(Formats, RetinaFaceLayout,
                          testing::Values(ModelCase{"ncnn", NINEGRID_SHARED_DIR "/models/mnet.25-opt.param",
                                                    {{"data", {1, 3, 640, 640}}}},
                                          ModelCase{"onnx", cache_dir() + "/models/retinaface_mnet25.onnx", {}}),
+                         [](const testing::TestParamInfo<ModelCase>& i) { return std::string(i.param.name); });
+
+// Squeeze-and-excitation models: the gate (global pool -> pointwise convs -> Mul) is layout-free, and the
+// Mul broadcasts it over the blocked feature map, so no layout transform is left anywhere (before the
+// layout-free gates: EfficientNet-B0 16, MobileNetV3-Large 8, PP-OCRv4 det 18).
+class SqueezeExciteLayout : public testing::TestWithParam<ModelCase> {};
+
+TEST_P(SqueezeExciteLayout, NoTransforms) {
+  const ModelCase& mc = GetParam();
+  ASSERT_TRUE(std::ifstream(mc.path).good()) << "missing " << mc.path << ": run scripts/make_test_models.sh";
+  auto m = load(mc, 2);
+  const Graph& g = m->impl().graph();
+  int transforms = 0, blocked_gated_muls = 0;
+  for (const Node& n : g.nodes) {
+    if (n.op_type == "ng.Reorder") ADD_FAILURE() << n.describe() << " is a layout transform";
+    transforms += n.op_type == "ng.Reorder";
+    // A Mul of a 4-D map by an [N, C, 1, 1] gate, running blocked.
+    if (n.op_type == "Mul" && n.inputs.size() == 2 && n.attrs.get_int("ng.in_block", 1) > 1)
+      for (int i : n.inputs)
+        blocked_gated_muls += g.values[i].shape.size() == 4 && g.values[i].shape[2] == 1 &&
+                              g.values[i].shape[3] == 1 && g.values[n.outputs[0]].shape[2] > 1;
+  }
+  EXPECT_EQ(transforms, 0);
+  if (isa_block(preferred_isa()) > 1) EXPECT_GT(blocked_gated_muls, 0) << "no SE gate Mul runs blocked";
+}
+
+std::vector<ModelCase> squeeze_excite_cases() {
+  std::vector<ModelCase> se;
+  for (const ModelCase& mc : model_cases())
+    if (std::string(mc.name) == "efficientnet_b0" || std::string(mc.name) == "mobilenet_v3_large" ||
+        std::string(mc.name) == "ppocr_det")
+      se.push_back(mc);
+  return se;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SqueezeExciteLayout, testing::ValuesIn(squeeze_excite_cases()),
                          [](const testing::TestParamInfo<ModelCase>& i) { return std::string(i.param.name); });
 
 }  // namespace
