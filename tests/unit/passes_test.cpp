@@ -170,6 +170,35 @@ TEST(RemoveIdentity, BypassesAndKeepsGraphOutputNames) {
   EXPECT_EQ(b.g.values[b.g.nodes[0].outputs[0]].name, "y");
 }
 
+TEST(RemoveIdentity, WholeSlicesGoPartialAndReversingOnesStay) {
+  auto slice_graph = [](std::vector<int64_t> ends, std::vector<int64_t> steps) {
+    Builder b;
+    b.input("x", {1, 2, 4, 4});
+    auto ints = [&](const char* name, std::vector<int64_t> v) {
+      const int64_t n = static_cast<int64_t>(v.size());
+      b.g.values[b.value(name)].constant = Tensor::from_vector<int64_t>(DataType::Int64, {n}, v);
+    };
+    ints("starts", {0, 0});
+    ints("ends", ends);
+    ints("axes", {2, 3});
+    ints("steps", steps);
+    b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"s"});
+    b.node("Relu", {"s"}, {"y"});
+    b.output("y");
+    return b;
+  };
+  Builder whole = slice_graph({4, 100}, {1, 1});  // ends past the end clamp: the whole input
+  EXPECT_EQ(remove_identity(whole.g), 1);
+  ASSERT_EQ(whole.g.nodes.size(), 1u);
+  EXPECT_EQ(whole.g.values[whole.g.nodes[0].inputs[0]].name, "x");
+  Builder partial = slice_graph({3, 4}, {1, 1});
+  EXPECT_EQ(remove_identity(partial.g), 0);
+  Builder reversed = slice_graph({-100, -100}, {-1, -1});  // same shape, reversed: not an identity
+  reversed.g.values[reversed.value("starts")].constant =
+      Tensor::from_vector<int64_t>(DataType::Int64, {2}, {-1, -1});
+  EXPECT_EQ(remove_identity(reversed.g), 0);
+}
+
 TEST(RemoveIdentity, KeepsIdentityFromGraphInputToGraphOutput) {
   Builder b;
   b.input("x", {2, 3});
@@ -258,6 +287,58 @@ TEST(FuseResidual, AddThenReluBecomeTheEpilogue) {
   EXPECT_EQ(g.values[g.nodes[0].inputs[3]].name, "x");
   Tensor x = random_input({1, 4, 5, 5}, 4);
   expect_close(run_at(b.g, 1, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+}
+
+TEST(FuseResidual, OtherOperandComputedAfterTheConv) {
+  // FPN order: the conv first, then the operand it is added to; the conv moves after that operand.
+  Builder b;
+  b.input("x", {1, 4, 5, 5});
+  b.constant("w", {4, 4, 1, 1});
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.node("Sigmoid", {"x"}, {"t"});
+  b.node("Add", {"c", "t"}, {"y"});
+  b.output("y");
+  Graph g = b.g;
+  EXPECT_EQ(fuse_residual_add(g), 1);
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op_type, "Sigmoid");
+  EXPECT_EQ(g.nodes[1].op_type, "Conv");
+  EXPECT_EQ(g.values[g.nodes[1].inputs[3]].name, "t");
+  Tensor x = random_input({1, 4, 5, 5}, 6);
+  expect_close(run_at(b.g, 1, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+}
+
+// SSH-module shape: conv parts -> Concat -> Relu. The Relu moves into every conv.
+Builder convs_concat_relu(bool part_is_input) {
+  Builder b;
+  b.input("x", {1, 4, 5, 5});
+  b.constant("w1", {3, 4, 3, 3});
+  b.constant("w2", {2, 4, 1, 1});
+  Node& c1 = b.node("Conv", {"x", "w1"}, {"a"});
+  c1.attrs.set("pads", Attribute::of_ints({1, 1, 1, 1}));
+  b.node("Conv", {"x", "w2"}, {"b"});
+  Node& cat = b.node("Concat", {"a", "b", part_is_input ? "x" : "b"}, {"c"});
+  cat.attrs.set("axis", Attribute::of_int(1));
+  if (!part_is_input) cat.inputs.pop_back();
+  b.node("Relu", {"c"}, {"y"});
+  b.output("y");
+  return b;
+}
+
+TEST(FuseActivationThroughConcat, ReluMovesIntoEveryPart) {
+  Builder b = convs_concat_relu(false);
+  Graph g = b.g;
+  EXPECT_EQ(fuse_activation_through_concat(g), 1);
+  ASSERT_EQ(g.nodes.size(), 3u);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(g.nodes[i].attrs.get_string("ng.activation", ""), "Relu");
+  EXPECT_EQ(g.nodes[2].op_type, "Concat");
+  Tensor x = random_input({1, 4, 5, 5}, 7);
+  expect_close(run_at(b.g, 1, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+}
+
+TEST(FuseActivationThroughConcat, NotWhenAPartIsNotAConvOutput) {
+  Builder b = convs_concat_relu(true);
+  EXPECT_EQ(fuse_activation_through_concat(b.g), 0);
 }
 
 TEST(FuseResidual, NotWhenTheAddBroadcasts) {

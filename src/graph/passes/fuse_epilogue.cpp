@@ -90,6 +90,7 @@ bool activation_attrs(const Graph& g, const Node& act, int64_t channels, std::st
 int fuse_residual_add(Graph& g) {
   if (!annotate_shapes(g)) return 0;  // needs both operands' shapes to prove there is no broadcasting
   int fused = 0;
+  bool reorder = false;
   std::vector<char> dead(g.nodes.size(), 0);
   std::vector<int> prod = g.producers();
   Uses uses = find_uses(g);
@@ -114,7 +115,9 @@ int fuse_residual_add(Graph& g) {
     if (best < 0) continue;
     int conv_out = add.inputs[best], other = add.inputs[1 - best];
     Node& conv = g.nodes[prod[conv_out]];
-    if (other >= 0 && prod[other] > prod[conv_out]) continue;  // would need reordering; keep it simple
+    // When the other operand is computed after the conv (FPN: conv, then upsample the coarser level, then
+    // add), the conv moves after it: its inputs come earlier still, and its only reader was the Add.
+    if (other >= 0 && prod[other] > prod[conv_out]) reorder = true;
     if (conv.inputs.size() <= kResidualInput) conv.inputs.resize(kResidualInput + 1, -1);
     conv.inputs[kResidualInput] = other;
     for (int& o : conv.outputs)
@@ -123,6 +126,7 @@ int fuse_residual_add(Graph& g) {
     ++fused;
   }
   erase_nodes(g, dead);
+  if (reorder) g.topo_sort();
   return fused;
 }
 
@@ -154,6 +158,50 @@ int fuse_activation(Graph& g) {
     }
     for (int& o : conv.outputs)
       if (o == x) o = act.outputs[0];
+    dead[n] = 1;
+    ++fused;
+  }
+  erase_nodes(g, dead);
+  return fused;
+}
+
+int fuse_activation_through_concat(Graph& g) {
+  int fused = 0;
+  std::vector<char> dead(g.nodes.size(), 0);
+  std::vector<int> prod = g.producers();
+  Uses uses = find_uses(g);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    Node& act = g.nodes[n];
+    // Element-wise activations only: PRelu's per-channel slopes would have to be split among the convs.
+    if (act.op_type == "PRelu" || act.inputs.empty() || act.inputs[0] < 0 || act.outputs.empty() ||
+        act.outputs[0] < 0)
+      continue;
+    const int cat_out = act.inputs[0];
+    const int c = prod[cat_out];
+    if (c < 0 || dead[c] || g.nodes[c].op_type != "Concat" || uses.count(cat_out) != 1) continue;
+    std::string name;
+    std::vector<float> params;
+    int slope = -1;
+    if (!activation_attrs(g, act, -1, name, params, slope) || slope >= 0) continue;
+    // act(concat(a, b, ...)) = concat(act(a), act(b), ...): every part must come from a conv without an
+    // epilogue activation whose output nothing else reads.
+    const Node& cat = g.nodes[c];
+    bool all_convs = !cat.inputs.empty();
+    for (size_t i = 0; i < cat.inputs.size() && all_convs; ++i) {
+      const int v = cat.inputs[i];
+      const int p = v >= 0 ? prod[v] : -1;
+      all_convs = p >= 0 && !dead[p] && g.nodes[p].op_type == "Conv" && !g.nodes[p].attrs.has("ng.activation") &&
+                  uses.count(v) == 1;
+      for (size_t j = 0; j < i && all_convs; ++j) all_convs = cat.inputs[j] != v;
+    }
+    if (!all_convs) continue;
+    for (int v : cat.inputs) {
+      Node& conv = g.nodes[prod[v]];
+      conv.attrs.set("ng.activation", Attribute::of_string(name));
+      if (!params.empty()) conv.attrs.set("ng.activation_params", Attribute::of_floats(params));
+    }
+    for (int& o : g.nodes[c].outputs)
+      if (o == cat_out) o = act.outputs[0];
     dead[n] = 1;
     ++fused;
   }

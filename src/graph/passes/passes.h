@@ -25,6 +25,9 @@ int recognize_hardswish(Graph& g);
 int fuse_residual_add(Graph& g);
 // An activation whose input is a Conv's output, read by nothing else, moves into the Conv's epilogue.
 int fuse_activation(Graph& g);
+// An element-wise activation after a Concat whose every part is a conv output read by nothing else moves
+// into those convs' epilogues (RetinaFace's SSH modules: conv, conv, conv -> Concat -> Relu).
+int fuse_activation_through_concat(Graph& g);
 // Chooses plain or channel-blocked (NCHW[P]c, P up to max_block) storage for every 4-D float tensor and
 // inserts ng.Reorder nodes where needed; returns how many. Needs fixed input shapes (else does nothing).
 int plan_layout(Graph& g, int max_block);

@@ -17,6 +17,7 @@ void optimize_graph(Graph& graph, int opt_level) {
   recognize_hardswish(graph);
   fuse_residual_add(graph);
   fuse_activation(graph);
+  fuse_activation_through_concat(graph);
   remove_dead_nodes(graph);
   if (opt_level >= 2) plan_layout(graph, isa_block(preferred_isa()));
   release_unused_constants(graph);
