@@ -9,6 +9,9 @@ faster), load time and peak resident memory, and the core's FMA peak measured in
   bench/compare.py [--threads 1,2] [--rounds 5] [--runs 10] [--models retinaface640,blazeface,...] [--out FILE]
                    [--opt-levels 0,1,2]
 
+--models also takes layers:PREFIX, the single-layer models bench/make_layer_models.py writes (e.g.
+layers:dw for every depthwise layer).
+
 With --opt-levels, each round also runs ninegrid at each listed optimisation level (same process pattern,
 interleaved with the others), and the report gets a second table: latency per opt-level, so the effect of
 the graph optimiser (fusion and folding at 1, layout planning at 2) is measured in the same run.
@@ -75,7 +78,23 @@ def main():
     peak = fma_peak(os.path.join(ROOT, "build", "ninegrid_fma_peak"))
     opt_levels = [int(x) for x in args.opt_levels.split(",") if x.strip()]
     rows = []
-    for name in args.models.split(","):
+    names = []
+    for item in args.models.split(","):
+        if item.startswith("layers:"):  # every model bench/make_layer_models.py wrote whose name starts so
+            prefix = item[len("layers:"):]
+            layer_dir = os.path.join(CACHE, "bench_layers")
+            found = sorted(f[:-5] for f in os.listdir(layer_dir) if f.endswith(".onnx") and f.startswith(prefix)) \
+                if os.path.isdir(layer_dir) else []
+            if not found:
+                sys.exit(f"no layer models '{prefix}*' in {layer_dir}: run bench/make_layer_models.py first")
+            for f in found:
+                MODELS[f] = (os.path.join("bench_layers", f + ".onnx"), None)
+            names += found
+        elif item in MODELS:
+            names.append(item)
+        else:
+            sys.exit(f"unknown model '{item}' (known: {', '.join(MODELS)}, or layers:PREFIX)")
+    for name in names:
         rel, shape = MODELS[name]
         path = os.path.join(CACHE, rel)
         if not os.path.exists(path):
