@@ -172,7 +172,8 @@ const std::vector<Layer>& winograd_layers() {
       {"resnet/3x3_64to64_56", 64, 64, 56, 56},     {"resnet/3x3_128to128_28", 128, 128, 28, 28},
       {"resnet/3x3_256to256_14", 256, 256, 14, 14}, {"resnet/3x3_512to512_7", 512, 512, 7, 7},
       {"vgg/3x3_64to64_112", 64, 64, 112, 112},     {"retina/ssh_3x3_64to32_80", 64, 32, 80, 80},
-      {"retina/ssh_3x3_64to32_40", 64, 32, 40, 40},
+      {"retina/ssh_3x3_64to32_40", 64, 32, 40, 40},  {"retina/ssh_3x3_64to16_80", 64, 16, 80, 80},
+      {"retina/ssh_3x3_16to16_80", 16, 16, 80, 80},  {"retina/ssh_3x3_64to64_80", 64, 64, 80, 80},
   };
   return l;
 }

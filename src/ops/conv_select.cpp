@@ -17,6 +17,11 @@ namespace {
 // Winograd must beat the direct kernel by this factor in its own cost model before it is chosen: the
 // model is approximate, and Winograd costs 4x the weight memory (F(4x4)) and a little accuracy.
 constexpr double kWinogradMinSpeedup = 1.2;
+// Strassen must save this fraction of a GEMM's time in its cost model: its GEMM kernel runs a little
+// slower than the pointwise kernel (measured with ninegrid_conv_algorithms_bench on the development
+// machine: 1024 -> 1024 channels at 28x28, Strassen 8.95 ms, its plain GEMM 10.9 ms, pointwise 8.81 ms),
+// so a marginal saving loses to the pointwise kernel.
+constexpr double kStrassenMinSaving = 0.05;
 
 // One algorithm's class behind the common interface.
 template <typename Impl>
@@ -63,7 +68,8 @@ std::unique_ptr<Conv2dKernel> select_conv2d_kernel(const Conv2dParams& p, const 
       WinogradConv2d::estimated_speedup(p, isa) >= kWinogradMinSpeedup)
     return std::make_unique<KernelOf<WinogradConv2d>>(p, weights, bias, activation, isa, in_block, out_block);
   if ((allowed & kConvStrassen) && StrassenConv1x1::supports(p, in_block, out_block, isa) &&
-      StrassenConv1x1::splittable(p, in_block, out_block) && StrassenConv1x1::recursion_pays(p, isa))
+      StrassenConv1x1::splittable(p, in_block, out_block) &&
+      StrassenConv1x1::estimated_saving(p, isa) >= kStrassenMinSaving)
     return std::make_unique<KernelOf<StrassenConv1x1>>(p, weights, bias, activation, isa, in_block, out_block, 1);
   if ((allowed & kConvDirect) && FastConv2d::supports(p, in_block, out_block, isa))
     return std::make_unique<KernelOf<FastConv2d>>(p, weights, bias, activation, isa, in_block, out_block);

@@ -77,6 +77,14 @@ bool StrassenConv1x1::splittable(const Conv2dParams& p, int64_t in_block, int64_
   return p.in_channels % (2 * in_block) == 0 && p.out_channels % (2 * out_block) == 0 && p.in_h * p.in_w >= 2;
 }
 
+double StrassenConv1x1::estimated_saving(const Conv2dParams& p, Isa isa) {
+  const double m = double(p.out_channels) / 2, k = double(p.in_channels) / 2, n = double(p.in_h * p.in_w) / 2;
+  const double rate = std::min(isa, hardware_isa()) == Isa::Avx512 ? kGemmMacsPerSecondAvx512 : kGemmMacsPerSecondAvx2;
+  const double saved = m * k * n / rate;
+  const double added = 4.0 * (15 * k * n + 16 * m * n) / kExtraBytesPerSecond;
+  return (saved - added) / (8 * saved);
+}
+
 bool StrassenConv1x1::recursion_pays(const Conv2dParams& p, Isa isa) {
   const double m = double(p.out_channels) / 2, k = double(p.in_channels) / 2, n = double(p.in_h * p.in_w) / 2;
   const double rate = std::min(isa, hardware_isa()) == Isa::Avx512 ? kGemmMacsPerSecondAvx512 : kGemmMacsPerSecondAvx2;

@@ -128,7 +128,7 @@ int best_tile(const Conv2dParams& p, bool avx512, double* seconds) {
 bool WinogradConv2d::applicable(const Conv2dParams& p) { return winograd_applicable(p); }
 
 bool WinogradConv2d::supports(const Conv2dParams& p) {
-  return applicable(p) && p.in_channels >= 32 && p.out_channels >= 32;
+  return applicable(p) && p.in_channels >= 16 && p.out_channels >= 16;
 }
 
 bool WinogradConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {

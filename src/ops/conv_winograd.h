@@ -26,7 +26,7 @@ class WinogradConv2d {
   // Whether the Winograd kernels compute this conv correctly: 3x3, stride 1, dilation 1, one group,
   // non-negative pads (any channel counts and plane sizes).
   static bool applicable(const Conv2dParams& p);
-  // applicable(p) and enough channels (>= 32 in and out) for the transforms to pay: the shape test a
+  // applicable(p) and enough channels (>= 16 in and out) for the transforms to pay: the shape test a
   // per-layer algorithm choice should use.
   static bool supports(const Conv2dParams& p);
   // supports(p), blocks 1, 8 or 16 dividing their channel counts, and a vector ISA (AVX2 or AVX-512,

@@ -84,7 +84,11 @@ TEST_P(ConvSelect, DenseThreeByThreeWithManyChannelsRunsWinograd) {
 TEST_P(ConvSelect, OneByOneRunsPointwiseUnlessStrassenPays) {
   const std::string isa = isa_name(GetParam());
   EXPECT_EQ(choose_and_check(conv(64, 64, 28, 1, 1), GetParam(), lanes(), lanes()), "pointwise/" + isa);
-  EXPECT_EQ(chosen(conv(1024, 1024, 14, 1, 1), GetParam(), lanes(), lanes()), "strassen1/" + isa);
+  // Strassen only where its saving is clear. At 1024 channels and 14x14 it is with AVX2 (measured 3.9 ms
+  // against the pointwise kernel's 4.5 ms) but not with AVX-512 (no faster than pointwise); at 2048 with both.
+  EXPECT_EQ(chosen(conv(1024, 1024, 14, 1, 1), GetParam(), lanes(), lanes()),
+            GetParam() == Isa::Avx2 ? "strassen1/avx2" : "pointwise/avx512");
+  EXPECT_EQ(chosen(conv(2048, 2048, 14, 1, 1), GetParam(), lanes(), lanes()), "strassen1/" + isa);
 }
 
 TEST_P(ConvSelect, DepthwiseAndGroupedConvs) {
@@ -102,7 +106,7 @@ TEST_P(ConvSelect, AllowedAlgorithmsRestrictTheChoice) {
   const Conv2dParams resnet = conv(64, 64, 28, 3, 1);
   EXPECT_EQ(choose_and_check(resnet, GetParam(), lanes(), lanes(), kConvDirect), "direct/" + isa);
   EXPECT_EQ(choose_and_check(resnet, GetParam(), lanes(), lanes(), kConvIndirect), "indirect/" + isa);
-  EXPECT_EQ(chosen(conv(1024, 1024, 14, 1, 1), GetParam(), lanes(), lanes(), kConvDirect | kConvIndirect),
+  EXPECT_EQ(chosen(conv(2048, 2048, 14, 1, 1), GetParam(), lanes(), lanes(), kConvDirect | kConvIndirect),
             "pointwise/" + isa);
   EXPECT_EQ(choose_and_check(resnet, GetParam(), lanes(), lanes(), 0), "");
 }
