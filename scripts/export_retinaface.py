@@ -426,6 +426,15 @@ def main():
     for name, value in zip(OUTPUT_NAMES, outputs):
         print(f"  {name:36s} {tuple(value.shape)}")
 
+    # The same network with a 320x320 input, for the benchmarks (ONNX Runtime needs a file per size).
+    small_path = os.path.join(out_dir, "retinaface_mnet25_320.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (letterbox_chw(load_astronaut(), 320),), small_path + ".tmp", opset_version=13,
+                          input_names=["data"], output_names=OUTPUT_NAMES, do_constant_folding=True)
+    os.replace(small_path + ".tmp", small_path)
+    print(f"wrote {small_path} (input data 1x3x320x320, for benchmarks)")
+
 
 if __name__ == "__main__":
     sys.exit(main())

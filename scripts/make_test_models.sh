@@ -3,6 +3,7 @@
 # ${NINEGRID_CACHE:-<repo>/.cache}/models/ (each export is skipped when its .onnx is already there):
 #   torchvision/<name>.onnx + .input.npy + .expected.npy   nine torchvision classifiers, seeded random weights
 #   retinaface_mnet25.onnx + .input.npy + .<output>.npy    RetinaFace-MobileNet0.25, real weights from shared/
+#   retinaface_mnet25_320.onnx                             the same at 320x320, for bench/compare.py
 # Uses Debian's Python (/usr/bin/python3 with python3-torch, python3-torchvision, python3-onnx).
 set -euo pipefail
 
@@ -27,7 +28,7 @@ else
   "$PYTHON" "$REPO/scripts/export_torchvision.py" --cache "$CACHE" --only "${missing[@]}"
 fi
 
-if [[ -f "$MODELS/retinaface_mnet25.onnx" ]]; then
+if [[ -f "$MODELS/retinaface_mnet25.onnx" && -f "$MODELS/retinaface_mnet25_320.onnx" ]]; then
   log "RetinaFace export present: $MODELS/retinaface_mnet25.onnx"
 elif [[ -f "$SHARED/models/mnet.25-opt.param" ]]; then
   log "exporting RetinaFace-MobileNet0.25 from $SHARED/models/mnet.25-opt.{param,bin}"
