@@ -176,16 +176,20 @@ namespace {
 // dividing channels) to NCHW[lanes]c, the channels past `channels` zero.
 void stage_channel_blocks(const float* src, float* dst, int64_t channels, int64_t plane, int64_t in_block,
                           int64_t lanes, int64_t block_begin, int64_t block_end) {
+  // Pixel by pixel, so the output is written sequentially while the lanes' input streams (one per
+  // channel) are each read sequentially too; a lane-by-lane loop would stride through the output.
+  constexpr int64_t kMaxLanes = 16;
   for (int64_t b = block_begin; b < block_end; ++b) {
     float* out = dst + b * plane * lanes;
-    for (int64_t j = 0; j < lanes; ++j) {
+    const float* in[kMaxLanes];
+    int64_t real = 0;
+    for (int64_t j = 0; j < lanes && b * lanes + j < channels; ++j, ++real) {
       const int64_t c = b * lanes + j;
-      if (c >= channels) {
-        for (int64_t i = 0; i < plane; ++i) out[i * lanes + j] = 0.f;
-        continue;
-      }
-      const float* in = src + (c / in_block) * plane * in_block + c % in_block;
-      for (int64_t i = 0; i < plane; ++i) out[i * lanes + j] = in[i * in_block];
+      in[j] = src + (c / in_block) * plane * in_block + c % in_block;
+    }
+    for (int64_t i = 0; i < plane; ++i, out += lanes) {
+      for (int64_t j = 0; j < real; ++j) out[j] = in[j][i * in_block];
+      for (int64_t j = real; j < lanes; ++j) out[j] = 0.f;
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kernels/ref/window.h"
 
@@ -44,11 +45,66 @@ void for_each_window(const PoolParams& p, Fn fn) {
   }
 }
 
+// Every output's window along each axis, computed once per call rather than once per output pixel.
+struct PlaneWindows {
+  std::vector<AxisWindow> axis[3];
+  explicit PlaneWindows(const PoolParams& p) {
+    for (int a = 0; a < 3; ++a)
+      for (int64_t o = 0; o < p.out[a]; ++o) axis[a].push_back(axis_window(p, a, o));
+  }
+};
+
+// max_pool_ref without indices: the same comparisons in the same order, with the windows precomputed
+// and the width taps contiguous when the dilation is 1 (BlazeFace's 2x2 pools ran 16 ns per output).
+template <class T>
+void max_pool_values(const PoolParams& p, const T* x, T* y, int64_t plane_begin, int64_t plane_end) {
+  const PlaneWindows win(p);
+  const int64_t in_plane = p.in_plane(), out_plane = p.out_plane();
+  const bool unit_w = p.dilation[2] == 1;
+  for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+    const T* xp = x + plane * in_plane;
+    T* yp = y + plane * out_plane;
+    for (int64_t od = 0; od < p.out[0]; ++od) {
+      const AxisWindow& wd = win.axis[0][od];
+      for (int64_t oh = 0; oh < p.out[1]; ++oh) {
+        const AxisWindow& wh = win.axis[1][oh];
+        for (int64_t ow = 0; ow < p.out[2]; ++ow, ++yp) {
+          const AxisWindow& ww = win.axis[2][ow];
+          if (wd.k_begin >= wd.k_end || wh.k_begin >= wh.k_end || ww.k_begin >= ww.k_end) {
+            *yp = std::numeric_limits<T>::lowest();
+            continue;
+          }
+          // Start from the window's first value and keep the larger (v > best: a NaN never replaces
+          // and is never replaced, as in max_pool_ref). Select, not branch: on real data the
+          // comparison is unpredictable, and mispredictions cost most of the time otherwise.
+          const int64_t dil_w = p.dilation[2];
+          T best = xp[((wd.start + wd.k_begin * p.dilation[0]) * p.in[1] + wh.start + wh.k_begin * p.dilation[1]) *
+                          p.in[2] + ww.start + ww.k_begin * dil_w];
+          for (int64_t kd = wd.k_begin; kd < wd.k_end; ++kd) {
+            const int64_t id = wd.start + kd * p.dilation[0];
+            for (int64_t kh = wh.k_begin; kh < wh.k_end; ++kh) {
+              const T* row = xp + (id * p.in[1] + wh.start + kh * p.dilation[1]) * p.in[2] + ww.start;
+              if (unit_w) {
+                for (int64_t kw = ww.k_begin; kw < ww.k_end; ++kw) best = row[kw] > best ? row[kw] : best;
+              } else {
+                for (int64_t kw = ww.k_begin; kw < ww.k_end; ++kw)
+                  best = row[kw * dil_w] > best ? row[kw * dil_w] : best;
+              }
+            }
+          }
+          *yp = best;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 template <class T>
 void max_pool_ref(const PoolParams& p, const T* x, T* y, int64_t* indices, bool column_major, int64_t plane_begin,
                   int64_t plane_end) {
+  if (!indices) return max_pool_values(p, x, y, plane_begin, plane_end);
   const int64_t in_plane = p.in_plane(), out_plane = p.out_plane();
   for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
     const T* xp = x + plane * in_plane;
