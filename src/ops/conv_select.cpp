@@ -23,6 +23,19 @@ constexpr double kWinogradMinSpeedup = 1.2;
 // so a marginal saving loses to the pointwise kernel.
 constexpr double kStrassenMinSaving = 0.05;
 
+// Where the indirect kernel beats the direct one (ninegrid_conv_algorithms_bench, AVX-512, one thread,
+// GFLOP/s indirect vs direct): dense strided convs past the first layer (3x3 s2 64->128 at 56x56: 195 vs
+// 172; 128->256 at 28x28: 200 vs 145; 1x1 s2 1024->2048 at 14x14: 134 vs 71), whose direct row tiles
+// are short, and dense convs on small planes (3x3 512->512 at 7x7: 130 vs 109), where the nine-grid
+// leaves few centre pixels per row; the indirect kernel tiles the flattened output instead. The direct
+// kernel keeps the first layer (7x7 s2 3->64: 185 vs 97) and larger stride-1 planes (256 at 14x14: 201 vs 186).
+bool indirect_beats_direct(const Conv2dParams& p) {
+  if (p.groups != 1 || p.in_channels < 32) return false;
+  if (p.stride_h > 1 || p.stride_w > 1) return true;
+  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1;
+  return !pointwise && p.out_h * p.out_w <= 64;
+}
+
 // One algorithm's class behind the common interface.
 template <typename Impl>
 class KernelOf final : public Conv2dKernel {
@@ -71,6 +84,8 @@ std::unique_ptr<Conv2dKernel> select_conv2d_kernel(const Conv2dParams& p, const 
       StrassenConv1x1::splittable(p, in_block, out_block) &&
       StrassenConv1x1::estimated_saving(p, isa) >= kStrassenMinSaving)
     return std::make_unique<KernelOf<StrassenConv1x1>>(p, weights, bias, activation, isa, in_block, out_block, 1);
+  if ((allowed & kConvIndirect) && indirect_beats_direct(p) && IndirectConv2d::supports(p, in_block, out_block, isa))
+    return std::make_unique<KernelOf<IndirectConv2d>>(p, weights, bias, activation, isa, in_block, out_block);
   if ((allowed & kConvDirect) && FastConv2d::supports(p, in_block, out_block, isa))
     return std::make_unique<KernelOf<FastConv2d>>(p, weights, bias, activation, isa, in_block, out_block);
   if ((allowed & kConvIndirect) && IndirectConv2d::supports(p, in_block, out_block, isa))

@@ -5,9 +5,10 @@
 //   winograd   3x3 stride-1 dense convs with enough channels, when the Winograd cost model expects it to
 //              beat the direct kernel by a clear margin (ops/conv_winograd.h);
 //   strassen   large 1x1 convs where one level of Strassen's recursion pays (ops/conv_strassen.h);
+//   indirect   dense strided convs past the first layer and dense convs on small planes, where it
+//              measured faster than the direct kernel (ops/conv_indirect.h);
 //   direct     the register-blocked direct, pointwise and depthwise kernels (ops/conv_fast.h);
-//   indirect   everything else the vector kernels can do: grouped convs, depthwise convs on a block other
-//              than the vector width, ... (ops/conv_indirect.h).
+//   indirect   again, for what the direct kernels cannot do (grouped convs with few channels per group).
 // When none applies the caller runs the reference kernel.
 //
 // NINEGRID_CONV_ALGORITHMS (comma-separated subset of "winograd,strassen,direct,indirect", default all)

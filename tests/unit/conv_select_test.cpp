@@ -76,9 +76,19 @@ TEST_P(ConvSelect, DenseThreeByThreeWithManyChannelsRunsWinograd) {
   const std::string isa = isa_name(GetParam());
   EXPECT_TRUE(starts_with(chosen(conv(64, 64, 56, 3, 1), GetParam(), lanes(), lanes()), "winograd"));
   EXPECT_TRUE(starts_with(choose_and_check(conv(64, 64, 28, 3, 1), GetParam(), lanes(), lanes()), "winograd"));
-  // Stride 2 and few channels are not Winograd's.
-  EXPECT_EQ(choose_and_check(conv(64, 64, 28, 3, 2), GetParam(), lanes(), lanes()), "direct/" + isa);
+  // Stride 2 and few channels are not Winograd's: strided dense convs past the first layer run the
+  // indirect kernel, the rest the direct one.
+  EXPECT_EQ(choose_and_check(conv(64, 64, 28, 3, 2), GetParam(), lanes(), lanes()), "indirect/" + isa);
+  EXPECT_EQ(choose_and_check(conv(3, 16, 28, 3, 2), GetParam(), 1, lanes()), "direct/" + isa);
   EXPECT_EQ(choose_and_check(conv(8, 16, 20, 3, 1), GetParam(), 8, lanes()), "direct/" + isa);
+}
+
+TEST_P(ConvSelect, SmallPlanesWithoutWinogradRunIndirect) {
+  const std::string isa = isa_name(GetParam());
+  const unsigned no_winograd = kConvDirect | kConvIndirect;
+  EXPECT_EQ(choose_and_check(conv(64, 64, 7, 3, 1), GetParam(), lanes(), lanes(), no_winograd), "indirect/" + isa);
+  EXPECT_EQ(choose_and_check(conv(64, 64, 14, 3, 1), GetParam(), lanes(), lanes(), no_winograd), "direct/" + isa);
+  EXPECT_EQ(choose_and_check(conv(64, 64, 7, 1, 1), GetParam(), lanes(), lanes(), no_winograd), "pointwise/" + isa);
 }
 
 TEST_P(ConvSelect, OneByOneRunsPointwiseUnlessStrassenPays) {
