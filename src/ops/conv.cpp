@@ -133,7 +133,7 @@ class Conv final : public Op {
   // for every imported model); it prepacks the weights once per input shape. Otherwise the reference.
   void choose_fast_kernel(const std::vector<TensorDesc>& in) {
     fast_.reset();
-    if (geom_.rank() != 2 || !in[1].value) return;
+    if (!prepare_kernels_ || geom_.rank() != 2 || !in[1].value) return;
     if (in.size() > 2 && in[2].present && !in[2].value) return;
     if (activation_.kind == ActivationKind::PRelu && !in[kSlopeInput].value) return;
     const Conv2dParams p = params2d();

@@ -179,15 +179,18 @@ WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, cons
 
   // u[pos][group][ic][lane of the group], zeros for the padding channels.
   const std::vector<float> u = winograd_transform_weights(tile_, weights, p.out_channels, p.in_channels);
+  // Group by group and input channel by input channel, so each step fills whole runs of `width` floats
+  // at every position (a position-major loop strode through all of u once per position: slow loads).
   u_ = AlignedFloats(positions * ic_padded_ * oc_padded_);
-  for (int64_t pos = 0; pos < positions; ++pos) {
-    float* upos = u_.data() + pos * ic_padded_ * oc_padded_;
-    for (int64_t oc = 0; oc < p.out_channels; ++oc) {
-      const int64_t group = oc / group_lanes;
-      const int64_t width = std::min(group_lanes, oc_padded_ - group * group_lanes);  // the last group may be narrower
-      float* ugroup = upos + group * ic_padded_ * group_lanes;
-      for (int64_t ic = 0; ic < p.in_channels; ++ic)
-        ugroup[ic * width + oc % group_lanes] = u[(oc * p.in_channels + ic) * positions + pos];
+  for (int64_t group = 0; group * group_lanes < p.out_channels; ++group) {
+    const int64_t width = std::min(group_lanes, oc_padded_ - group * group_lanes);  // the last group may be narrower
+    const int64_t oc_end = std::min(p.out_channels, (group + 1) * group_lanes);
+    for (int64_t ic = 0; ic < p.in_channels; ++ic) {
+      float* dst = u_.data() + group * ic_padded_ * group_lanes + ic * width;
+      for (int64_t oc = group * group_lanes; oc < oc_end; ++oc) {
+        const float* src = u.data() + (oc * p.in_channels + ic) * positions;
+        for (int64_t pos = 0; pos < positions; ++pos) dst[pos * ic_padded_ * oc_padded_ + oc % group_lanes] = src[pos];
+      }
     }
   }
   bias_ = pad_per_channel(bias, p.out_channels, lanes_);

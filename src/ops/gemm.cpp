@@ -104,6 +104,7 @@ class Gemm final : public Op {
 
   void choose_fast_kernel(const std::vector<TensorDesc>& in) {
     fast_.reset();
+    if (!prepare_kernels_) return;
     const bool has_c = in.size() > 2 && in[2].present && beta_ != 0.f;
     if (trans_a_ || !in[1].value || (has_c && (!in[2].value || c_rows_ != 1)) || m_ < 1 || n_ < 1 || k_ < 1) return;
     Conv2dParams p;

@@ -73,7 +73,15 @@ class Op {
   const Node& node() const { return node_; }
   [[noreturn]] void error(const std::string& message) const { throw_node_error(node_, message); }
 
+  // Whether infer() may prepare run-time kernels (prepack or transform weights, build indirection
+  // buffers). Plans made only for shapes or constant folding (graph passes, model loading) switch it off:
+  // those kernels would be built and thrown away several times per load. run() must still compute
+  // correctly without them (ops fall back to their reference path).
+  void set_prepare_kernels(bool on) { prepare_kernels_ = on; }
+
  protected:
+  bool prepare_kernels_ = true;
+
   // Common checks, each throwing a node error.
   void expect_inputs(const std::vector<TensorDesc>& in, size_t min, size_t max) const;
   void expect_dtype(const TensorDesc& t, DataType dtype, const char* what) const;

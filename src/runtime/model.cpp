@@ -84,7 +84,10 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
 
   // Create every operator once: unsupported operators and bad attributes are reported at load time.
   std::vector<std::unique_ptr<Op>> ops;
-  for (const Node& n : graph_.nodes) ops.push_back(OpRegistry::instance().create(n));
+  for (const Node& n : graph_.nodes) {
+    ops.push_back(OpRegistry::instance().create(n));
+    ops.back()->set_prepare_kernels(false);  // shapes only: sessions build the kernels
+  }
   // With all input shapes known, infer the output shapes now, so shape errors surface at load time too.
   std::vector<Shape> shapes;
   for (const ValueInfo& in : inputs_) {

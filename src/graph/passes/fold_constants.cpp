@@ -19,7 +19,10 @@ int fold_constants(Graph& g) {
     shapes.push_back(val.shape);
   }
   std::vector<std::unique_ptr<Op>> ops;
-  for (const Node& n : g.nodes) ops.push_back(OpRegistry::instance().create(n));
+  for (const Node& n : g.nodes) {
+    ops.push_back(OpRegistry::instance().create(n));
+    ops.back()->set_prepare_kernels(false);  // shapes only: sessions build the kernels
+  }
   ThreadPool pool(1);
   Plan plan = make_plan(g, shapes, ops, &pool);
 
