@@ -176,6 +176,10 @@ TEST(PoolOp, RandomWindowsMatchTheDefinition) {
     ASSERT_EQ(maxed[0].shape(), e.shape) << where;
     eltest::expect_near_all(maxed[0], e.max, 0, 0);
     EXPECT_EQ(eltest::values<int64_t>(maxed[1]), trial % 2 ? e.argmax_col_major : e.argmax_row_major) << where;
+    // Without the Indices output MaxPool takes its value-only paths.
+    max_spec.num_outputs = 1;
+    const auto values_only = eltest::run_op(max_spec);
+    eltest::expect_near_all(values_only[0], e.max, 0, 0);
 
     for (int include = 0; include < 2; ++include) {
       Attributes a = pool_attrs(c);
@@ -190,6 +194,32 @@ TEST(PoolOp, RandomWindowsMatchTheDefinition) {
     eltest::expect_near_all(eltest::run1("LpPool", {arg(x)}, lp), e.lp2, 1e-5, 1e-6);
   }
   EXPECT_GT(ran, 100);
+}
+
+// The 2x2 stride-2 downsampling pool has a path of its own: even and odd sizes (the last odd row and
+// column are dropped), with and without ceil_mode (which adds partial windows: the general path).
+TEST(PoolOp, TwoByTwoStrideTwoMatchesTheDefinition) {
+  std::mt19937 rng(37);
+  for (int64_t h : {2, 7, 8})
+    for (int64_t w : {2, 9, 16})
+      for (int ceil : {0, 1}) {
+        PoolCase c;
+        c.auto_pad = "NOTSET";
+        c.ceil_mode = ceil != 0;
+        c.kernel = {2, 2};
+        c.strides = {2, 2};
+        c.dilations = {1, 1};
+        c.pads = {0, 0, 0, 0};
+        const Tensor x = random_tensor(rng, {2, 3, h, w});
+        const Expected e = naive_pool(x, c);
+        OpSpec spec;
+        spec.op_type = "MaxPool";
+        spec.inputs = {arg(x)};
+        spec.attrs = pool_attrs(c);
+        const auto y = eltest::run_op(spec);
+        ASSERT_EQ(y[0].shape(), e.shape) << h << "x" << w << " ceil " << ceil;
+        eltest::expect_near_all(y[0], e.max, 0, 0);
+      }
 }
 
 TEST(PoolOp, HandComputedCeilModeAndPadding) {

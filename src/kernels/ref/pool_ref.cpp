@@ -56,8 +56,36 @@ struct PlaneWindows {
 
 // max_pool_ref without indices: the same comparisons in the same order, with the windows precomputed
 // and the width taps contiguous when the dilation is 1 (BlazeFace's 2x2 pools ran 16 ns per output).
+// 2-D, 2x2 window, stride 2, no padding, no dilation (the common downsampling pool): whole windows only,
+// the same comparison order as below, written so the compiler vectorises across the row.
+template <class T>
+bool max_pool_2x2s2(const PoolParams& p, const T* x, T* y, int64_t plane_begin, int64_t plane_end) {
+  if (p.in[0] != 1 || p.kernel[1] != 2 || p.kernel[2] != 2 || p.stride[1] != 2 || p.stride[2] != 2 ||
+      p.dilation[1] != 1 || p.dilation[2] != 1 || p.pad_begin[1] != 0 || p.pad_begin[2] != 0 ||
+      2 * p.out[1] > p.in[1] || 2 * p.out[2] > p.in[2])
+    return false;
+  const int64_t in_w = p.in[2];
+  for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
+    const T* xp = x + plane * p.in_plane();
+    T* yp = y + plane * p.out_plane();
+    for (int64_t oh = 0; oh < p.out[1]; ++oh, yp += p.out[2]) {
+      const T* r0 = xp + 2 * oh * in_w;
+      const T* r1 = r0 + in_w;
+      for (int64_t ow = 0; ow < p.out[2]; ++ow) {
+        T best = r0[2 * ow];
+        best = r0[2 * ow + 1] > best ? r0[2 * ow + 1] : best;
+        best = r1[2 * ow] > best ? r1[2 * ow] : best;
+        best = r1[2 * ow + 1] > best ? r1[2 * ow + 1] : best;
+        yp[ow] = best;
+      }
+    }
+  }
+  return true;
+}
+
 template <class T>
 void max_pool_values(const PoolParams& p, const T* x, T* y, int64_t plane_begin, int64_t plane_end) {
+  if (max_pool_2x2s2(p, x, y, plane_begin, plane_end)) return;
   const PlaneWindows win(p);
   const int64_t in_plane = p.in_plane(), out_plane = p.out_plane();
   const bool unit_w = p.dilation[2] == 1;
