@@ -74,6 +74,14 @@ inline typename V::T activate(const X86ConvArgs& a, typename V::T v, int64_t blo
   return v;
 }
 
+// activate() on a vector whose lanes all belong to output channel `channel` (the plain-layout store
+// works on transposed tiles): only PRelu's slope differs.
+template <class V>
+inline typename V::T activate_channel(const X86ConvArgs& a, typename V::T v, int64_t channel) {
+  if (a.activation == ActivationKind::PRelu) return V::scale_negative(v, V::set1(a.slope[channel]));
+  return activate<V>(a, v, 0);
+}
+
 // activate() on N vectors of one channel block, the switch hoisted out of the loop.
 template <class V, int N>
 __attribute__((always_inline)) inline void activate_all(const X86ConvArgs& a, typename V::T* v, int64_t block) {
@@ -145,6 +153,26 @@ __attribute__((always_inline)) inline void store_pixels_inline(const X86ConvArgs
   // Plain NCHW: lane j is channel block * P + j; the lanes past out_channels are padding, never stored.
   const int64_t c0 = block * P;
   const int64_t lanes = imin(P, a.out_channels - c0);
+  if (pixel_stride == 1) {
+    // Consecutive pixels: transpose up to P of them at a time, so each channel's run of pixels is one
+    // (masked) vector; residual, activation and store then work on whole vectors.
+#pragma GCC unroll 4
+    for (int c = 0; c < N; c += P) {
+      const int n = N - c < P ? N - c : P;
+      typename V::T r[P];
+#pragma GCC unroll 16
+      for (int k = 0; k < P; ++k) r[k] = k < n ? acc[c + k] : V::zero();
+      V::transpose(r);
+      for (int64_t j = 0; j < lanes; ++j) {
+        const int64_t at = (c0 + j) * plane + pixel + c;
+        typename V::T v = r[j];
+        if (a.residual) v = V::add(v, V::load_first(a.residual + at, n));
+        v = activate_channel<V>(a, v, c0 + j);
+        V::store_first(a.y + at, v, n);
+      }
+    }
+    return;
+  }
   alignas(64) float tile[N][P];
   if (a.residual) {
     for (int64_t j = 0; j < P; ++j)

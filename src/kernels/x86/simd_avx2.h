@@ -51,6 +51,13 @@ struct VecAvx2 {
     return _mm256_mul_ps(y, _mm256_castsi256_ps(bits));
   }
 
+  // The first n (0..8) lanes: loaded (the rest zero) and stored (the memory past them untouched).
+  static T load_first(const float* p, int n) { return _mm256_maskload_ps(p, first_lanes(n)); }
+  static void store_first(float* p, T v, int n) { _mm256_maskstore_ps(p, first_lanes(n), v); }
+  static __m256i first_lanes(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+
   // In-place transpose of 8 rows of 8 floats.
   static void transpose(T r[8]) {
     T a[8], b[8];

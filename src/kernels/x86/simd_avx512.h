@@ -54,6 +54,11 @@ struct VecAvx512 {
     return _mm512_scalef_ps(y, n);
   }
 
+  // The first n (0..16) lanes: loaded (the rest zero) and stored (the memory past them untouched).
+  static T load_first(const float* p, int n) { return _mm512_maskz_loadu_ps(first_lanes(n), p); }
+  static void store_first(float* p, T v, int n) { _mm512_mask_storeu_ps(p, first_lanes(n), v); }
+  static __mmask16 first_lanes(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
+
   // In-place transpose of 16 rows of 16 floats.
   static void transpose(T r[16]) {
     T a[16], b[16];
