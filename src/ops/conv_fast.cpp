@@ -71,7 +71,10 @@ bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
   if (out_block == 16) {
     widths[0] = isa >= Isa::Avx512 ? 16 : 0;
   } else if (out_block == 8) {
-    widths[0] = 8;
+    // 16-lane kernels write NCHW8c as pairs of blocks (kernels/x86/conv_epilogue_impl.h): twice the
+    // work per instruction, worth the padding vector's waste from 16 channels on (24: 32 computed).
+    if (isa >= Isa::Avx512 && p.out_channels > 8) widths[0] = 16, widths[1] = 8;
+    else widths[0] = 8;
   } else if (isa >= Isa::Avx512 && p.out_channels > 8) {
     widths[0] = 16, widths[1] = 8;
   } else {

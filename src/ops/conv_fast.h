@@ -27,7 +27,8 @@ enum class ConvAlgorithm { Auto, Direct, Pointwise, Depthwise };
 class FastConv2d {
  public:
   // Whether a fast kernel handles this conv with the given input/output blocks using at most `isa`:
-  //  - out_block 16 needs AVX-512, 8 needs AVX2 (either ISA's kernels read input blocks 1, 8 and 16);
+  //  - out_block 16 needs AVX-512, 8 AVX2 (or AVX-512's kernels storing vector halves, chosen from 16
+  //    output channels on); either ISA's kernels read input blocks 1, 8 and 16;
   //  - dense convs: any channel counts; grouped convs: output channels per group a multiple of the
   //    vector width; depthwise (groups == in == out channels): any channel count and input block (an
   //    input not in the vector width's block is restaged per run);

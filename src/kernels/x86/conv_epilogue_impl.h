@@ -140,6 +140,26 @@ __attribute__((always_inline)) inline void store_pixels_inline(const X86ConvArgs
                                                                int64_t pixel_stride = 1) {
   constexpr int P = V::kLanes;
   const int64_t plane = a.out_h * a.out_w;
+  if constexpr (P == 16) {
+    if (a.out_block == 8) {
+      // NCHW8c output from 16-lane vectors: each vector is 8-channel blocks 2 block and 2 block + 1 (the
+      // second absent past out_channels: padding).
+      float* y_lo = a.y + (2 * block * plane + pixel) * 8;
+      float* y_hi = (2 * block + 1) * 8 < a.out_channels ? y_lo + plane * 8 : nullptr;
+      const int64_t step = pixel_stride * 8;
+      if (a.residual) {
+        const float* r_lo = a.residual + (2 * block * plane + pixel) * 8;
+        const float* r_hi = y_hi ? r_lo + plane * 8 : nullptr;
+#pragma GCC unroll 32
+        for (int i = 0; i < N; ++i)
+          acc[i] = V::add(acc[i], V::load_halves(r_lo + i * step, r_hi ? r_hi + i * step : nullptr));
+      }
+      activate_all<V, N>(a, acc, block);
+#pragma GCC unroll 32
+      for (int i = 0; i < N; ++i) V::store_halves(y_lo + i * step, y_hi ? y_hi + i * step : nullptr, acc[i]);
+      return;
+    }
+  }
   if (a.out_block != 1) {
     const int64_t offset = (block * plane + pixel) * P, step = pixel_stride * P;
     if (a.residual)

@@ -27,7 +27,7 @@ struct X86ConvArgs {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t pad_top = 0, pad_left = 0;
   int64_t in_block = 1;   // 1, 8 or 16, dividing in_channels
-  int64_t out_block = 1;  // P or 1 (plain NCHW)
+  int64_t out_block = 1;  // P, 1 (plain NCHW), or 8 with P = 16 (each vector stored as two 8-blocks)
 
   // Prepacked: direct/pointwise [ceil(out_channels / P)][in_channels_per_group][kernel_h][kernel_w][P],
   // depthwise [channels / P][kernel_h][kernel_w][P]; zero weights for the padding output channels.

@@ -54,6 +54,18 @@ struct VecAvx512 {
     return _mm512_scalef_ps(y, n);
   }
 
+  // A vector stored to / loaded from two 8-float halves (an NCHW8c output written by 16-lane kernels:
+  // lanes 0-7 and 8-15 are two consecutive 8-channel blocks). `hi` null: the upper half is padding,
+  // neither stored nor read (zero).
+  static void store_halves(float* lo, float* hi, T v) {
+    _mm256_storeu_ps(lo, _mm512_castps512_ps256(v));
+    if (hi) _mm256_storeu_ps(hi, _mm512_extractf32x8_ps(v, 1));
+  }
+  static T load_halves(const float* lo, const float* hi) {
+    const __m512 low = _mm512_castps256_ps512(_mm256_loadu_ps(lo));
+    return _mm512_insertf32x8(low, hi ? _mm256_loadu_ps(hi) : _mm256_setzero_ps(), 1);
+  }
+
   // The first n (0..16) lanes: loaded (the rest zero) and stored (the memory past them untouched).
   static T load_first(const float* p, int n) { return _mm512_maskz_loadu_ps(first_lanes(n), p); }
   static void store_first(float* p, T v, int n) { _mm512_mask_storeu_ps(p, first_lanes(n), v); }
