@@ -104,12 +104,22 @@ double winograd_seconds(const Conv2dParams& p, int m, bool avx512) {
   const double stream = weight_stream_seconds(positions * icp * ocp * sizeof(float), double(c.chunks));
   const double in_ns = m == 2 ? 29 : m == 4 ? 79 : 240, out_ns = m == 2 ? 16 : m == 4 ? 48 : 143;
   const double transforms = double(c.tiles) * (icp * in_ns + ocp * out_ns) / 16 * 1e-9;
-  const double seconds = std::max(gemm, stream) + transforms;
+  // Weights that fit the caches stream while the GEMM runs; larger ones come from memory in a real model
+  // run (the layers in between evict them), and only about half the GEMM hides that wait. Fitted to
+  // ResNet-18 in a model run (ninegrid profile): 256 channels at 14x14 take 1.0 ms with F(4x4) (9.4 MB
+  // of weights) and 0.83 ms with F(2x2) (4.2 MB), though F(4x4) is the faster with warm caches; 512
+  // channels at 7x7 take 1.5-1.8 ms with F(2x2), 3.3 ms with F(4x4).
+  const double weight_bytes = positions * icp * ocp * sizeof(float);
+  const double seconds = (weight_bytes <= kNearBytes ? std::max(gemm, stream) : stream + 0.5 * gemm) + transforms;
   return avx512 ? seconds : seconds * kAvx2Slowdown;
 }
 
 double direct_seconds(const Conv2dParams& p, bool avx512) {
-  const double flops = 2.0 * double(p.macs()) / double(p.batch);
+  // The direct kernel's share of peak falls on small planes (short rows, mostly border tiles): about 0.7
+  // from 14x14 up, about 0.4 at 7x7 (ResNet-18's 512-channel layers in a model run: 2.7 ms).
+  const double plane = double(p.out_h * p.out_w);
+  const double efficiency = plane >= 196 ? 1.0 : plane <= 49 ? 0.4 / 0.7 : (0.4 + 0.3 * (plane - 49) / 147) / 0.7;
+  const double flops = 2.0 * double(p.macs()) / double(p.batch) / efficiency;
   const double weights = double(p.out_channels * p.in_channels * 9 * sizeof(float));
   return std::max(flops / (avx512 ? kDirectFlopsAvx512 : kDirectFlopsAvx2), weight_stream_seconds(weights, 1));
 }
