@@ -247,6 +247,33 @@ void WinogradConv2d::run(const float* x, float* y, const float* residual, Thread
       fn(0, n);
   };
   const int64_t in_image = p.in_channels * p.in_h * p.in_w, out_image = p.out_channels * p.out_h * p.out_w;
+  const int64_t threads = threaded ? pool->size() : 1;
+  const int64_t tile_rows = avx512 ? avx512::kWinogradTileRows : avx2::kWinogradTileRows;
+  if (threaded && tiles >= threads * 2 * tile_rows) {
+    // Enough tiles for every thread to run whole chunks of its own: each thread transforms, multiplies
+    // and transforms back its chunks in its own scratch (in its own core's cache), with no barrier in
+    // between. Splitting each phase of one chunk among the threads instead (below) passed the chunk's
+    // v and mm between cores three times per chunk and scaled 1.05-1.3x on two cores.
+    int64_t chunks = std::max((tiles + chunk_tiles_ - 1) / chunk_tiles_, threads);
+    chunks = (chunks + threads - 1) / threads * threads;
+    const int64_t chunk = (tiles + chunks - 1) / chunks;
+    chunks = (tiles + chunk - 1) / chunk;
+    pool->parallel_for(p.batch * chunks, [&](int64_t b, int64_t e) {
+      WinogradX86Args t = a;
+      t.v = thread_scratch(positions * (a.v_pos_stride + a.mm_pos_stride));
+      t.mm = t.v + positions * t.v_pos_stride;
+      for (int64_t job = b; job < e; ++job) {
+        const int64_t n = job / chunks, first = job % chunks * chunk, count = std::min(chunk, tiles - first);
+        t.x = x + n * in_image;
+        t.y = y + n * out_image;
+        t.residual = residual ? residual + n * out_image : nullptr;
+        input(t, first, 0, count);
+        multiply(t, count, 0, items);
+        output(t, first, 0, count);
+      }
+    });
+    return;
+  }
   for (int64_t n = 0; n < p.batch; ++n) {
     a.x = x + n * in_image;
     a.y = y + n * out_image;

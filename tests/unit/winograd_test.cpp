@@ -368,6 +368,20 @@ TEST_P(WinogradX86, ThreadedRunEqualsSingleThread) {
     const std::vector<float> two = run_fast(c, GetParam(), tile, p.in_channels % 16 == 0 ? 16 : 8, 8, &pool);
     EXPECT_EQ(one, two) << describe(p);
   }
+  // Planes with enough tiles for each thread to run whole chunks of its own (two images, so chunks of
+  // both are handed out), for every tile size.
+  for (int tile : {2, 4, 6}) {
+    Conv2dParams p = random_params(rng, {32});
+    p.batch = 2;
+    p.in_h = 37, p.in_w = 45;
+    p.kernel_h = p.kernel_w = 3, p.stride_h = p.stride_w = 1, p.dilation_h = p.dilation_w = 1, p.groups = 1;
+    p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+    ASSERT_TRUE(finish_shape(p));
+    const Case c = make_case(rng, p, tile, true);
+    const std::vector<float> one = run_fast(c, GetParam(), tile, 16, 8);
+    const std::vector<float> two = run_fast(c, GetParam(), tile, 16, 8, &pool);
+    EXPECT_EQ(one, two) << "tile " << tile << ", " << describe(p);
+  }
 }
 
 TEST_P(WinogradX86, ResidualMayBeTheOutput) {
