@@ -1,6 +1,9 @@
 // Concat: joins tensors of one type along an axis. Every other dimension must match. Each input fills a
 // band of every output row (the output viewed as outer x (axis * inner)), so the copy is row-wise memcpy.
+#include <algorithm>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include "kernels/ref/copy_strided.h"
 #include "ops/data_movement.h"
@@ -67,10 +70,29 @@ class Concat final : public Op {
                        static_cast<const uint8_t*>(x.data()) + begin * in_row, in_row, end - begin, in_row);
       }
     };
-    if (ctx.pool && outer > 1 && y.nbytes() >= (size_t(256) << 10))
+    const bool threaded = ctx.pool && ctx.pool->size() > 1 && y.nbytes() >= (size_t(256) << 10);
+    if (threaded && outer == 1) {
+      // One row (batch 1, channel concat): split the inputs' bytes into pieces the threads share.
+      constexpr size_t kPiece = size_t(64) << 10;
+      std::vector<size_t> first_piece(ctx.inputs.size() + 1, 0);
+      for (size_t i = 0; i < ctx.inputs.size(); ++i)
+        first_piece[i + 1] = first_piece[i] + (ctx.input(i).nbytes() + kPiece - 1) / kPiece;
+      ctx.pool->parallel_for(static_cast<int64_t>(first_piece.back()), [&](int64_t begin, int64_t end) {
+        for (int64_t piece = begin; piece < end; ++piece) {
+          size_t i = 0;
+          while (first_piece[i + 1] <= static_cast<size_t>(piece)) ++i;
+          const Tensor& x = ctx.input(i);
+          const size_t from = (static_cast<size_t>(piece) - first_piece[i]) * kPiece;
+          const size_t bytes = std::min(kPiece, x.nbytes() - from);
+          std::memcpy(static_cast<uint8_t*>(y.data()) + band[i] + from, static_cast<const uint8_t*>(x.data()) + from,
+                      bytes);
+        }
+      });
+    } else if (threaded && outer > 1) {
       ctx.pool->parallel_for(outer, copy);
-    else
+    } else {
       copy(0, outer);
+    }
   }
 
  private:

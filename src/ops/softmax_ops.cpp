@@ -1,7 +1,10 @@
 // Softmax, LogSoftmax and Hardmax (float32). Opset 13 and later normalise along one axis (default -1);
 // earlier opsets flatten the input to 2-D at `axis` (default 1) and normalise each row of that matrix.
+#include <algorithm>
+
 #include "kernels/ref/softmax.h"
 #include "ops/elementwise_common.h"
+#include "runtime/thread_pool.h"
 
 namespace ninegrid {
 namespace {
@@ -28,6 +31,20 @@ class Softmax final : public Op {
     float* y = ctx.output(0).data_as<float>();
     if (ctx.input(0).numel() == 0) return;
     const Geometry g = geometry(ctx.input(0).shape());
+    const int threads = ctx.pool ? ctx.pool->size() : 1;
+    constexpr int64_t kColumns = 1024;  // columns per task when slices are split
+    if (threads > 1 && g.outer < threads && g.inner >= 2 * kColumns) {
+      // Fewer slices than threads (detection heads: one image, softmax over 2 classes per anchor):
+      // split each slice's columns instead.
+      const int64_t pieces = (g.inner + kColumns - 1) / kColumns;
+      ctx.pool->parallel_for(g.outer * pieces, [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) {
+          const int64_t o = t / pieces, c0 = t % pieces * kColumns;
+          ref::softmax_f32_columns(kind_, x, y, g.axis, g.inner, o, c0, std::min(g.inner, c0 + kColumns));
+        }
+      });
+      return;
+    }
     parallel_range(ctx.pool, g.outer, ctx.input(0).numel(), [&](int64_t b, int64_t e) {
       ref::softmax_f32(kind_, x, y, g.axis, g.inner, b, e);
     });

@@ -86,6 +86,29 @@ TEST(Concat, NegativeAxisAndEmptyInputAndBytes) {
   EXPECT_EQ(values<float>(z), (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
+// Large single-row concats are split into pieces among threads; the pieces must land where a plain
+// copy puts them (inputs of uneven sizes that are not multiples of the piece size).
+TEST(Concat, ThreadedBatchOneMatchesTheDefinition) {
+  const Shape a_shape = {1, 3, 101, 97}, b_shape = {1, 5, 101, 97}, c_shape = {1, 1, 101, 97};
+  auto iota_f32 = [](const Shape& s, float start) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<float>(i);
+    return f32(s, v);
+  };
+  const Tensor a = iota_f32(a_shape, 0.f), b = iota_f32(b_shape, 1e6f), c = iota_f32(c_shape, -1e6f);
+  OpSpec spec;
+  spec.op_type = "Concat";
+  spec.inputs = {arg(a), arg(b), arg(c)};
+  spec.attrs = attrs_of({{"axis", one(1)}});
+  spec.threads = 2;
+  const Tensor y = eltest::run_op(spec)[0];
+  ASSERT_EQ(y.shape(), (Shape{1, 9, 101, 97}));
+  std::vector<float> want;
+  for (const Tensor* t : {&a, &b, &c})
+    for (int64_t i = 0; i < t->numel(); ++i) want.push_back(t->data_as<float>()[i]);
+  EXPECT_EQ(values<float>(y), want);
+}
+
 TEST(Concat, MismatchedShapesAndTypesAreErrors) {
   EXPECT_ERROR_HAS(error_running("Concat", {arg(f32({2, 2}, {1, 2, 3, 4})), arg(f32({3, 1}, {1, 2, 3}))},
                                  attrs_of({{"axis", one(1)}})),

@@ -61,6 +61,22 @@ TEST(Softmax, EveryAxisOfA3DTensor) {
   }
 }
 
+// A detection head's softmax: one image, two classes, many anchors. With two threads the columns of
+// the single slice are split among them (columns not a multiple of the split size).
+TEST(Softmax, ThreadedSingleSliceSplitsColumns) {
+  const Shape s = {1, 2, 97, 61};
+  Tensor x = random_f32(s, 7);
+  const std::vector<float> xv = values<float>(x);
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    OpSpec spec;
+    spec.op_type = op;
+    spec.inputs = {arg(x)};
+    spec.attrs = axis(1);
+    spec.threads = 2;
+    expect_near_all(run_op(spec)[0], softmax_ref(xv, 1, 2, 97 * 61, std::string(op) == "LogSoftmax"), 1e-5, 1e-6);
+  }
+}
+
 TEST(Softmax, BeforeOpset13FlattensAtAxis) {
   Tensor x = random_f32({2, 3, 4}, 2);
   const std::vector<float> xv = values<float>(x);

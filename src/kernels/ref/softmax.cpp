@@ -41,15 +41,17 @@ void softmax_row(SoftmaxKind kind, const float* x, float* y, int64_t n) {
 
 // A (axis, inner) slice with inner > 1: the axis is strided, so keep per-column statistics and sweep the
 // slice row by row (contiguous accesses) instead of column by column.
-void softmax_strided(SoftmaxKind kind, const float* x, float* y, int64_t axis, int64_t inner, float* max,
-                     int64_t* arg, double* sum) {
+// `inner` columns are processed; consecutive axis entries are `stride` floats apart (stride >= inner when
+// the slice is a column range of a wider one).
+void softmax_strided(SoftmaxKind kind, const float* x, float* y, int64_t axis, int64_t inner, int64_t stride,
+                     float* max, int64_t* arg, double* sum) {
   for (int64_t i = 0; i < inner; ++i) {
     max[i] = x[i];
     arg[i] = 0;
     sum[i] = 0;
   }
   for (int64_t a = 1; a < axis; ++a) {
-    const float* row = x + a * inner;
+    const float* row = x + a * stride;
     for (int64_t i = 0; i < inner; ++i)
       if (row[i] > max[i]) {
         max[i] = row[i];
@@ -58,12 +60,12 @@ void softmax_strided(SoftmaxKind kind, const float* x, float* y, int64_t axis, i
   }
   if (kind == SoftmaxKind::Hardmax) {
     for (int64_t a = 0; a < axis; ++a)
-      for (int64_t i = 0; i < inner; ++i) y[a * inner + i] = arg[i] == a ? 1.f : 0.f;
+      for (int64_t i = 0; i < inner; ++i) y[a * stride + i] = arg[i] == a ? 1.f : 0.f;
     return;
   }
   for (int64_t a = 0; a < axis; ++a) {
-    const float* row = x + a * inner;
-    float* out = y + a * inner;
+    const float* row = x + a * stride;
+    float* out = y + a * stride;
     for (int64_t i = 0; i < inner; ++i) {
       const float e = std::exp(row[i] - max[i]);
       if (kind == SoftmaxKind::Softmax) out[i] = e;
@@ -73,12 +75,12 @@ void softmax_strided(SoftmaxKind kind, const float* x, float* y, int64_t axis, i
   if (kind == SoftmaxKind::Softmax) {
     for (int64_t i = 0; i < inner; ++i) sum[i] = 1.0 / sum[i];
     for (int64_t a = 0; a < axis; ++a)
-      for (int64_t i = 0; i < inner; ++i) y[a * inner + i] *= static_cast<float>(sum[i]);
+      for (int64_t i = 0; i < inner; ++i) y[a * stride + i] *= static_cast<float>(sum[i]);
   } else {
     for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
     for (int64_t a = 0; a < axis; ++a)
       for (int64_t i = 0; i < inner; ++i)
-        y[a * inner + i] = (x[a * inner + i] - max[i]) - static_cast<float>(sum[i]);
+        y[a * stride + i] = (x[a * stride + i] - max[i]) - static_cast<float>(sum[i]);
   }
 }
 
@@ -96,7 +98,17 @@ void softmax_f32(SoftmaxKind kind, const float* x, float* y, int64_t axis, int64
   std::vector<int64_t> arg(static_cast<size_t>(inner));
   std::vector<double> sum(static_cast<size_t>(inner));
   for (int64_t o = outer_begin; o < outer_end; ++o)
-    softmax_strided(kind, x + o * slice, y + o * slice, axis, inner, max.data(), arg.data(), sum.data());
+    softmax_strided(kind, x + o * slice, y + o * slice, axis, inner, inner, max.data(), arg.data(), sum.data());
+}
+
+void softmax_f32_columns(SoftmaxKind kind, const float* x, float* y, int64_t axis, int64_t inner, int64_t outer,
+                         int64_t col_begin, int64_t col_end) {
+  if (axis <= 0 || inner <= 0 || col_begin >= col_end) return;
+  const int64_t count = col_end - col_begin, offset = outer * axis * inner + col_begin;
+  std::vector<float> max(static_cast<size_t>(count));
+  std::vector<int64_t> arg(static_cast<size_t>(count));
+  std::vector<double> sum(static_cast<size_t>(count));
+  softmax_strided(kind, x + offset, y + offset, axis, count, inner, max.data(), arg.data(), sum.data());
 }
 
 }  // namespace ref

@@ -14,6 +14,10 @@ enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
 // and 0 elsewhere.
 void softmax_f32(SoftmaxKind kind, const float* x, float* y, int64_t axis, int64_t inner, int64_t outer_begin,
                  int64_t outer_end);
+// Columns [col_begin, col_end) of the inner dimension of outer slice `outer` (the same results; lets
+// threads share a slice when there are fewer slices than threads).
+void softmax_f32_columns(SoftmaxKind kind, const float* x, float* y, int64_t axis, int64_t inner, int64_t outer,
+                         int64_t col_begin, int64_t col_end);
 
 }  // namespace ref
 }  // namespace ninegrid
