@@ -245,17 +245,20 @@ void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const fl
     return;
   }
   // Tasks: (image, group of whole tiles of output blocks, chunk of rows), enough of them that the pool's
-  // contiguous split gives every thread nearly the same share. A thread's consecutive tasks share the
-  // output blocks, hence the weights.
+  // contiguous split gives every thread nearly the same share. When the weights outweigh the image, a
+  // thread's consecutive tasks share the output blocks (each thread streams only its part of the
+  // weights); otherwise they share the rows (each thread reads only its part of the image, the larger
+  // stream: RetinaFace's 64-channel pointwise layers at 80x80 went from 1.38x to about 1.7x on 2 cores).
   const int64_t block_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
   const int64_t wanted = 4 * static_cast<int64_t>(threads);
   const int64_t row_chunks =
       std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * block_groups - 1) / (p.batch * block_groups)));
   const int64_t tasks = p.batch * block_groups * row_chunks;
+  const bool rows_outer = weights_.size() < in_image;
   pool->parallel_for(tasks, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t chunk = t % row_chunks;
-      const int64_t group = (t / row_chunks) % block_groups;
+      const int64_t chunk = rows_outer ? (t / block_groups) % row_chunks : t % row_chunks;
+      const int64_t group = rows_outer ? t % block_groups : (t / row_chunks) % block_groups;
       const int64_t n = t / (row_chunks * block_groups);
       X86ConvRange r;
       r.oc_block_begin = group * blocks_per_tile_;
