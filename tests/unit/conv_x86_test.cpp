@@ -206,7 +206,9 @@ TEST_P(ConvX86, DepthwiseMatchesBlockedReference) {
   for (const std::string kind : {"depthwise3x3", "depthwise5x5", "depthwise"})
     for (const std::string& out : std::vector<std::string>{lanes, "1"})
       EXPECT_GT(stats.by_kind[kind + suffix + out], 0) << kind << suffix << out << "\n" << coverage(stats);
-  if (GetParam() == Isa::Avx512) EXPECT_GT(stats.by_kind["depthwise3x3" + suffix + "8"], 0) << coverage(stats);
+  if (GetParam() == Isa::Avx512) {
+    EXPECT_GT(stats.by_kind["depthwise3x3" + suffix + "8"], 0) << coverage(stats);
+  }
 }
 
 // The common layers, by hand: every centre/border combination of 3x3 stride 1 and 2 and the first layer

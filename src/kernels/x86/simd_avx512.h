@@ -62,7 +62,7 @@ struct VecAvx512 {
     if (hi) _mm256_storeu_ps(hi, _mm512_extractf32x8_ps(v, 1));
   }
   static T load_halves(const float* lo, const float* hi) {
-    const __m512 low = _mm512_castps256_ps512(_mm256_loadu_ps(lo));
+    const __m512 low = _mm512_zextps256_ps512(_mm256_loadu_ps(lo));
     return _mm512_insertf32x8(low, hi ? _mm256_loadu_ps(hi) : _mm256_setzero_ps(), 1);
   }
 
