@@ -218,13 +218,12 @@ const std::vector<Layer>& strassen_layers() {
 int main(int argc, char** argv) {
   using namespace ninegrid;
   benchmark::Initialize(&argc, argv);
-  const CpuFeatures& f = cpu_features();
-  const bool avx512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
+  const bool avx512 = hardware_isa() == Isa::Avx512;
   if (avx512) g_peak = measure_peak512();
   std::printf("512-bit FMA peak, one core, per CPU second: %.1f GFLOP/s\n", g_peak);
   std::vector<Isa> isas;
   if (avx512) isas.push_back(Isa::Avx512);
-  if (f.avx2 && f.fma) isas.push_back(Isa::Avx2);
+  if (hardware_isa() >= Isa::Avx2) isas.push_back(Isa::Avx2);
   auto add = [](Isa isa, const char* family, const Layer& l, int algorithm) {
     const std::string what = algorithm == kDirect        ? "direct"
                              : algorithm == kIndirect      ? "indirect"

@@ -213,9 +213,8 @@ int main(int argc, char** argv) {
   g_peak = measure_peak();
   std::printf("FMA peak, one core, per CPU second: %.1f GFLOP/s at 256 bits, %.1f at 512 bits\n", g_peak.avx2, g_peak.avx512);
   std::vector<Isa> isas;
-  const CpuFeatures& f = cpu_features();
-  if (f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq) isas.push_back(Isa::Avx512);
-  if (f.avx2 && f.fma) isas.push_back(Isa::Avx2);
+  if (hardware_isa() == Isa::Avx512) isas.push_back(Isa::Avx512);
+  if (hardware_isa() >= Isa::Avx2) isas.push_back(Isa::Avx2);
   for (Isa isa : isas) {
     for (const Layer& l : layers())
       benchmark::RegisterBenchmark((std::string(isa_name(isa)) + "/" + l.name).c_str(), bench_conv, l, isa)

@@ -45,14 +45,6 @@ bool fits(const Conv2dParams& p, int64_t in_block, int64_t lanes, ConvAlgorithm 
   return false;
 }
 
-// The best ISA this CPU runs, whatever NINEGRID_ISA says (callers cap with preferred_isa()); asking for
-// more than the CPU has must not reach an illegal instruction.
-Isa hardware_isa() {
-  const CpuFeatures& f = cpu_features();
-  if (!f.avx2 || !f.fma) return Isa::Ref;
-  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq ? Isa::Avx512 : Isa::Avx2;
-}
-
 bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, ConvAlgorithm want, Choice* c) {
 #if defined(__x86_64__)
   isa = std::min(isa, hardware_isa());

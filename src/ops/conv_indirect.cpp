@@ -15,16 +15,6 @@ bool valid_block(int64_t block, int64_t channels) {
   return (block == 1 || block == 8 || block == 16) && channels % block == 0;
 }
 
-Isa hardware_isa() {
-#if defined(__x86_64__)
-  const CpuFeatures& f = cpu_features();
-  if (!f.avx2 || !f.fma) return Isa::Ref;
-  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq ? Isa::Avx512 : Isa::Avx2;
-#else
-  return Isa::Ref;
-#endif
-}
-
 // The kernels' ISA for this conv, or Ref when none applies: AVX-512 needs whole 16-channel vectors per
 // group, AVX2 whole 8-channel ones.
 Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {

@@ -13,16 +13,6 @@ namespace ninegrid {
 
 namespace {
 
-Isa hardware_isa() {
-#if defined(__x86_64__)
-  const CpuFeatures& f = cpu_features();
-  if (!f.avx2 || !f.fma) return Isa::Ref;
-  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq ? Isa::Avx512 : Isa::Avx2;
-#else
-  return Isa::Ref;
-#endif
-}
-
 // The kernels' ISA: the output block is the vector width.
 Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   isa = std::min(isa, hardware_isa());

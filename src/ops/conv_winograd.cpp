@@ -23,17 +23,7 @@ bool valid_block(int64_t block, int64_t channels) {
 }
 
 // The best vector ISA this CPU runs, capped by `isa` (never above the hardware, whatever is asked).
-Isa effective_isa(Isa isa) {
-#if defined(__x86_64__)
-  const CpuFeatures& f = cpu_features();
-  Isa hardware = Isa::Ref;
-  if (f.avx2 && f.fma) hardware = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq ? Isa::Avx512 : Isa::Avx2;
-  return std::min(isa, hardware);
-#else
-  (void)isa;
-  return Isa::Ref;
-#endif
-}
+Isa effective_isa(Isa isa) { return std::min(isa, hardware_isa()); }
 
 // Scratch for one run on this thread, grown on demand and kept for the next layer.
 float* thread_scratch(int64_t floats) {

@@ -25,10 +25,7 @@ CpuFeatures detect() {
 }
 
 Isa detect_isa() {
-  const CpuFeatures& f = cpu_features();
-  Isa best = Isa::Ref;
-  if (f.avx2 && f.fma) best = Isa::Avx2;
-  if (best == Isa::Avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq) best = Isa::Avx512;
+  const Isa best = hardware_isa();
   const char* cap = std::getenv("NINEGRID_ISA");
   if (!cap || !*cap) return best;
   Isa want;
@@ -44,6 +41,12 @@ Isa detect_isa() {
 const CpuFeatures& cpu_features() {
   static const CpuFeatures f = detect();
   return f;
+}
+
+Isa hardware_isa() {
+  const CpuFeatures& f = cpu_features();
+  if (!f.avx2 || !f.fma) return Isa::Ref;
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq ? Isa::Avx512 : Isa::Avx2;
 }
 
 Isa preferred_isa() {

@@ -14,6 +14,9 @@ struct CpuFeatures {
 
 // Detected once per process.
 const CpuFeatures& cpu_features();
+// The best ISA the CPU has, whatever NINEGRID_ISA says: kernels cap the ISA they are asked for with it,
+// so no request (a test's, a benchmark's) can reach an illegal instruction.
+Isa hardware_isa();
 // The best ISA the CPU has, capped by NINEGRID_ISA.
 Isa preferred_isa();
 const char* isa_name(Isa isa);

@@ -27,11 +27,7 @@ namespace conv_rounding {
 constexpr double kUnit = 1.0 / (1 << 24);  // float unit roundoff
 constexpr double kLambda = 7.0;             // standard deviations of the rounding-error model allowed
 
-inline bool cpu_has(Isa isa) {
-  const CpuFeatures& f = cpu_features();
-  if (isa == Isa::Avx2) return f.avx2 && f.fma;
-  return f.avx2 && f.fma && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
-}
+inline bool cpu_has(Isa isa) { return hardware_isa() >= isa; }
 
 inline double lipschitz(const Activation& a) {
   switch (a.kind) {

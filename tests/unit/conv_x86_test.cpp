@@ -23,11 +23,7 @@ namespace {
 
 using namespace conv_test;
 
-bool cpu_has(Isa isa) {
-  const CpuFeatures& f = cpu_features();
-  if (isa == Isa::Avx2) return f.avx2 && f.fma;
-  return f.avx2 && f.fma && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
-}
+bool cpu_has(Isa isa) { return hardware_isa() >= isa; }
 
 #define SKIP_WITHOUT(isa) \
   if (!cpu_has(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa)
