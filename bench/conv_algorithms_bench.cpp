@@ -15,12 +15,6 @@
 //
 //   ninegrid_conv_algorithms_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
 #include <benchmark/benchmark.h>
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps(), reported as an uninitialised read
-// (GCC bug 105593) wherever they are inlined; the value is never used.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#include <time.h>
 
 #include <cstdio>
 #include <random>
@@ -33,43 +27,10 @@
 #include "ops/conv_strassen.h"
 #include "ops/conv_winograd.h"
 #include "runtime/cpu_features.h"
+#include "runtime/machine_peak.h"
 
 namespace ninegrid {
 namespace {
-
-constexpr long kPeakIters = 4'000'000;
-
-__attribute__((target("avx512f"))) float fma512_chains() {
-  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-7f);
-  __m512 c[12];
-  for (int i = 0; i < 12; ++i) c[i] = _mm512_set1_ps(float(i));
-  for (long it = 0; it < kPeakIters; ++it) {
-#pragma GCC unroll 12
-    for (int i = 0; i < 12; ++i) c[i] = _mm512_fmadd_ps(c[i], a, b);
-  }
-  __m512 s = _mm512_setzero_ps();
-  for (int i = 0; i < 12; ++i) s = _mm512_add_ps(s, c[i]);
-  return _mm512_reduce_add_ps(s);
-}
-
-double thread_cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// Best of 9 runs of the FMA loop, in GFLOP/s per CPU second.
-double measure_peak512() {
-  volatile float sink = 0;
-  double best = 1e30;
-  for (int rep = 0; rep < 9; ++rep) {
-    const double t0 = thread_cpu_seconds();
-    sink = sink + fma512_chains();
-    const double s = thread_cpu_seconds() - t0;
-    if (s < best) best = s;
-  }
-  return 12.0 * 16 * 2 * kPeakIters / best / 1e9;
-}
 
 double g_peak = 0;
 
@@ -219,7 +180,7 @@ int main(int argc, char** argv) {
   using namespace ninegrid;
   benchmark::Initialize(&argc, argv);
   const bool avx512 = hardware_isa() == Isa::Avx512;
-  if (avx512) g_peak = measure_peak512();
+  if (avx512) g_peak = measure_fma_peak_gflops(Isa::Avx512, PeakClock::ThreadCpu);
   std::printf("512-bit FMA peak, one core, per CPU second: %.1f GFLOP/s\n", g_peak);
   std::vector<Isa> isas;
   if (avx512) isas.push_back(Isa::Avx512);

@@ -7,8 +7,6 @@
 //
 //   ninegrid_kernel_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
 #include <benchmark/benchmark.h>
-#include <immintrin.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,71 +19,15 @@
 #include "kernels/x86/conv_kernels_x86.h"
 #include "ops/conv_fast.h"
 #include "runtime/cpu_features.h"
+#include "runtime/machine_peak.h"
 
 namespace ninegrid {
 namespace {
 
-// ---- The core's FMA peak, measured in this binary with the loop of bench/fma_peak.cpp (12 independent
-// FMA chains). Timed in thread CPU time, like Google Benchmark's rate counters below: on a shared machine
-// whose cores are time-sliced between processes, wall-clock peaks and rates are both meaningless, while
-// the ratio of CPU-time rates still says how close a kernel runs to the FMA units' limit. ----
-
-constexpr long kPeakIters = 2'000'000;
-
-#define CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-
-__attribute__((target("avx2,fma"))) float fma256() {
-  __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-7f);
-#define DECL(i) __m256 c##i = _mm256_set1_ps(float(i));
-  CHAINS(DECL)
-#undef DECL
-  for (long i = 0; i < kPeakIters; ++i) {
-#define STEP(i) c##i = _mm256_fmadd_ps(c##i, a, b);
-    CHAINS(STEP)
-#undef STEP
-  }
-  __m256 s = _mm256_setzero_ps();
-#define SUM(i) s = _mm256_add_ps(s, c##i);
-  CHAINS(SUM)
-#undef SUM
-  float out[8];
-  _mm256_storeu_ps(out, s);
-  return out[0];
-}
-
-__attribute__((target("avx512f"))) float fma512() {
-  __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-7f);
-#define DECL(i) __m512 c##i = _mm512_set1_ps(float(i));
-  CHAINS(DECL)
-#undef DECL
-  for (long i = 0; i < kPeakIters; ++i) {
-#define STEP(i) c##i = _mm512_fmadd_ps(c##i, a, b);
-    CHAINS(STEP)
-#undef STEP
-  }
-  __m512 s = _mm512_setzero_ps();
-#define SUM(i) s = _mm512_add_ps(s, c##i);
-  CHAINS(SUM)
-#undef SUM
-  return _mm512_reduce_add_ps(s);
-}
-
-double thread_cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-template <class F>
-double best_cpu_seconds(F&& f) {
-  double best = 1e30;
-  for (int rep = 0; rep < 9; ++rep) {
-    const double t0 = thread_cpu_seconds();
-    f();
-    best = std::min(best, thread_cpu_seconds() - t0);
-  }
-  return best;
-}
+// ---- The core's FMA peak (runtime/machine_peak.h), timed in thread CPU time like Google Benchmark's rate
+// counters below: on a shared machine whose cores are time-sliced between processes, wall-clock peaks and
+// rates are both meaningless, while the ratio of CPU-time rates still says how close a kernel runs to
+// the FMA units' limit. ----
 
 struct Peak {
   double avx2 = 0, avx512 = 0;  // GFLOP/s
@@ -95,10 +37,8 @@ struct Peak {
 
 Peak measure_peak() {
   Peak p;
-  volatile float sink = 0;
-  const CpuFeatures& f = cpu_features();
-  if (f.avx2 && f.fma) p.avx2 = 12.0 * 8 * 2 * kPeakIters / best_cpu_seconds([&] { sink = sink + fma256(); }) / 1e9;
-  if (f.avx512f) p.avx512 = 12.0 * 16 * 2 * kPeakIters / best_cpu_seconds([&] { sink = sink + fma512(); }) / 1e9;
+  if (hardware_isa() >= Isa::Avx2) p.avx2 = measure_fma_peak_gflops(Isa::Avx2, PeakClock::ThreadCpu);
+  if (hardware_isa() == Isa::Avx512) p.avx512 = measure_fma_peak_gflops(Isa::Avx512, PeakClock::ThreadCpu);
   return p;
 }
 
