@@ -5,6 +5,7 @@
 
 #include "ninegrid/tensor.h"
 #include "runtime/thread_pool.h"
+#include "runtime/thread_scratch.h"
 
 namespace ninegrid {
 
@@ -191,13 +192,6 @@ void stage_channel_blocks(const float* src, float* dst, int64_t channels, int64_
   }
 }
 
-// The staged input of the calling thread's runs, grown on demand and kept.
-float* staging_buffer(int64_t floats) {
-  static thread_local AlignedFloats buffer;
-  if (buffer.size() < floats) buffer = AlignedFloats(floats);
-  return buffer.data();
-}
-
 }  // namespace
 
 void FastConv2d::run(const float* x, float* y, const float* residual, ThreadPool* pool) const {
@@ -206,7 +200,7 @@ void FastConv2d::run(const float* x, float* y, const float* residual, ThreadPool
     // The depthwise kernels read whole vectors of `lanes_` channels: restage the input in that block
     // (one memory pass, far cheaper than the convolution it enables), then convolve from there.
     const int64_t plane = p.in_h * p.in_w, blocks = round_up_to_block(p.in_channels, lanes_) / lanes_;
-    float* staged = staging_buffer(p.batch * blocks * lanes_ * plane);
+    float* staged = thread_scratch(p.batch * blocks * lanes_ * plane);
     auto stage = [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
         const int64_t n = t / blocks, b = t % blocks;

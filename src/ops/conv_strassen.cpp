@@ -8,6 +8,7 @@
 #include "kernels/x86/strassen_x86.h"
 #include "ninegrid/tensor.h"
 #include "runtime/thread_pool.h"
+#include "runtime/thread_scratch.h"
 
 namespace ninegrid {
 
@@ -25,13 +26,6 @@ Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     return Isa::Ref;
   if (out_block == 16) return isa == Isa::Avx512 ? Isa::Avx512 : Isa::Ref;
   return out_block == 8 ? Isa::Avx2 : Isa::Ref;
-}
-
-// Scratch for one run on this thread (the X-side sums), grown on demand and kept.
-float* thread_scratch(int64_t floats) {
-  static thread_local AlignedFloats scratch;
-  if (scratch.size() < floats) scratch = AlignedFloats(floats);
-  return scratch.data();
 }
 
 // Packs the rows x cols matrix a(oc, k) for the GEMM kernel: [oc group][k][group lanes], groups of

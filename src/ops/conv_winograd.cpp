@@ -8,6 +8,7 @@
 #include "kernels/x86/winograd_x86.h"
 #include "ninegrid/tensor.h"
 #include "runtime/thread_pool.h"
+#include "runtime/thread_scratch.h"
 
 namespace ninegrid {
 
@@ -24,13 +25,6 @@ bool valid_block(int64_t block, int64_t channels) {
 
 // The best vector ISA this CPU runs, capped by `isa` (never above the hardware, whatever is asked).
 Isa effective_isa(Isa isa) { return std::min(isa, hardware_isa()); }
-
-// Scratch for one run on this thread, grown on demand and kept for the next layer.
-float* thread_scratch(int64_t floats) {
-  static thread_local AlignedFloats scratch;
-  if (scratch.size() < floats) scratch = AlignedFloats(floats);
-  return scratch.data();
-}
 
 
 struct ChunkPlan {

@@ -1,0 +1,13 @@
+#include "runtime/thread_scratch.h"
+
+#include "kernels/pack_weights.h"
+
+namespace ninegrid {
+
+float* thread_scratch(int64_t floats) {
+  static thread_local AlignedFloats scratch;
+  if (scratch.size() < floats) scratch = AlignedFloats(floats);
+  return scratch.data();
+}
+
+}  // namespace ninegrid
