@@ -5,6 +5,10 @@
 
 namespace ninegrid {
 
+bool is_kernel_channel_block(int64_t block, int64_t channels) {
+  return (block == 1 || block == 8 || block == 16) && channels % block == 0;
+}
+
 AlignedFloats::AlignedFloats(int64_t count) : size_(count) {
   const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * sizeof(float) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, bytes);

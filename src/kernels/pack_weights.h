@@ -9,6 +9,10 @@
 
 namespace ninegrid {
 
+// Whether the vector conv kernels read and write this channel block: 1 (plain NCHW), 8 or 16, dividing
+// the channel count.
+bool is_kernel_channel_block(int64_t block, int64_t channels);
+
 // A 64-byte aligned float array (vector loads of packed weights never straddle cache lines).
 class AlignedFloats {
  public:

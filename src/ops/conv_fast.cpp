@@ -18,10 +18,6 @@ struct Choice {
   int64_t lanes = 0;
 };
 
-bool valid_block(int64_t block, int64_t channels) {
-  return (block == 1 || block == 8 || block == 16) && channels % block == 0;
-}
-
 bool is_depthwise(const Conv2dParams& p) {
   return p.groups > 1 && p.groups == p.in_channels && p.groups == p.out_channels;
 }
@@ -56,7 +52,7 @@ bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
   if (p.in_h < 1 || p.in_w < 1 || p.out_h < 1 || p.out_w < 1 || p.kernel_h < 1 || p.kernel_w < 1 ||
       p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1 || p.pad_top < 0 || p.pad_left < 0)
     return false;
-  if (!valid_block(in_block, p.in_channels) || !valid_block(out_block, p.out_channels)) return false;
+  if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels)) return false;
 
   // Vector widths to try: the output block fixes it; plain NCHW output may use either (the narrower
   // first when the wider would mostly compute padding channels).

@@ -11,10 +11,6 @@ namespace ninegrid {
 
 namespace {
 
-bool valid_block(int64_t block, int64_t channels) {
-  return (block == 1 || block == 8 || block == 16) && channels % block == 0;
-}
-
 // The kernels' ISA for this conv, or Ref when none applies: AVX-512 needs whole 16-channel vectors per
 // group, AVX2 whole 8-channel ones.
 Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
@@ -27,7 +23,7 @@ Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
       p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1 || p.pad_top < 0 || p.pad_left < 0)
     return Isa::Ref;
   if (p.in_h * p.in_w >= (int64_t(1) << 31)) return Isa::Ref;
-  if (!valid_block(in_block, p.in_channels) || !valid_block(out_block, p.out_channels)) return Isa::Ref;
+  if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels)) return Isa::Ref;
   const int64_t ocpg = p.out_channels_per_group();
   if (isa == Isa::Avx512 && (p.groups == 1 || ocpg % 16 == 0)) return Isa::Avx512;
   if (p.groups == 1 || ocpg % 8 == 0) return Isa::Avx2;

@@ -19,10 +19,6 @@ namespace {
 constexpr int64_t kChunkBytes = 1 << 20;
 constexpr int64_t kCacheLineFloats = 16;
 
-bool valid_block(int64_t block, int64_t channels) {
-  return (block == 1 || block == 8 || block == 16) && channels % block == 0;
-}
-
 // The best vector ISA this CPU runs, capped by `isa` (never above the hardware, whatever is asked).
 Isa effective_isa(Isa isa) { return std::min(isa, hardware_isa()); }
 
@@ -126,7 +122,7 @@ bool WinogradConv2d::supports(const Conv2dParams& p) {
 }
 
 bool WinogradConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
-  return supports(p) && valid_block(in_block, p.in_channels) && valid_block(out_block, p.out_channels) &&
+  return supports(p) && is_kernel_channel_block(in_block, p.in_channels) && is_kernel_channel_block(out_block, p.out_channels) &&
          effective_isa(isa) != Isa::Ref;
 }
 
@@ -146,7 +142,7 @@ WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, cons
                                const Activation& activation, Isa isa, int64_t in_block, int64_t out_block, int tile)
     : params_(p), isa_(effective_isa(isa)), in_block_(in_block), out_block_(out_block), activation_(activation) {
   if (!applicable(p)) throw Error("WinogradConv2d: not a 3x3 stride-1 dilation-1 ungrouped convolution");
-  if (!valid_block(in_block, p.in_channels) || !valid_block(out_block, p.out_channels))
+  if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels))
     throw Error("WinogradConv2d: invalid blocks (in " + std::to_string(in_block) + ", out " +
                 std::to_string(out_block) + ")");
   if (isa_ == Isa::Ref) throw Error(std::string("WinogradConv2d: needs AVX2 or AVX-512 (asked for ") + isa_name(isa) + ")");
