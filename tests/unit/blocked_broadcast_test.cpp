@@ -20,6 +20,7 @@
 #include "kernels/ref/reorder_ref.h"
 #include "runtime/cpu_features.h"
 #include "runtime/model_impl.h"
+#include "unit/blocked_test_util.h"
 #include "unit/elementwise_test_util.h"
 
 namespace ninegrid {
@@ -29,34 +30,9 @@ using eltest::arg;
 using eltest::konst;
 using eltest::OpSpec;
 
-Tensor random_tensor(const Shape& shape, unsigned seed, float lo = -4.f, float hi = 4.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  Tensor t = Tensor::empty(DataType::Float32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
-  return t;
-}
-
-// Plain NCHW <-> NCHW[B]c from the layout's definition (blocked_offset).
-Tensor to_blocked(const Tensor& x, int64_t block) {
-  const int64_t n = x.dim(0), c = x.dim(1), plane = x.dim(2) * x.dim(3);
-  Tensor y = Tensor::empty(DataType::Float32, x.shape());
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < plane; ++p)
-        y.data_as<float>()[blocked_offset(b, ch, p, c, plane, block)] = x.data_as<float>()[(b * c + ch) * plane + p];
-  return y;
-}
-
-Tensor from_blocked(const Tensor& y, int64_t block) {
-  const int64_t n = y.dim(0), c = y.dim(1), plane = y.dim(2) * y.dim(3);
-  Tensor x = Tensor::empty(DataType::Float32, y.shape());
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < plane; ++p)
-        x.data_as<float>()[(b * c + ch) * plane + p] = y.data_as<float>()[blocked_offset(b, ch, p, c, plane, block)];
-  return x;
-}
+using blocked_test::from_blocked;
+using blocked_test::random_tensor;
+using blocked_test::to_blocked;
 
 void expect_same_bits(const Tensor& want, const Tensor& got) {
   ASSERT_EQ(got.shape(), want.shape());
