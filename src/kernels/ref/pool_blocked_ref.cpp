@@ -14,27 +14,6 @@ namespace ninegrid {
 
 namespace {
 
-// The window of one output coordinate along one axis (as pool_ref.cpp's axis_window).
-struct AxisWindow {
-  int64_t start;           // input coordinate of tap 0 (may be negative)
-  int64_t k_begin, k_end;  // taps inside [0, in)
-  int64_t counted;         // taps inside [-pad_begin, in + pad_end) (count_include_pad's divisor)
-};
-
-std::vector<AxisWindow> axis_windows(const PoolParams& p, int axis) {
-  std::vector<AxisWindow> w(static_cast<size_t>(p.out[axis]));
-  for (int64_t o = 0; o < p.out[axis]; ++o) {
-    AxisWindow& a = w[o];
-    a.start = o * p.stride[axis] - p.pad_begin[axis];
-    valid_output_range(a.start, p.dilation[axis], p.in[axis], p.kernel[axis], &a.k_begin, &a.k_end);
-    int64_t b, e;
-    valid_output_range(a.start + p.pad_begin[axis], p.dilation[axis], p.in[axis] + p.pad_begin[axis] + p.pad_end[axis],
-                       p.kernel[axis], &b, &e);
-    a.counted = e - b;
-  }
-  return w;
-}
-
 // For the max, the output row itself is the accumulator: each pixel starts from its first tap, then
 // every tap (kh, kw) sweeps the pixels it is valid for. Taps outside, pixels inside: consecutive
 // updates touch different pixels, and the select vectorises as a loop (GCC does not vectorise the
@@ -42,7 +21,7 @@ std::vector<AxisWindow> axis_windows(const PoolParams& p, int axis) {
 // still sees its taps in max_pool_ref's order, which decides NaN and signed-zero ties.
 // kLanes > 0: the block, known at compile time; 0: the block is `block`, known at run time.
 template <int64_t kLanes>
-void max_rows(const PoolParams& p, const std::vector<AxisWindow>& rows, const std::vector<AxisWindow>& cols,
+void max_rows(const PoolParams& p, const std::vector<PoolAxisWindow>& rows, const std::vector<PoolAxisWindow>& cols,
               const std::vector<int64_t>& col_range, int64_t block, const float* x, float* y, int64_t row_begin,
               int64_t row_end) {
   const int64_t B = kLanes > 0 ? kLanes : block;
@@ -51,10 +30,10 @@ void max_rows(const PoolParams& p, const std::vector<AxisWindow>& rows, const st
   for (int64_t r = row_begin; r < row_end; ++r) {
     const float* xp = x + (r / out_h) * in_plane;
     float* __restrict yr = y + r * out_w * B;
-    const AxisWindow& wh = rows[r % out_h];
+    const PoolAxisWindow& wh = rows[r % out_h];
     // Start each pixel from its first tap (lowest() for a window without input).
     for (int64_t ow = 0; ow < out_w; ++ow) {
-      const AxisWindow& ww = cols[ow];
+      const PoolAxisWindow& ww = cols[ow];
       float* __restrict out = yr + ow * B;
       if (wh.k_begin >= wh.k_end || ww.k_begin >= ww.k_end) {
         for (int64_t l = 0; l < B; ++l) out[l] = std::numeric_limits<float>::lowest();
@@ -81,8 +60,8 @@ void max_rows(const PoolParams& p, const std::vector<AxisWindow>& rows, const st
 }
 
 template <int64_t kLanes>
-void average_rows(const PoolParams& p, bool count_include_pad, const std::vector<AxisWindow>& rows,
-                  const std::vector<AxisWindow>& cols, int64_t block, const float* x, float* y, int64_t row_begin,
+void average_rows(const PoolParams& p, bool count_include_pad, const std::vector<PoolAxisWindow>& rows,
+                  const std::vector<PoolAxisWindow>& cols, int64_t block, const float* x, float* y, int64_t row_begin,
                   int64_t row_end) {
   const int64_t B = kLanes > 0 ? kLanes : block;
   const int64_t in_w = p.in[2], out_h = p.out[1], out_w = p.out[2];
@@ -90,9 +69,9 @@ void average_rows(const PoolParams& p, bool count_include_pad, const std::vector
   for (int64_t r = row_begin; r < row_end; ++r) {
     const float* xp = x + (r / out_h) * in_plane;
     float* yr = y + r * out_w * B;
-    const AxisWindow& wh = rows[r % out_h];
+    const PoolAxisWindow& wh = rows[r % out_h];
     for (int64_t ow = 0; ow < out_w; ++ow) {
-      const AxisWindow& ww = cols[ow];
+      const PoolAxisWindow& ww = cols[ow];
       float* __restrict out = yr + ow * B;
       float acc[kLanes > 0 ? kLanes : kMaxBlockLanes];
       for (int64_t l = 0; l < B; ++l) acc[l] = 0.f;
@@ -154,7 +133,7 @@ void global_max_planes(int64_t plane_size, int64_t block, const float* x, float*
 void max_pool_blocked_ref(const PoolParams& p, int64_t block, const float* x, float* y, int64_t row_begin,
                           int64_t row_end) {
   if (row_begin >= row_end) return;
-  const std::vector<AxisWindow> rows = axis_windows(p, 1), cols = axis_windows(p, 2);
+  const std::vector<PoolAxisWindow> rows = pool_axis_windows(p, 1), cols = pool_axis_windows(p, 2);
   // Per column tap kw, the output columns for which it reads inside the input.
   std::vector<int64_t> col_range(static_cast<size_t>(2 * p.kernel[2]));
   for (int64_t kw = 0; kw < p.kernel[2]; ++kw)
@@ -166,7 +145,7 @@ void max_pool_blocked_ref(const PoolParams& p, int64_t block, const float* x, fl
 void average_pool_blocked_ref(const PoolParams& p, bool count_include_pad, int64_t block, const float* x, float* y,
                               int64_t row_begin, int64_t row_end) {
   if (row_begin >= row_end) return;
-  const std::vector<AxisWindow> rows = axis_windows(p, 1), cols = axis_windows(p, 2);
+  const std::vector<PoolAxisWindow> rows = pool_axis_windows(p, 1), cols = pool_axis_windows(p, 2);
   NINEGRID_DISPATCH_LANES(block, average_rows, p, count_include_pad, rows, cols, block, x, y, row_begin, row_end)
 }
 

@@ -12,47 +12,22 @@ namespace ninegrid {
 
 namespace {
 
-// The window of one output pixel along one axis.
-struct AxisWindow {
-  int64_t start;         // input coordinate of tap 0 (may be negative)
-  int64_t k_begin, k_end;  // taps inside [0, in)
-  int64_t counted;       // taps inside [-pad_begin, in + pad_end) (count_include_pad's divisor)
-};
-
-AxisWindow axis_window(const PoolParams& p, int axis, int64_t o) {
-  AxisWindow w;
-  w.start = o * p.stride[axis] - p.pad_begin[axis];
-  valid_output_range(w.start, p.dilation[axis], p.in[axis], p.kernel[axis], &w.k_begin, &w.k_end);
-  int64_t b, e;
-  valid_output_range(w.start + p.pad_begin[axis], p.dilation[axis], p.in[axis] + p.pad_begin[axis] + p.pad_end[axis],
-                     p.kernel[axis], &b, &e);
-  w.counted = e - b;
-  return w;
-}
-
 // Calls fn(output offset, window along d, h, w) for every output pixel of a plane.
-template <class Fn>
-void for_each_window(const PoolParams& p, Fn fn) {
-  for (int64_t od = 0; od < p.out[0]; ++od) {
-    const AxisWindow wd = axis_window(p, 0, od);
-    for (int64_t oh = 0; oh < p.out[1]; ++oh) {
-      const AxisWindow wh = axis_window(p, 1, oh);
-      for (int64_t ow = 0; ow < p.out[2]; ++ow) {
-        const AxisWindow ww = axis_window(p, 2, ow);
-        fn((od * p.out[1] + oh) * p.out[2] + ow, wd, wh, ww);
-      }
-    }
-  }
-}
-
 // Every output's window along each axis, computed once per call rather than once per output pixel.
 struct PlaneWindows {
-  std::vector<AxisWindow> axis[3];
+  std::vector<PoolAxisWindow> axis[3];
   explicit PlaneWindows(const PoolParams& p) {
-    for (int a = 0; a < 3; ++a)
-      for (int64_t o = 0; o < p.out[a]; ++o) axis[a].push_back(axis_window(p, a, o));
+    for (int a = 0; a < 3; ++a) axis[a] = pool_axis_windows(p, a);
   }
 };
+
+template <class Fn>
+void for_each_window(const PoolParams& p, const PlaneWindows& win, Fn fn) {
+  for (int64_t od = 0; od < p.out[0]; ++od)
+    for (int64_t oh = 0; oh < p.out[1]; ++oh)
+      for (int64_t ow = 0; ow < p.out[2]; ++ow)
+        fn((od * p.out[1] + oh) * p.out[2] + ow, win.axis[0][od], win.axis[1][oh], win.axis[2][ow]);
+}
 
 // max_pool_ref without indices: the same comparisons in the same order, with the windows precomputed
 // and the width taps contiguous when the dilation is 1 (BlazeFace's 2x2 pools ran 16 ns per output).
@@ -93,11 +68,11 @@ void max_pool_values(const PoolParams& p, const T* x, T* y, int64_t plane_begin,
     const T* xp = x + plane * in_plane;
     T* yp = y + plane * out_plane;
     for (int64_t od = 0; od < p.out[0]; ++od) {
-      const AxisWindow& wd = win.axis[0][od];
+      const PoolAxisWindow& wd = win.axis[0][od];
       for (int64_t oh = 0; oh < p.out[1]; ++oh) {
-        const AxisWindow& wh = win.axis[1][oh];
+        const PoolAxisWindow& wh = win.axis[1][oh];
         for (int64_t ow = 0; ow < p.out[2]; ++ow, ++yp) {
-          const AxisWindow& ww = win.axis[2][ow];
+          const PoolAxisWindow& ww = win.axis[2][ow];
           if (wd.k_begin >= wd.k_end || wh.k_begin >= wh.k_end || ww.k_begin >= ww.k_end) {
             *yp = std::numeric_limits<T>::lowest();
             continue;
@@ -129,16 +104,31 @@ void max_pool_values(const PoolParams& p, const T* x, T* y, int64_t plane_begin,
 
 }  // namespace
 
+std::vector<PoolAxisWindow> pool_axis_windows(const PoolParams& p, int axis) {
+  std::vector<PoolAxisWindow> windows(static_cast<size_t>(p.out[axis]));
+  for (int64_t o = 0; o < p.out[axis]; ++o) {
+    PoolAxisWindow& w = windows[static_cast<size_t>(o)];
+    w.start = o * p.stride[axis] - p.pad_begin[axis];
+    valid_output_range(w.start, p.dilation[axis], p.in[axis], p.kernel[axis], &w.k_begin, &w.k_end);
+    int64_t b, e;
+    valid_output_range(w.start + p.pad_begin[axis], p.dilation[axis], p.in[axis] + p.pad_begin[axis] + p.pad_end[axis],
+                       p.kernel[axis], &b, &e);
+    w.counted = e - b;
+  }
+  return windows;
+}
+
 template <class T>
 void max_pool_ref(const PoolParams& p, const T* x, T* y, int64_t* indices, bool column_major, int64_t plane_begin,
                   int64_t plane_end) {
   if (!indices) return max_pool_values(p, x, y, plane_begin, plane_end);
   const int64_t in_plane = p.in_plane(), out_plane = p.out_plane();
+  const PlaneWindows win(p);
   for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
     const T* xp = x + plane * in_plane;
     T* yp = y + plane * out_plane;
     int64_t* ip = indices ? indices + plane * out_plane : nullptr;
-    for_each_window(p, [&](int64_t o, const AxisWindow& wd, const AxisWindow& wh, const AxisWindow& ww) {
+    for_each_window(p, win, [&](int64_t o, const PoolAxisWindow& wd, const PoolAxisWindow& wh, const PoolAxisWindow& ww) {
       T best = std::numeric_limits<T>::lowest();
       int64_t best_d = -1, best_h = -1, best_w = -1;
       for (int64_t kd = wd.k_begin; kd < wd.k_end; ++kd) {
@@ -169,10 +159,11 @@ template void max_pool_ref<int8_t>(const PoolParams&, const int8_t*, int8_t*, in
 void average_pool_ref(const PoolParams& p, bool count_include_pad, const float* x, float* y, int64_t plane_begin,
                       int64_t plane_end) {
   const int64_t in_plane = p.in_plane(), out_plane = p.out_plane();
+  const PlaneWindows win(p);
   for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
     const float* xp = x + plane * in_plane;
     float* yp = y + plane * out_plane;
-    for_each_window(p, [&](int64_t o, const AxisWindow& wd, const AxisWindow& wh, const AxisWindow& ww) {
+    for_each_window(p, win, [&](int64_t o, const PoolAxisWindow& wd, const PoolAxisWindow& wh, const PoolAxisWindow& ww) {
       float sum = 0.f;
       for (int64_t kd = wd.k_begin; kd < wd.k_end; ++kd) {
         const int64_t id = wd.start + kd * p.dilation[0];
@@ -191,10 +182,11 @@ void average_pool_ref(const PoolParams& p, bool count_include_pad, const float* 
 
 void lp_pool_ref(const PoolParams& p, float norm_p, const float* x, float* y, int64_t plane_begin, int64_t plane_end) {
   const int64_t in_plane = p.in_plane(), out_plane = p.out_plane();
+  const PlaneWindows win(p);
   for (int64_t plane = plane_begin; plane < plane_end; ++plane) {
     const float* xp = x + plane * in_plane;
     float* yp = y + plane * out_plane;
-    for_each_window(p, [&](int64_t o, const AxisWindow& wd, const AxisWindow& wh, const AxisWindow& ww) {
+    for_each_window(p, win, [&](int64_t o, const PoolAxisWindow& wd, const PoolAxisWindow& wh, const PoolAxisWindow& ww) {
       float sum = 0.f;
       for (int64_t kd = wd.k_begin; kd < wd.k_end; ++kd) {
         const int64_t id = wd.start + kd * p.dilation[0];

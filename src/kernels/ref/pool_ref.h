@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace ninegrid {
 
@@ -22,6 +23,15 @@ struct PoolParams {
   int64_t in_plane() const { return in[0] * in[1] * in[2]; }
   int64_t out_plane() const { return out[0] * out[1] * out[2]; }
 };
+
+// The window of one output coordinate along one axis.
+struct PoolAxisWindow {
+  int64_t start;           // input coordinate of tap 0 (may be negative)
+  int64_t k_begin, k_end;  // taps inside [0, in)
+  int64_t counted;         // taps inside [-pad_begin, in + pad_end) (count_include_pad's divisor)
+};
+// The windows of every output coordinate along `axis` (0 depth, 1 height, 2 width).
+std::vector<PoolAxisWindow> pool_axis_windows(const PoolParams& p, int axis);
 
 // Max over each window, padding ignored; a window without any input value gives the type's lowest value.
 // If `indices` is non-null it receives, per output, the position of the maximum (the first one on ties)
