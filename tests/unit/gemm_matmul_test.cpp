@@ -25,6 +25,27 @@ Tensor random_tensor(std::mt19937& rng, const Shape& shape) {
   return t;
 }
 
+// ONNX Gemm by its definition, in double: alpha * A' B' + beta * C, C (if given) broadcast to [M, N].
+std::vector<double> gemm_by_definition(const Tensor& a, const Tensor& b, const Tensor* c, bool ta, bool tb,
+                                       float alpha, float beta) {
+  const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1), n = tb ? b.dim(0) : b.dim(1);
+  std::vector<double> want;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        s += double(a.data_as<float>()[ta ? kk * m + i : i * k + kk]) * b.data_as<float>()[tb ? j * k + kk : kk * n + j];
+      double cv = 0;
+      if (c) {
+        const Shape& cs = c->shape();
+        const int64_t rows = cs.size() == 2 ? cs[0] : 1, cols = cs.empty() ? 1 : cs.back();
+        cv = c->data_as<float>()[(rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j)];
+      }
+      want.push_back(alpha * s + beta * cv);
+    }
+  return want;
+}
+
 TEST(GemmOp, TransposesScalesAndBroadcastC) {
   std::mt19937 rng(10);
   const int64_t m = 5, n = 7, k = 3;
@@ -45,21 +66,7 @@ TEST(GemmOp, TransposesScalesAndBroadcastC) {
                                                 {"alpha", Attribute::of_float(alpha)},
                                                 {"beta", Attribute::of_float(beta)}}));
         ASSERT_EQ(y.shape(), (Shape{m, n}));
-        std::vector<double> want;
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            double s = 0;
-            for (int64_t kk = 0; kk < k; ++kk)
-              s += double(a.data_as<float>()[ta ? kk * m + i : i * k + kk]) * b.data_as<float>()[tb ? j * k + kk : kk * n + j];
-            double cv = 0;
-            if (has_c) {
-              const Shape& cs = c.shape();
-              const int64_t rows = cs.size() == 2 ? cs[0] : 1, cols = cs.empty() ? 1 : cs.back();
-              cv = c.data_as<float>()[(rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j)];
-            }
-            want.push_back(alpha * s + beta * cv);
-          }
-        eltest::expect_near_all(y, want, 1e-5, 1e-6);
+        eltest::expect_near_all(y, gemm_by_definition(a, b, has_c ? &c : nullptr, ta, tb, alpha, beta), 1e-5, 1e-6);
       }
 }
 
@@ -82,16 +89,8 @@ TEST(GemmOp, FullyConnectedWithConstantWeights) {
                                                 {"alpha", Attribute::of_float(alpha)},
                                                 {"beta", Attribute::of_float(beta)}}));
         ASSERT_EQ(y.shape(), (Shape{m, n}));
-        std::vector<double> want;
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            double s = 0;
-            for (int64_t kk = 0; kk < k; ++kk)
-              s += double(a.data_as<float>()[i * k + kk]) * b.data_as<float>()[tb ? j * k + kk : kk * n + j];
-            const double cv = c.defined() ? c.data_as<float>()[ci == 0 ? j : 0] : 0.0;
-            want.push_back(alpha * s + beta * cv);
-          }
-        eltest::expect_near_all(y, want, 1e-5, 1e-6);
+        eltest::expect_near_all(y, gemm_by_definition(a, b, c.defined() ? &c : nullptr, false, tb, alpha, beta), 1e-5,
+                                1e-6);
       }
 }
 

@@ -85,6 +85,12 @@ bool activation_attrs(const Graph& g, const Node& act, int64_t channels, std::st
   return false;
 }
 
+// Records a fused activation on the conv (the attribute form of ops/fused_activation.h).
+void set_fused_activation(Node& conv, const std::string& name, const std::vector<float>& params) {
+  conv.attrs.set("ng.activation", Attribute::of_string(name));
+  if (!params.empty()) conv.attrs.set("ng.activation_params", Attribute::of_floats(params));
+}
+
 }  // namespace
 
 int fuse_residual_add(Graph& g) {
@@ -150,8 +156,7 @@ int fuse_activation(Graph& g) {
     std::vector<float> params;
     int slope = -1;
     if (!activation_attrs(g, act, channels, name, params, slope)) continue;
-    conv.attrs.set("ng.activation", Attribute::of_string(name));
-    if (!params.empty()) conv.attrs.set("ng.activation_params", Attribute::of_floats(params));
+    set_fused_activation(conv, name, params);
     if (slope >= 0) {
       if (conv.inputs.size() <= kSlopeInput) conv.inputs.resize(kSlopeInput + 1, -1);
       conv.inputs[kSlopeInput] = slope;
@@ -195,11 +200,7 @@ int fuse_activation_through_concat(Graph& g) {
       for (size_t j = 0; j < i && all_convs; ++j) all_convs = cat.inputs[j] != v;
     }
     if (!all_convs) continue;
-    for (int v : cat.inputs) {
-      Node& conv = g.nodes[prod[v]];
-      conv.attrs.set("ng.activation", Attribute::of_string(name));
-      if (!params.empty()) conv.attrs.set("ng.activation_params", Attribute::of_floats(params));
-    }
+    for (int v : cat.inputs) set_fused_activation(g.nodes[prod[v]], name, params);
     for (int& o : g.nodes[c].outputs)
       if (o == cat_out) o = act.outputs[0];
     dead[n] = 1;
