@@ -49,6 +49,7 @@ Peak g_peak;
 struct Layer {
   std::string name;
   int64_t in_c, out_c, groups, h, w, k, stride, pad;
+  ConvAlgorithm algorithm = ConvAlgorithm::Auto;  // forced, to compare kernels on one layer
 };
 
 Conv2dParams params_of(const Layer& l) {
@@ -72,7 +73,7 @@ int64_t block_for(int64_t channels, Isa isa) {
 void bench_conv(benchmark::State& state, Layer layer, Isa isa) {
   const Conv2dParams p = params_of(layer);
   const int64_t in_block = block_for(p.in_channels, isa), out_block = block_for(p.out_channels, isa);
-  if (!FastConv2d::supports(p, in_block, out_block, isa)) {
+  if (!FastConv2d::supports(p, in_block, out_block, isa, layer.algorithm)) {
     state.SkipWithError("no fast kernel for this layer");
     return;
   }
@@ -87,7 +88,7 @@ void bench_conv(benchmark::State& state, Layer layer, Isa isa) {
   const auto w = random(p.out_channels * p.in_channels_per_group() * p.kernel_h * p.kernel_w);
   const auto bias = random(p.out_channels);
   std::vector<float> y(static_cast<size_t>(p.out_channels * p.out_h * p.out_w));
-  const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block);
+  const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block, layer.algorithm);
   for (auto _ : state) {
     conv.run(x.data(), y.data(), nullptr, nullptr);
     benchmark::DoNotOptimize(y.data());
@@ -131,6 +132,19 @@ const std::vector<Layer>& layers() {
       {"retina/pw_128to128_40", 128, 128, 1, 40, 40, 1, 1, 0},
       {"retina/dw_256_3x3s1_20", 256, 256, 256, 20, 20, 3, 1, 1},
       {"retina/pw_256to256_20", 256, 256, 1, 20, 20, 1, 1, 0},
+      // First layers (plain RGB input) on the first-layer kernel and on the direct kernel.
+      {"first/retina_3to8_3x3s2_640", 3, 8, 1, 640, 640, 3, 2, 1, ConvAlgorithm::FirstLayer},
+      {"first/retina_3to8_3x3s2_640_direct", 3, 8, 1, 640, 640, 3, 2, 1, ConvAlgorithm::Direct},
+      {"first/3to8_3x3s1_320", 3, 8, 1, 320, 320, 3, 1, 1, ConvAlgorithm::FirstLayer},
+      {"first/3to8_3x3s1_320_direct", 3, 8, 1, 320, 320, 3, 1, 1, ConvAlgorithm::Direct},
+      {"first/ppocr_3to16_3x3s2_640", 3, 16, 1, 640, 640, 3, 2, 1, ConvAlgorithm::FirstLayer},
+      {"first/ppocr_3to16_3x3s2_640_direct", 3, 16, 1, 640, 640, 3, 2, 1, ConvAlgorithm::Direct},
+      {"first/blazeface_3to24_5x5s2_128", 3, 24, 1, 128, 128, 5, 2, 2, ConvAlgorithm::FirstLayer},
+      {"first/blazeface_3to24_5x5s2_128_direct", 3, 24, 1, 128, 128, 5, 2, 2, ConvAlgorithm::Direct},
+      {"first/mnv2_3to32_3x3s2_224", 3, 32, 1, 224, 224, 3, 2, 1, ConvAlgorithm::FirstLayer},
+      {"first/mnv2_3to32_3x3s2_224_direct", 3, 32, 1, 224, 224, 3, 2, 1, ConvAlgorithm::Direct},
+      {"first/resnet_3to64_7x7s2_224", 3, 64, 1, 224, 224, 7, 2, 3, ConvAlgorithm::FirstLayer},
+      {"first/resnet_3to64_7x7s2_224_direct", 3, 64, 1, 224, 224, 7, 2, 3, ConvAlgorithm::Direct},
       // ResNet-18/50.
       {"resnet/conv1_7x7s2_3to64_224", 3, 64, 1, 224, 224, 7, 2, 3},
       {"resnet/3x3_64to64_56", 64, 64, 1, 56, 56, 3, 1, 1},

@@ -27,6 +27,23 @@ bool is_pointwise(const Conv2dParams& p) {
          p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
 }
 
+// The first-layer kernel (kernels/x86/conv_first_layer_impl.h) handles a plain NCHW input, one group and
+// stride 1 or 2 along the width, with any channel counts; the choice by shape takes it for an image with
+// few channels in and at most 8 out, where the direct kernel has one 8-lane FMA per broadcast
+// (ninegrid_kernel_bench first/ rows on a Zen 4 core: 3->8 3x3/s2 at 640, 62 vs 58 GFLOP/s; 3x3/s1 at
+// 320, 74 vs 58). From 16 output channels on the direct kernel was faster (3->16: 77 vs 59).
+constexpr int64_t kFirstLayerMaxInChannels = 4;
+constexpr int64_t kFirstLayerMaxOutChannels = 8;
+
+bool first_layer_fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+  return in_block == 1 && p.groups == 1 && (p.stride_w == 1 || p.stride_w == 2) &&
+         (out_block != 16 || isa >= Isa::Avx512);
+}
+
+bool is_first_layer(const Conv2dParams& p, int64_t in_block) {
+  return in_block == 1 && p.in_channels <= kFirstLayerMaxInChannels && p.out_channels <= kFirstLayerMaxOutChannels;
+}
+
 // Whether the vector kernels with `lanes` channels per register can run this conv as `algorithm`.
 bool fits(const Conv2dParams& p, int64_t in_block, int64_t lanes, ConvAlgorithm algorithm) {
   switch (algorithm) {
@@ -37,6 +54,7 @@ bool fits(const Conv2dParams& p, int64_t in_block, int64_t lanes, ConvAlgorithm 
       if (!is_pointwise(p)) return false;
       [[fallthrough]];
     case ConvAlgorithm::Direct: return p.groups == 1 || p.out_channels_per_group() % lanes == 0;
+    case ConvAlgorithm::FirstLayer:
     case ConvAlgorithm::Auto: break;
   }
   return false;
@@ -53,6 +71,17 @@ bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
       p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1 || p.pad_top < 0 || p.pad_left < 0)
     return false;
   if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels)) return false;
+
+  if (want == ConvAlgorithm::FirstLayer || (want == ConvAlgorithm::Auto && is_first_layer(p, in_block))) {
+    if (first_layer_fits(p, in_block, out_block, isa)) {
+      // Output pixels across the lanes: the widest vectors whatever the output block.
+      c->algorithm = ConvAlgorithm::FirstLayer;
+      c->isa = isa >= Isa::Avx512 ? Isa::Avx512 : Isa::Avx2;
+      c->lanes = c->isa == Isa::Avx512 ? 16 : 8;
+      return true;
+    }
+    if (want == ConvAlgorithm::FirstLayer) return false;
+  }
 
   // Vector widths to try: the output block fixes it; plain NCHW output may use either (the narrower
   // first when the wider would mostly compute padding channels).
@@ -115,9 +144,16 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
   kernel_isa_ = c.isa;
   lanes_ = c.lanes;
   in_block_ = in_block;
+  int64_t block_channels = lanes_;  // output channels per range block
 #if defined(__x86_64__)
   const bool avx512 = c.isa == Isa::Avx512;
   switch (c.algorithm) {
+    case ConvAlgorithm::FirstLayer:
+      kernel_ = avx512 ? avx512::conv2d_first_layer : avx2::conv2d_first_layer;
+      algorithm_name_ = "first-layer";
+      block_channels = 8;  // channel octets
+      weights_ = pack_conv_weights(weights, p.out_channels, p.in_channels, p.kernel_h, p.kernel_w, block_channels);
+      break;
     case ConvAlgorithm::Depthwise:
       kernel_ = avx512 ? avx512::conv2d_depthwise : avx2::conv2d_depthwise;
       algorithm_name_ = depthwise_name(p);
@@ -138,7 +174,7 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
       break;
   }
 #endif
-  blocks_ = round_up_to_block(p.out_channels, lanes_) / lanes_;
+  blocks_ = round_up_to_block(p.out_channels, block_channels) / block_channels;
   bias_ = pad_per_channel(bias, p.out_channels, lanes_);
 
   X86ConvArgs& a = args_;

@@ -74,7 +74,16 @@ bool random_case(std::mt19937& rng, Isa isa, ConvAlgorithm algorithm, Conv2dPara
   p = Conv2dParams{};
   p.batch = pick(rng, {1, 1, 1, 2});
   random_plane(rng, p);
-  if (algorithm == ConvAlgorithm::Depthwise) {
+  if (algorithm == ConvAlgorithm::FirstLayer) {
+    // A plain image: few channels in, rows wide enough for whole 3-vector tiles inside and at the borders.
+    p.in_channels = pick(rng, {1, 2, 3, 3, 4, 5});
+    p.out_channels = pick(rng, {1, 3, 5, 8, 8, 16, 16, 17, 24, 32});
+    p.in_h = uniform(rng, 1, 12);
+    p.in_w = pick(rng, {1, 2, 7, 16, 17, 33, 50, 100, 130, 161});
+    random_window(rng, p);
+    p.stride_w = pick(rng, {1, 2});
+    in_block = 1;
+  } else if (algorithm == ConvAlgorithm::Depthwise) {
     // Whole vectors in the kernels' own block mostly; otherwise any channel count in any block, which the
     // kernel restages (zero-padding the last vector).
     if (uniform(rng, 0, 2) != 0) {
@@ -207,6 +216,43 @@ TEST_P(ConvX86, DepthwiseMatchesBlockedReference) {
   }
 }
 
+TEST_P(ConvX86, FirstLayerMatchesBlockedReference) {
+  SKIP_WITHOUT(GetParam());
+  CaseStats stats;
+  random_suite(GetParam(), ConvAlgorithm::FirstLayer, 300, 18, stats);
+  const std::string prefix = std::string("first-layer/") + isa_name(GetParam()) + " ";
+  std::vector<std::string> kinds = {"1->1", "1->8"};
+  if (GetParam() == Isa::Avx512) kinds.push_back("1->16");
+  for (const std::string& blocks : kinds) EXPECT_GT(stats.by_kind[prefix + blocks], 0) << blocks << "\n" << coverage(stats);
+}
+
+// The first layers of the benchmark models, each with its own input width so that the row ends leave
+// every remainder: RetinaFace (3->8 3x3/s2), PP-OCR (3->16 3x3/s2), BlazeFace (3->24 5x5/s2, pads 1 and 2).
+TEST_P(ConvX86, FirstLayerModelShapes) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  std::mt19937 rng(19);
+  CaseStats stats;
+  int trial = 0;
+  struct Shape { int64_t out_channels, kernel, pad_begin, pad_end; };
+  for (const Shape s : {Shape{8, 3, 1, 1}, Shape{16, 3, 1, 1}, Shape{24, 5, 1, 2}}) {
+    for (int64_t width : {66, 97, 130, 161}) {
+      Conv2dParams p;
+      p.in_channels = 3, p.out_channels = s.out_channels, p.in_h = 9, p.in_w = width;
+      p.kernel_h = p.kernel_w = s.kernel, p.stride_h = p.stride_w = 2;
+      p.pad_top = p.pad_left = s.pad_begin, p.pad_bottom = p.pad_right = s.pad_end;
+      ASSERT_TRUE(finish_shape(p));
+      for (int64_t out_block : {int64_t{1}, int64_t{8}, int64_t{16}}) {
+        if (p.out_channels % out_block != 0 || !FastConv2d::supports(p, 1, out_block, isa, ConvAlgorithm::FirstLayer))
+          continue;
+        check_case(rng, p, 1, out_block, isa, ConvAlgorithm::FirstLayer, trial++, stats);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+  EXPECT_GE(stats.runs, 24) << coverage(stats);
+}
+
 // The common layers, by hand: every centre/border combination of 3x3 stride 1 and 2 and the first layer
 // (3 plain channels in, stride 2), on planes that leave tile remainders of every size.
 TEST_P(ConvX86, TypicalLayers) {
@@ -250,7 +296,8 @@ TEST_P(ConvX86, ThreadedRunEqualsSingleThread) {
   const int lanes = lanes_of(isa);
   ThreadPool pool(3);
   std::mt19937 rng(15);
-  for (ConvAlgorithm algorithm : {ConvAlgorithm::Direct, ConvAlgorithm::Pointwise, ConvAlgorithm::Depthwise}) {
+  for (ConvAlgorithm algorithm : {ConvAlgorithm::Direct, ConvAlgorithm::Pointwise, ConvAlgorithm::Depthwise,
+                                  ConvAlgorithm::FirstLayer}) {
     Conv2dParams p;
     p.batch = 2;
     p.in_channels = p.out_channels = 5 * lanes;
@@ -264,7 +311,8 @@ TEST_P(ConvX86, ThreadedRunEqualsSingleThread) {
     const auto x = random_vector(rng, static_cast<size_t>(p.batch * p.in_channels * p.in_h * p.in_w));
     const auto w = random_vector(rng, static_cast<size_t>(p.out_channels * p.in_channels_per_group() * 9));
     const auto bias = random_vector(rng, static_cast<size_t>(p.out_channels));
-    const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, lanes, lanes, algorithm);
+    const int64_t in_block = algorithm == ConvAlgorithm::FirstLayer ? 1 : lanes;  // an image: plain NCHW
+    const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, lanes, algorithm);
     std::vector<float> one(static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w)), many(one.size());
     conv.run(x.data(), one.data(), nullptr, nullptr);
     conv.run(x.data(), many.data(), nullptr, &pool);

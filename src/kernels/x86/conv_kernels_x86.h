@@ -60,6 +60,11 @@ struct X86ConvRange {
   void conv2d_direct(const X86ConvArgs& a, const X86ConvRange& r);                                           \
   /* 1x1, stride 1, no padding: the plane as one long row. Same weight packing and constraints. */          \
   void conv2d_pointwise(const X86ConvArgs& a, const X86ConvRange& r);                                        \
+  /* A network's first layer: plain NCHW input (in_block 1), groups == 1, stride_w 1 or 2, any kernel,    \
+     stride_h, dilation and padding; output pixels across the lanes, 8 output channels per pass. Weights  \
+     packed [ceil(out_channels / 8)][in_channels][kernel_h][kernel_w][8]; range blocks are 8-channel       \
+     octets; output block 1, 8 or (P = 16 only) 16. */                                                     \
+  void conv2d_first_layer(const X86ConvArgs& a, const X86ConvRange& r);                                      \
   /* Depthwise (groups == in_channels == out_channels, in_block == P): any kernel, stride and dilation;   \
      3x3 and 5x5 with stride 1 or 2 and dilation 1 run unrolled register tiles. */                          \
   void conv2d_depthwise(const X86ConvArgs& a, const X86ConvRange& r);                                        \
