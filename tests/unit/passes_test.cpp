@@ -341,6 +341,56 @@ TEST(FuseActivationThroughConcat, NotWhenAPartIsNotAConvOutput) {
   EXPECT_EQ(fuse_activation_through_concat(b.g), 0);
 }
 
+// A detection head: three 1x1 convs (4, 8 and 20 channels, one without bias) read one feature map; a
+// fourth conv reads it with another stride. `last_channels` can widen the last head past the merge limit.
+Builder sibling_heads(int64_t last_channels) {
+  Builder b;
+  b.input("x", {1, 16, 6, 7});
+  b.constant("w_cls", {4, 16, 1, 1});
+  b.constant("b_cls", {4});
+  b.constant("w_box", {8, 16, 1, 1});
+  b.constant("b_box", {8});
+  b.constant("w_lmk", {last_channels, 16, 1, 1});
+  b.constant("w_s2", {4, 16, 1, 1});
+  b.node("Conv", {"x", "w_cls", "b_cls"}, {"cls"});
+  b.node("Conv", {"x", "w_box", "b_box"}, {"box"});
+  b.node("Conv", {"x", "w_lmk"}, {"lmk"});
+  b.node("Conv", {"x", "w_s2"}, {"s2"}).attrs.set("strides", Attribute::of_ints({2, 2}));
+  for (const char* out : {"cls", "box", "lmk", "s2"}) b.output(out);
+  return b;
+}
+
+TEST(MergeSiblingConvs, HeadsBecomeOneConvAndASplit) {
+  Builder b = sibling_heads(20);
+  Graph g = b.g;
+  EXPECT_EQ(merge_sibling_convs(g), 1);
+  // The three stride-1 heads merged (the strided conv differs in geometry and stays on its own).
+  EXPECT_EQ(g.nodes.size(), 3u);
+  int splits = 0;
+  for (const Node& n : g.nodes)
+    if (n.op_type == "Split") {
+      ++splits;
+      EXPECT_EQ(n.attrs.get_ints("split"), (std::vector<int64_t>{4, 8, 20}));
+      ASSERT_EQ(n.outputs.size(), 3u);
+      EXPECT_EQ(g.values[n.outputs[2]].name, "lmk");
+    }
+  EXPECT_EQ(splits, 1);
+  Tensor x = random_input({1, 16, 6, 7}, 9);
+  const auto ref = run_at(b.g, 0, x), opt = run_at(b.g, 2, x);
+  for (const char* out : {"cls", "box", "lmk", "s2"}) expect_close(opt.at(out), ref.at(out), 1e-5f);
+}
+
+TEST(MergeSiblingConvs, NotPastTheChannelLimitNorAcrossActivations) {
+  Builder wide = sibling_heads(60);  // 4 + 8 + 60 output channels: wide enough on their own
+  EXPECT_EQ(merge_sibling_convs(wide.g), 0);
+  Builder relu = sibling_heads(20);
+  relu.g.nodes[1].attrs.set("ng.activation", Attribute::of_string("Relu"));  // box head fused a Relu
+  Graph g = relu.g;
+  EXPECT_EQ(merge_sibling_convs(g), 1);  // cls and lmk still merge; box keeps its own epilogue
+  for (const Node& n : g.nodes)
+    if (n.op_type == "Split") EXPECT_EQ(n.attrs.get_ints("split"), (std::vector<int64_t>{4, 20}));
+}
+
 TEST(FuseResidual, NotWhenTheAddBroadcasts) {
   Builder b;
   b.input("x", {1, 4, 5, 5});

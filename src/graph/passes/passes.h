@@ -28,6 +28,10 @@ int fuse_activation(Graph& g);
 // An element-wise activation after a Concat whose every part is a conv output read by nothing else moves
 // into those convs' epilogues (RetinaFace's SSH modules: conv, conv, conv -> Concat -> Relu).
 int fuse_activation_through_concat(Graph& g);
+// Small convs reading the same input with the same geometry and writing plain NCHW (detection heads)
+// become one conv with their output channels concatenated, followed by a Split. Runs after plan_layout.
+// Returns the number of merged groups.
+int merge_sibling_convs(Graph& g);
 // Chooses plain or channel-blocked (NCHW[P]c, P up to max_block) storage for every 4-D float tensor and
 // inserts ng.Reorder nodes where needed; returns how many. Needs fixed input shapes (else does nothing).
 int plan_layout(Graph& g, int max_block);

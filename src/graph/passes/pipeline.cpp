@@ -20,6 +20,8 @@ void optimize_graph(Graph& graph, int opt_level) {
   fuse_activation_through_concat(graph);
   remove_dead_nodes(graph);
   if (opt_level >= 2) plan_layout(graph, isa_block(preferred_isa()));
+  // After the layout plan: only convs that write plain NCHW merge, so no layout decision changes.
+  merge_sibling_convs(graph);
   release_unused_constants(graph);
 }
 
