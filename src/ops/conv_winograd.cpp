@@ -1,6 +1,7 @@
 #include "ops/conv_winograd.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -104,9 +105,14 @@ double direct_seconds(const Conv2dParams& p, bool avx512) {
   return std::max(flops / (avx512 ? kDirectFlopsAvx512 : kDirectFlopsAvx2), weight_stream_seconds(weights, 1));
 }
 
-// F(4x4) or F(2x2). F(6x6) is left out of the automatic choice: measured, it was never faster than
-// F(4x4) by more than the noise (2% on 40x40 and 80x80 planes), clearly slower on 28x28 and 112x112
-// (its 8x8 transforms cost more than the model's constants capture), and it rounds worse.
+// F(4x4) or F(2x2). F(6x6) is left out of the automatic choice. On a core with full-rate 512-bit FMAs
+// (the Xeon the model was fitted on) it was never faster than F(4x4) by more than the noise (2% on 40x40
+// and 80x80 planes) and clearly slower on 28x28 and 112x112. On a Zen 4 core, whose 512-bit FMAs run at
+// half rate so that the GEMM F(6x6) shrinks weighs more, it measured 8-24% faster on layers of at most 64
+// channels on planes from 40x40 (ninegrid_conv_algorithms_bench: RetinaFace SSH 64->64 at 80x80, 296 vs
+// 239 GFLOP/s), but it rounds about twice as badly: ResNet-50 with F(6x6) in its 64-channel 56x56 layers
+// drifts 2.1e-4 of the output range from the reference, past the 1e-5 the optimiser tests allow.
+// NINEGRID_WINOGRAD_TILE=6 (forced_tile) trades that accuracy for the speed.
 int best_tile(const Conv2dParams& p, bool avx512, double* seconds) {
   const double four = winograd_seconds(p, 4, avx512), two = winograd_seconds(p, 2, avx512);
   if (seconds) *seconds = std::min(four, two);
@@ -127,7 +133,20 @@ bool WinogradConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t o
 }
 
 int WinogradConv2d::default_tile(const Conv2dParams& p, Isa isa) {
+  if (const int forced = forced_tile()) return forced;
   return best_tile(p, effective_isa(isa) != Isa::Avx2, nullptr);
+}
+
+int WinogradConv2d::forced_tile() {
+  static const int tile = [] {
+    const char* env = std::getenv("NINEGRID_WINOGRAD_TILE");
+    if (!env || !*env) return 0;
+    const std::string v = env;
+    if (v != "2" && v != "4" && v != "6")
+      throw Error("NINEGRID_WINOGRAD_TILE: expected 2, 4 or 6 (the output tile of F(m x m, 3 x 3)), got '" + v + "'");
+    return std::stoi(v);
+  }();
+  return tile;
 }
 
 double WinogradConv2d::estimated_speedup(const Conv2dParams& p, Isa isa) {
