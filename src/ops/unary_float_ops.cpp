@@ -1,10 +1,13 @@
 // Float32 element-wise activations and math functions: LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh,
 // Elu, Selu, Celu, ThresholdedRelu, Softplus, Softsign, Shrink, Gelu, Exp, Log, Sqrt, Reciprocal, Floor,
-// Ceil, Round, Erf and the trigonometric and hyperbolic functions. The loops are ref::unary_f32.
+// Ceil, Round, Erf and the trigonometric and hyperbolic functions. The loops are unary_f32_fast: vector
+// kernels for the activations CNNs use, ref::unary_f32 for the rest.
 #include <map>
 
 #include "kernels/ref/unary_f32.h"
+#include "kernels/unary_f32_fast.h"
 #include "ops/elementwise_common.h"
+#include "runtime/cpu_features.h"
 
 namespace ninegrid {
 namespace {
@@ -68,6 +71,7 @@ class UnaryFloat final : public Op {
       }
       default: break;
     }
+    isa_ = unary_f32_isa(kind_, preferred_isa());
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -81,12 +85,16 @@ class UnaryFloat final : public Op {
     const float* x = ctx.input(0).data_as<float>();
     float* y = ctx.output(0).data_as<float>();
     const int64_t n = ctx.input(0).numel();
-    parallel_range(ctx.pool, n, n, [&](int64_t b, int64_t e) { ref::unary_f32(kind_, params_, x + b, y + b, e - b); });
+    parallel_range(ctx.pool, n, n,
+                   [&](int64_t b, int64_t e) { unary_f32_fast(isa_, kind_, params_, x + b, y + b, e - b); });
   }
+
+  std::string algorithm() const override { return isa_ == Isa::Ref ? std::string() : isa_name(isa_); }
 
  private:
   UnaryF32 kind_ = UnaryF32::Exp;
   ref::UnaryParams params_;
+  Isa isa_ = Isa::Ref;
 };
 
 NINEGRID_REGISTER_OP("LeakyRelu", UnaryFloat);

@@ -51,6 +51,42 @@ struct VecAvx2 {
     return _mm256_mul_ps(y, _mm256_castsi256_ps(bits));
   }
 
+  // Element-wise math support (kernels/x86/vector_math_impl.h).
+  // Nearest integer, halves to even.
+  static T round_nearest(T x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // y * 2^n for n holding an integer with |n| <= 252: exact unless the result overflows (inf) or is
+  // subnormal (rounded once). 2^n is applied as 2^h * 2^(n - h), h = floor(n / 2), so that each factor is
+  // a normal float even where 2^n itself is not (n = 128, or n < -126 for subnormal results).
+  static T scale_pow2(T y, T n) {
+    const __m256i k = _mm256_cvtps_epi32(n);
+    const __m256i h = _mm256_srai_epi32(k, 1);
+    return _mm256_mul_ps(_mm256_mul_ps(y, pow2(h)), pow2(_mm256_sub_epi32(k, h)));
+  }
+  static T abs(T x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), x); }
+  // |magnitude| with the sign bit of `sign`.
+  static T copy_sign(T magnitude, T sign) {
+    const T sign_bit = _mm256_set1_ps(-0.f);
+    return _mm256_or_ps(_mm256_andnot_ps(sign_bit, magnitude), _mm256_and_ps(sign_bit, sign));
+  }
+  // a > b ? if_greater : otherwise, lane by lane (an ordered compare: NaN lanes take `otherwise`).
+  static T select_greater(T a, T b, T if_greater, T otherwise) {
+    return _mm256_blendv_ps(otherwise, if_greater, _mm256_cmp_ps(a, b, _CMP_GT_OQ));
+  }
+  // x = mantissa(x) * 2^exponent(x) with mantissa in [1, 2), for positive normal x (read from the bits:
+  // other inputs give meaningless values); exponent as a float.
+  static T exponent(T x) {
+    const __m256i biased = _mm256_srli_epi32(_mm256_castps_si256(x), 23);
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(biased, _mm256_set1_epi32(127)));
+  }
+  static T mantissa(T x) {
+    const __m256i fraction = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x007fffff));
+    return _mm256_castsi256_ps(_mm256_or_si256(fraction, _mm256_set1_epi32(0x3f800000)));
+  }
+  // 2^k for integer lanes k in [-126, 127].
+  static T pow2(__m256i k) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
+  }
+
   // The first n (0..8) lanes: loaded (the rest zero) and stored (the memory past them untouched).
   static T load_first(const float* p, int n) { return _mm256_maskload_ps(p, first_lanes(n)); }
   static void store_first(float* p, T v, int n) { _mm256_maskstore_ps(p, first_lanes(n), v); }

@@ -54,6 +54,25 @@ struct VecAvx512 {
     return _mm512_scalef_ps(y, n);
   }
 
+  // Element-wise math support (kernels/x86/vector_math_impl.h).
+  // Nearest integer, halves to even.
+  static T round_nearest(T x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // y * 2^n for n holding an integer: exact unless the result overflows (inf) or is subnormal (rounded once).
+  static T scale_pow2(T y, T n) { return _mm512_scalef_ps(y, n); }
+  static T abs(T x) { return _mm512_abs_ps(x); }
+  // |magnitude| with the sign bit of `sign`.
+  static T copy_sign(T magnitude, T sign) {
+    const T sign_bit = _mm512_set1_ps(-0.f);
+    return _mm512_or_ps(_mm512_andnot_ps(sign_bit, magnitude), _mm512_and_ps(sign_bit, sign));
+  }
+  // a > b ? if_greater : otherwise, lane by lane (an ordered compare: NaN lanes take `otherwise`).
+  static T select_greater(T a, T b, T if_greater, T otherwise) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), otherwise, if_greater);
+  }
+  // x = mantissa(x) * 2^exponent(x) with mantissa in [1, 2), for positive normal x; exponent as a float.
+  static T exponent(T x) { return _mm512_getexp_ps(x); }
+  static T mantissa(T x) { return _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero); }
+
   // A vector stored to / loaded from two 8-float halves (an NCHW8c output written by 16-lane kernels:
   // lanes 0-7 and 8-15 are two consecutive 8-channel blocks). `hi` null: the upper half is padding,
   // neither stored nor read (zero).
