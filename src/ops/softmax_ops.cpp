@@ -1,9 +1,12 @@
 // Softmax, LogSoftmax and Hardmax (float32). Opset 13 and later normalise along one axis (default -1);
 // earlier opsets flatten the input to 2-D at `axis` (default 1) and normalise each row of that matrix.
+// The loops are softmax_f32_fast: vector kernels along a strided axis, the reference otherwise.
 #include <algorithm>
 
 #include "kernels/ref/softmax.h"
+#include "kernels/softmax_fast.h"
 #include "ops/elementwise_common.h"
+#include "runtime/cpu_features.h"
 #include "runtime/thread_pool.h"
 
 namespace ninegrid {
@@ -21,7 +24,7 @@ class Softmax final : public Op {
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 1, 1);
     require_dtype(*this, TypeList<float>(), in[0].dtype, "input");
-    geometry(in[0].shape);  // validates rank and axis
+    isa_ = softmax_f32_isa(kind_, geometry(in[0].shape).inner, preferred_isa());  // validates rank and axis
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
   }
@@ -31,6 +34,7 @@ class Softmax final : public Op {
     float* y = ctx.output(0).data_as<float>();
     if (ctx.input(0).numel() == 0) return;
     const Geometry g = geometry(ctx.input(0).shape());
+    const Isa isa = preferred_isa();  // the kernels narrow it to what applies to this shape
     const int threads = ctx.pool ? ctx.pool->size() : 1;
     constexpr int64_t kColumns = 1024;  // columns per task when slices are split
     if (threads > 1 && g.outer < threads && g.inner >= 2 * kColumns) {
@@ -40,18 +44,21 @@ class Softmax final : public Op {
       ctx.pool->parallel_for(g.outer * pieces, [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
           const int64_t o = t / pieces, c0 = t % pieces * kColumns;
-          ref::softmax_f32_columns(kind_, x, y, g.axis, g.inner, o, c0, std::min(g.inner, c0 + kColumns));
+          softmax_f32_columns_fast(isa, kind_, x, y, g.axis, g.inner, o, c0, std::min(g.inner, c0 + kColumns));
         }
       });
       return;
     }
     parallel_range(ctx.pool, g.outer, ctx.input(0).numel(), [&](int64_t b, int64_t e) {
-      ref::softmax_f32(kind_, x, y, g.axis, g.inner, b, e);
+      softmax_f32_fast(isa, kind_, x, y, g.axis, g.inner, b, e);
     });
   }
 
+  std::string algorithm() const override { return isa_ == Isa::Ref ? std::string() : isa_name(isa_); }
+
  private:
   ref::SoftmaxKind kind_ = ref::SoftmaxKind::Softmax;
+  Isa isa_ = Isa::Ref;  // the kernels' instruction set for the last inferred shape (for algorithm())
   bool legacy_ = false;
   int64_t axis_attr_ = -1;
 

@@ -1,0 +1,15 @@
+// avx512 instantiation of the strided-axis Softmax / LogSoftmax kernels (kernels/x86/softmax_impl.h).
+#include "kernels/x86/simd_avx512.h"
+// (the vector type must be declared before the kernels that use it)
+#include "kernels/x86/softmax_impl.h"
+#include "kernels/x86/softmax_x86.h"
+
+namespace ninegrid {
+namespace avx512 {
+
+void softmax_f32_columns(bool log, const float* x, float* y, int64_t axis, int64_t count, int64_t stride) {
+  softmax_columns_vectors<VecAvx512>(log, x, y, axis, count, stride);
+}
+
+}  // namespace avx512
+}  // namespace ninegrid
