@@ -7,16 +7,31 @@
 // from the requested size as the ONNX specification gives them: SAME_UPPER puts the odd one at the end,
 // otherwise at the start. A requested size larger than the full output extends it at the end (with the
 // bias alone), as output_padding would.
+//
+// Fused epilogue, set by graph passes (see ops/fused_activation.h): ng.activation, applied to every output
+// value; with ng.activation = PRelu, input 4 holds the slopes (one per output channel or one for all).
+// Input 3 is unused (Conv's fused residual; ConvTranspose has none).
+//
+// 2-D transposed convolutions with one group and constant weights run ops/conv_transpose_fast.h (a GEMM
+// then col2im) on AVX2/AVX-512; the rest run kernels/ref/conv_transpose_ref, then the activation.
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "kernels/conv_params.h"
 #include "kernels/ref/conv_transpose_ref.h"
+#include "ops/conv_transpose_fast.h"
+#include "ops/fused_activation.h"
 #include "ops/op.h"
 #include "ops/sliding_window.h"
+#include "runtime/cpu_features.h"
 #include "runtime/thread_pool.h"
 
 namespace ninegrid {
 namespace {
+
+constexpr size_t kUnusedResidualInput = 3;
+constexpr size_t kSlopeInput = 4;
 
 std::string ints_str(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -32,6 +47,7 @@ class ConvTranspose final : public Op {
       group_ = node.attrs.get_int("group", 1);
       output_padding_ = node.attrs.get_ints("output_padding");
       output_shape_ = node.attrs.get_ints("output_shape");
+      activation_ = read_fused_activation(node.attrs);
     } catch (const Error& e) {
       error(e.what());
     }
@@ -39,7 +55,7 @@ class ConvTranspose final : public Op {
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
-    expect_inputs(in, 2, 3);
+    expect_inputs(in, 2, kSlopeInput + 1);
     const TensorDesc& x = in[0];
     const TensorDesc& w = in[1];
     expect_float(x, "input X");
@@ -60,6 +76,19 @@ class ConvTranspose final : public Op {
       expect_float(in[2], "bias B");
       if (in[2].shape != Shape{out_channels})
         error("bias B must have shape [" + std::to_string(out_channels) + "], got " + shape_str(in[2].shape));
+    }
+    if (in.size() > kUnusedResidualInput && in[kUnusedResidualInput].present)
+      error("input " + std::to_string(kUnusedResidualInput) + " must be absent (ConvTranspose has no fused residual)");
+    const bool has_slope = in.size() > kSlopeInput && in[kSlopeInput].present;
+    if (activation_.kind == ActivationKind::PRelu) {
+      if (!has_slope) error("fused PRelu needs its slope as input " + std::to_string(kSlopeInput));
+      expect_float(in[kSlopeInput], "PRelu slope");
+      const int64_t n = shape_numel(in[kSlopeInput].shape);
+      if (n != 1 && n != out_channels)
+        error("PRelu slope " + shape_str(in[kSlopeInput].shape) + " must hold 1 or " + std::to_string(out_channels) +
+              " values (one per output channel)");
+    } else if (has_slope) {
+      error("input " + std::to_string(kSlopeInput) + " (PRelu slope) is given without ng.activation = PRelu");
     }
 
     const size_t sr = static_cast<size_t>(rank - 2);
@@ -137,15 +166,31 @@ class ConvTranspose final : public Op {
     y_shape.insert(y_shape.end(), out_.begin(), out_.end());
     out[0].dtype = DataType::Float32;
     out[0].shape = y_shape;
+    choose_fast_kernel(in);
   }
 
   void run(OpContext& ctx) override {
+    if (fast_) {
+      fast_->run(ctx.input(0).data_as<float>(), ctx.output(0).data_as<float>(), ctx.pool);
+      return;
+    }
     const ConvTransposeParams p = params();
     const float* x = ctx.input(0).data_as<float>();
     const float* w = ctx.input(1).data_as<float>();
     const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
     float* y = ctx.output(0).data_as<float>();
-    auto fn = [&](int64_t b, int64_t e) { conv_transpose_ref_planes(p, x, w, bias, y, b, e); };
+    Activation act = activation_;
+    if (act.kind == ActivationKind::PRelu) act.slope = expand_slopes(ctx.input(kSlopeInput));
+    const int64_t out_plane = p.out[0] * p.out[1] * p.out[2];
+    auto fn = [&](int64_t b, int64_t e) {
+      conv_transpose_ref_planes(p, x, w, bias, y, b, e);
+      if (act.kind == ActivationKind::None) return;
+      for (int64_t plane = b; plane < e; ++plane) {
+        const int64_t channel = plane % p.out_channels;
+        float* yp = y + plane * out_plane;
+        for (int64_t i = 0; i < out_plane; ++i) yp[i] = apply_activation(act, yp[i], channel);
+      }
+    };
     const int64_t planes = p.batch * p.out_channels;
     if (ctx.pool) ctx.pool->parallel_for(planes, fn);
     else fn(0, planes);
@@ -153,7 +198,38 @@ class ConvTranspose final : public Op {
 
   int64_t macs() const override { return in_.empty() ? 0 : params().macs(); }
 
+  std::string algorithm() const override { return fast_ ? fast_->name() : std::string("ref"); }
+
  private:
+  // The GEMM + col2im kernel when it handles this shape on this CPU and the weights (and bias, and PRelu
+  // slopes) are known at plan time, as they are in every imported model; it prepacks the weights once per
+  // input shape. Otherwise the reference.
+  void choose_fast_kernel(const std::vector<TensorDesc>& in) {
+    fast_.reset();
+    if (!prepare_kernels_ || !in[1].value) return;
+    if (in.size() > 2 && in[2].present && !in[2].value) return;
+    if (activation_.kind == ActivationKind::PRelu && !in[kSlopeInput].value) return;
+    const ConvTransposeParams p = params();
+    const Isa isa = preferred_isa();
+    if (!FastConvTranspose2d::supports(p, isa)) return;
+    Activation act = activation_;
+    if (act.kind == ActivationKind::PRelu) act.slope = expand_slopes(*in[kSlopeInput].value);
+    const float* bias = in.size() > 2 && in[2].present ? in[2].value->data_as<float>() : nullptr;
+    try {
+      fast_ = std::make_unique<FastConvTranspose2d>(p, in[1].value->data_as<float>(), bias, act, isa);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  }
+
+  // PRelu's slopes as one per output channel (a single slope is shared by all), in slopes_.
+  const float* expand_slopes(const Tensor& slope) {
+    slopes_.assign(static_cast<size_t>(out_channels_), slope.data_as<float>()[0]);
+    if (slope.numel() == out_channels_)
+      std::copy(slope.data_as<float>(), slope.data_as<float>() + slope.numel(), slopes_.begin());
+    return slopes_.data();
+  }
+
   // Spatial axes right-aligned into (depth, height, width).
   ConvTransposeParams params() const {
     ConvTransposeParams p;
@@ -176,6 +252,9 @@ class ConvTranspose final : public Op {
   WindowAttrs window_;
   int64_t group_ = 1;
   std::vector<int64_t> output_padding_, output_shape_;
+  Activation activation_;
+  std::unique_ptr<FastConvTranspose2d> fast_;  // when it applies
+  std::vector<float> slopes_;                   // PRelu slopes expanded to one per output channel
   // Resolved by infer().
   int64_t batch_ = 0, in_channels_ = 0, out_channels_ = 0;
   std::vector<int64_t> in_, out_, kernel_, stride_, dilation_, pad_begin_;
