@@ -3,7 +3,8 @@
 // in one pass, so the standalone activation and the residual Add, each a full memory pass, disappear.
 //
 // The Conv node records the fusion as ops/fused_activation.h describes: attribute "ng.activation" (and
-// "ng.activation_params"), input 3 the residual, input 4 the PRelu slopes.
+// "ng.activation_params"), input 3 the residual, input 4 the PRelu slopes. A ConvTranspose takes a fused
+// activation the same way (input 4 for PRelu's slopes), but no residual and no fusion through Concat.
 #include <cmath>
 #include <limits>
 
@@ -85,6 +86,19 @@ bool activation_attrs(const Graph& g, const Node& act, int64_t channels, std::st
   return false;
 }
 
+// The output channels of a Conv or ConvTranspose with constant weights, or -1 when unknown.
+int64_t conv_output_channels(const Graph& g, const Node& conv) {
+  const Tensor* w = constant_input(g, conv, 1);
+  if (!w || w->rank() < 2) return -1;
+  if (conv.op_type == "Conv") return w->dim(0);
+  // ConvTranspose: W is [in, out / group, kernel...]; an attribute of the wrong kind is the op's to report.
+  try {
+    return w->dim(1) * conv.attrs.get_int("group", 1);
+  } catch (const Error&) {
+    return -1;
+  }
+}
+
 // Records a fused activation on the conv (the attribute form of ops/fused_activation.h).
 void set_fused_activation(Node& conv, const std::string& name, const std::vector<float>& params) {
   conv.attrs.set("ng.activation", Attribute::of_string(name));
@@ -146,12 +160,11 @@ int fuse_activation(Graph& g) {
     if (act.inputs.empty() || act.inputs[0] < 0 || act.outputs.empty() || act.outputs[0] < 0) continue;
     int x = act.inputs[0];
     int p = prod[x];
-    if (p < 0 || dead[p] || g.nodes[p].op_type != "Conv" || g.nodes[p].attrs.has("ng.activation") ||
-        uses.count(x) != 1)
+    if (p < 0 || dead[p] || (g.nodes[p].op_type != "Conv" && g.nodes[p].op_type != "ConvTranspose") ||
+        g.nodes[p].attrs.has("ng.activation") || uses.count(x) != 1)
       continue;
     Node& conv = g.nodes[p];
-    const Tensor* w = constant_input(g, conv, 1);
-    int64_t channels = w ? w->dim(0) : -1;
+    const int64_t channels = conv_output_channels(g, conv);
     std::string name;
     std::vector<float> params;
     int slope = -1;
