@@ -1,6 +1,8 @@
 // ng.Reorder: the layout transform the layout pass inserts where a tensor's producer and reader disagree
 // on the channel block (1 = plain NCHW, 8 or 16 = NCHW8c / NCHW16c). The logical shape is unchanged.
 #include "kernels/ref/reorder_ref.h"
+#include "kernels/x86/conv_kernels_x86.h"
+#include "runtime/cpu_features.h"
 #include "ops/op.h"
 #include "runtime/thread_pool.h"
 
@@ -30,6 +32,24 @@ class Reorder final : public Op {
     const int64_t n = x.dim(0), c = x.dim(1), plane = x.dim(2) * x.dim(3);
     const float* src = x.data_as<float>();
     float* dst = y.data_as<float>();
+#if defined(__x86_64__)
+    // Plain <-> the vector width's block: the ISA kernels transpose whole P x P tiles in registers.
+    const Isa isa = preferred_isa();
+    const int64_t blocked = from_ == 1 ? to_ : to_ == 1 ? from_ : 0;
+    if ((blocked == 16 && isa >= Isa::Avx512) || (blocked == 8 && isa >= Isa::Avx2)) {
+      const bool wide = blocked == 16;
+      auto fn = from_ == 1 ? (wide ? avx512::reorder_nchw_to_blocked : avx2::reorder_nchw_to_blocked)
+                           : (wide ? avx512::reorder_blocked_to_nchw : avx2::reorder_blocked_to_nchw);
+      const int64_t blocks = c / blocked;
+      ctx.pool->parallel_for(n * blocks, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t image = t / blocks, b = t % blocks;
+          fn(src + image * c * plane, dst + image * c * plane, c, plane, b, b + 1);
+        }
+      });
+      return;
+    }
+#endif
     ctx.pool->parallel_for(n, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b)
         reorder_blocks_ref(src + b * c * plane, dst + b * c * plane, 1, c, plane, from_, to_);

@@ -385,6 +385,18 @@ TEST_P(ConvX86, ReordersMatchReference) {
     }
     EXPECT_EQ(got, want) << "plane " << plane;
     EXPECT_EQ(back, nchw) << "plane " << plane;
+
+    // A channel count that leaves the last block partial: its missing lanes are written as zeros.
+    const int64_t partial = 2 * lanes + 3;
+    std::vector<float> padded(static_cast<size_t>(3 * lanes * plane), -1.f);
+    auto to_blocked = isa == Isa::Avx512 ? avx512::reorder_nchw_to_blocked : avx2::reorder_nchw_to_blocked;
+    to_blocked(nchw.data(), padded.data(), partial, plane, 0, 3);
+    for (int64_t c = 0; c < 3 * lanes; ++c)
+      for (int64_t p = 0; p < plane; ++p) {
+        const float expected = c < partial ? nchw[static_cast<size_t>(c * plane + p)] : 0.f;
+        ASSERT_EQ(padded[static_cast<size_t>(((c / lanes) * plane + p) * lanes + c % lanes)], expected)
+            << "channel " << c << " of " << partial << ", pixel " << p << " of " << plane;
+      }
   }
 }
 

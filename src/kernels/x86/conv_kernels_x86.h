@@ -68,7 +68,8 @@ struct X86ConvRange {
   /* Depthwise (groups == in_channels == out_channels, in_block == P): any kernel, stride and dilation;   \
      3x3 and 5x5 with stride 1 or 2 and dilation 1 run unrolled register tiles. */                          \
   void conv2d_depthwise(const X86ConvArgs& a, const X86ConvRange& r);                                        \
-  /* NCHW <-> NCHW[P]c for one image's channel blocks [block_begin, block_end) (channels % P == 0). */       \
+  /* NCHW <-> NCHW[P]c for one image's channel blocks [block_begin, block_end); to blocked, the last      \
+     block may be partial (its lanes past `channels` become zeros); to NCHW, channels % P == 0. */          \
   void reorder_nchw_to_blocked(const float* src, float* dst, int64_t channels, int64_t plane,               \
                                int64_t block_begin, int64_t block_end);                                     \
   void reorder_blocked_to_nchw(const float* src, float* dst, int64_t channels, int64_t plane,               \

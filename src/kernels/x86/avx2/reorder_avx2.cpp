@@ -9,7 +9,7 @@ namespace avx2 {
 
 void reorder_nchw_to_blocked(const float* src, float* dst, int64_t channels, int64_t plane, int64_t block_begin,
                              int64_t block_end) {
-  nchw_to_blocked<VecAvx2>(src, dst, plane, block_begin, block_end);
+  nchw_to_blocked<VecAvx2>(src, dst, channels, plane, block_begin, block_end);
 }
 
 void reorder_blocked_to_nchw(const float* src, float* dst, int64_t channels, int64_t plane, int64_t block_begin,
