@@ -217,6 +217,13 @@ TEST(ConvTransposeFastSupport, RefusesWhatItDoesNotRun) {
   ConvTransposeParams deep = p;
   deep.in[0] = 3, deep.out[0] = 3;
   EXPECT_FALSE(FastConvTranspose2d::supports(deep, Isa::Avx2));
+  // 64 channels x 16 x 16 taps x 300 columns: one input row's columns alone would take 19 MB of scratch.
+  ConvTransposeParams wide = p;
+  wide.out_channels = 64;
+  wide.in[2] = 300;
+  wide.kernel[1] = wide.kernel[2] = wide.stride[1] = wide.stride[2] = 16;
+  wide.out[1] = 5 * 16, wide.out[2] = 300 * 16;
+  EXPECT_FALSE(FastConvTranspose2d::supports(wide, Isa::Avx2));
   EXPECT_THROW(FastConvTranspose2d(p, w.data(), nullptr, Activation::prelu(nullptr), Isa::Avx2), Error);
 }
 
