@@ -2,13 +2,14 @@
 //
 // The GEMM is a 1x1 convolution from the C input channels to M * kernel_h * kernel_w "column" channels,
 //   cols[(m, kh, kw)][ih, iw] = sum_c w[c][m][kh][kw] * x[c][ih][iw],
-// run by FastConv2d on weights transposed to OIHW and prepacked once, at construction; it writes the
-// columns channel-blocked, and a reorder pass makes them plain planes again. col2im
+// run by FastConv2d on weights transposed to OIHW and prepacked once, at construction; it reads the input
+// restaged into 8-channel blocks (when the channels allow), writes the columns channel-blocked, and a
+// reorder pass makes them plain planes again. col2im
 // (kernels/x86/col2im_x86.h) then scatters each column value to its output pixel, adds the bias and applies
 // the fused activation while the output row is in cache.
 //
 // The output is made in bands of rows: a band's input rows go through the GEMM into a per-thread scratch
-// of a few hundred KB (it stays in L2 for the reorder and col2im), so the columns never take the memory of
+// of a few hundred KB (it stays in L2 for the GEMM, the reorder and col2im), so the columns never take the memory of
 // a whole image.
 // With overlapping taps (kernel > stride) neighbouring bands share a few input rows, computed in both.
 //
@@ -52,6 +53,8 @@ class FastConvTranspose2d {
   std::string name() const;
   // The output row bands one image is made in (tests use it to cover the one- and many-band paths).
   int64_t bands() const { return static_cast<int64_t>(bands_.size()); }
+  // The GEMM's input block: 8 (restaged per band) or 1 (read in place); tests cover both.
+  int64_t gemm_input_block() const { return in_block_; }
 
  private:
   // Output rows [out_begin, out_end), made from the GEMM over input rows [gemm_row0, gemm_row0 + gemm_rows_);
@@ -63,6 +66,7 @@ class FastConvTranspose2d {
   };
 
   void plan_bands();
+  int64_t scratch_floats_per_row() const;
   // One image's band; the GEMM and col2im split over `pool` when it is given.
   void run_band(const float* x_image, float* y_image, const Band& band, float* scratch, ThreadPool* pool) const;
 
@@ -70,6 +74,7 @@ class FastConvTranspose2d {
   Isa isa_ = Isa::Ref;
   int64_t gemm_rows_ = 0;  // input rows per GEMM call (all bands the same, so one prepacked FastConv2d)
   int64_t lanes_ = 8;          // the GEMM's output block
+  int64_t in_block_ = 1;       // the GEMM's input block: 8 (restaged per band) or 1 (the plain image)
   int64_t cols_channels_ = 0;  // M * kernel_h * kernel_w rounded up to whole blocks
   std::vector<Band> bands_;
   std::unique_ptr<FastConv2d> gemm_;

@@ -50,7 +50,7 @@ std::string describe(const ConvTransposeParams& p) {
 bool random_params(std::mt19937& rng, ConvTransposeParams& p) {
   p = ConvTransposeParams{};
   p.batch = pick(rng, {1, 1, 2});
-  p.in_channels = pick(rng, {1, 3, 5, 17, 24, 33});
+  p.in_channels = pick(rng, {1, 3, 5, 16, 17, 24, 33});
   p.out_channels = pick(rng, {1, 3, 5, 17, 24, 33});
   const bool tiling = uniform(rng, 0, 9) < 4;
   const int64_t size_kind = uniform(rng, 0, 9);
@@ -98,7 +98,7 @@ std::vector<float> magnitude(const ConvTransposeParams& p, const std::vector<flo
 
 struct Coverage {
   int runs = 0, tiling = 0, overlapping = 0, one_band = 0, many_bands = 0, band_shared_by_threads = 0,
-      bands_per_thread = 0, no_bias = 0;
+      bands_per_thread = 0, no_bias = 0, restaged_input = 0, plain_input = 0;
   std::map<std::string, int> activations;
 };
 
@@ -132,6 +132,7 @@ void check_case(std::mt19937& rng, const ConvTransposeParams& p, Isa isa, int tr
     (tasks % 2 != 0 && tasks < 8 ? cov.band_shared_by_threads : cov.bands_per_thread)++;
   }
   cov.no_bias += b == nullptr;
+  (deconv.gemm_input_block() == 8 ? cov.restaged_input : cov.plain_input)++;
   cov.activations[activation_name(act.kind)]++;
 }
 
@@ -162,6 +163,8 @@ TEST_P(ConvTransposeFast, MatchesReferenceOnRandomShapes) {
   EXPECT_GT(cov.band_shared_by_threads, 0);
   EXPECT_GT(cov.bands_per_thread, 0);
   EXPECT_GT(cov.no_bias, 0);
+  EXPECT_GT(cov.restaged_input, 0);
+  EXPECT_GT(cov.plain_input, 0);
   EXPECT_EQ(cov.activations.size(), all_activations(nullptr).size() - 1);  // relu6 and clip are both "Clip"
 }
 
