@@ -4,6 +4,8 @@
 // explicitly, NINEGRID_ISA is not consulted). Also the reorder kernels against reorder_blocks_ref.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -362,6 +364,26 @@ TEST_P(ConvX86, ActivationValuesAtTheStore) {
   // 1 / (1 + e^20) = 2.0611536e-9, 1 / (1 + e^2) = 0.11920292, 1 / (1 + e^-2) = 0.88079708.
   const float want[5] = {2.0611536e-9f, 0.11920292f, 0.5f, 0.88079708f, 1.f};
   for (int i = 0; i < 5; ++i) EXPECT_NEAR(y[static_cast<size_t>(i)], want[i], 1e-6f * want[i]) << i;
+}
+
+// The fused Sigmoid follows the reference at the edges of float: NaN stays NaN, +-inf and sums whose
+// exponential overflows saturate to 1 and 0.
+TEST_P(ConvX86, SigmoidAtTheStoreKeepsNanAndSaturates) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  const int lanes = lanes_of(isa);
+  Conv2dParams p;
+  p.in_channels = 1, p.out_channels = lanes, p.in_h = 1, p.in_w = 5, p.out_h = 1, p.out_w = 5;
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 100.f, -100.f};
+  const std::vector<float> w(static_cast<size_t>(lanes), 1.f);
+  std::vector<float> y(static_cast<size_t>(lanes) * 5);
+  FastConv2d(p, w.data(), nullptr, Activation::sigmoid(), isa, 1, 1).run(x.data(), y.data(), nullptr, nullptr);
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], 1.f);
+  EXPECT_EQ(y[2], 0.f);
+  EXPECT_EQ(y[3], 1.f);
+  EXPECT_EQ(y[4], 0.f);  // e^100 overflows float: 1 / (1 + inf), as in the reference
 }
 
 TEST_P(ConvX86, ReordersMatchReference) {

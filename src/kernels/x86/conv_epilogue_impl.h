@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/x86/conv_kernels_x86.h"
+#include "kernels/x86/vector_math_impl.h"
 
 namespace ninegrid {
 namespace {
@@ -60,10 +61,7 @@ inline typename V::T activate(const X86ConvArgs& a, typename V::T v, int64_t blo
     case ActivationKind::Clip: return V::min(V::set1(a.clip_max), V::max(V::set1(a.clip_min), v));
     case ActivationKind::LeakyRelu: return V::scale_negative(v, V::set1(a.alpha));
     case ActivationKind::PRelu: return V::scale_negative(v, V::load(a.slope + block * V::kLanes));
-    case ActivationKind::Sigmoid: {
-      const T one = V::set1(1.f);
-      return V::div(one, V::add(one, V::exp(V::sub(V::zero(), v))));
-    }
+    case ActivationKind::Sigmoid: return sigmoid_v<V>(v);
     case ActivationKind::HardSigmoid:
       return V::max(V::min(V::fmadd(v, V::set1(a.alpha), V::set1(a.beta)), V::set1(1.f)), V::zero());
     case ActivationKind::HardSwish: {
@@ -113,7 +111,7 @@ __attribute__((always_inline)) inline void activate_all(const X86ConvArgs& a, ty
     }
     case ActivationKind::Sigmoid:
 #pragma GCC unroll 32
-      for (int i = 0; i < N; ++i) v[i] = V::div(one, V::add(one, V::exp(V::sub(zero, v[i]))));
+      for (int i = 0; i < N; ++i) v[i] = sigmoid_v<V>(v[i]);
       return;
     case ActivationKind::HardSigmoid: {
       const T alpha = V::set1(a.alpha), beta = V::set1(a.beta);

@@ -33,23 +33,7 @@ struct VecAvx2 {
     const T negative = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NGE_UQ);
     return _mm256_blendv_ps(x, _mm256_mul_ps(x, scale), negative);
   }
-  // e^x for x in float range, a few ulp (Cephes' polynomial on [-ln2/2, ln2/2]).
-  static T exp(T x) {
-    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-88.3762626647949f)), _mm256_set1_ps(88.3762626647949f));
-    const T n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
-    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
-    T p = _mm256_set1_ps(1.9875691500E-4f);
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.3981999507E-3f));
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(8.3334519073E-3f));
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(4.1665795894E-2f));
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.6666665459E-1f));
-    p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(5.0000001201E-1f));
-    const T y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(x, x), x), _mm256_set1_ps(1.f));
-    // 2^n: n is in [-127, 127] after the clamp, so n + 127 is a valid biased exponent (0 gives 0).
-    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(y, _mm256_castsi256_ps(bits));
-  }
+
 
   // Element-wise math support (kernels/x86/vector_math_impl.h).
   // Nearest integer, halves to even.

@@ -37,22 +37,7 @@ struct VecAvx512 {
     const __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NGE_UQ);
     return _mm512_mask_mul_ps(x, negative, x, scale);
   }
-  // e^x for x in float range, a few ulp (Cephes' polynomial on [-ln2/2, ln2/2]).
-  static T exp(T x) {
-    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-88.3762626647949f)), _mm512_set1_ps(88.3762626647949f));
-    const T n = _mm512_roundscale_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f)),
-                                     _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    x = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), x);
-    T p = _mm512_set1_ps(1.9875691500E-4f);
-    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(1.3981999507E-3f));
-    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(8.3334519073E-3f));
-    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(4.1665795894E-2f));
-    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(1.6666665459E-1f));
-    p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(5.0000001201E-1f));
-    const T y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(x, x), x), _mm512_set1_ps(1.f));
-    return _mm512_scalef_ps(y, n);
-  }
+
 
   // Element-wise math support (kernels/x86/vector_math_impl.h).
   // Nearest integer, halves to even.

@@ -32,12 +32,6 @@ typename V::T clamp01_v(typename V::T v) {
   return V::min(V::max(v, V::zero()), V::set1(1.f));
 }
 
-// 1 / (1 + e^-x): e^-x overflows to inf below x = -88.7, giving 0 as the reference does.
-template <class V>
-typename V::T sigmoid_v(typename V::T x) {
-  const typename V::T one = V::set1(1.f);
-  return V::div(one, V::add(one, exp_v<V>(V::sub(V::zero(), x))));
-}
 
 // tanh |x| = (e^2|x| - 1) / (e^2|x| + 1), with expm1 so that small |x| keeps its relative accuracy, and
 // the sign of x put back (tanh(-0) = -0). From |x| = 9.01 on tanh rounds to 1, so |x| is clamped at 10

@@ -56,6 +56,14 @@ typename V::T exp_v(typename V::T x) {
   return V::scale_pow2(V::add(V::set1(1.f), expm1_reduced<V>(s.r)), s.n);
 }
 
+// 1 / (1 + e^-x): e^-x overflows to inf below x = -88.7, giving 0 as the reference does; NaN stays NaN.
+// (Also the conv kernels' fused Sigmoid, conv_epilogue_impl.h.)
+template <class V>
+typename V::T sigmoid_v(typename V::T x) {
+  const typename V::T one = V::set1(1.f);
+  return V::div(one, V::add(one, exp_v<V>(V::sub(V::zero(), x))));
+}
+
 // e^x - 1 = 2^n ((e^r - 1) + (1 - 2^-n)), accurate in relative terms near 0 where e^x - 1 cancels (n = 0
 // there, so the result is the reduced series itself). Error within 4u (2 ulp). Below x = -30 the result
 // is -1 in float (e^-30 < 2^-25 is under half an ulp of 1), so the clamp there keeps 2^-n finite. The
