@@ -78,9 +78,6 @@ bool unary_f32_vectors(ref::UnaryF32 op, const ref::UnaryParams& p, const float*
     case UnaryF32::LeakyRelu:
       map_vectors<V>(x, y, n, [=](T v) { return V::scale_negative(v, alpha); });
       return true;
-    case UnaryF32::Sigmoid:
-      map_vectors<V>(x, y, n, [](T v) { return sigmoid_v<V>(v); });
-      return true;
     case UnaryF32::HardSigmoid:
       map_vectors<V>(x, y, n, [=](T v) { return clamp01_v<V>(V::add(V::mul(alpha, v), beta)); });
       return true;
