@@ -90,6 +90,43 @@ std::map<std::string, Tensor> random_inputs(const Model& m) {
 
 const std::set<std::string> kActivations = {"Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish"};
 
+// The graph outputs that a node of type `op` computes.
+std::set<std::string> outputs_made_by(const Model& m, const std::string& op) {
+  const Graph& g = m.impl().graph();
+  std::set<std::string> names;
+  for (const Node& n : g.nodes)
+    if (n.op_type == op)
+      for (int o : n.outputs)
+        for (int out : g.outputs)
+          if (o >= 0 && o == out) names.insert(g.values[o].name);
+  return names;
+}
+
+// A Sigmoid output y = 1 / (1 + e^-z) is held to the bar of the other outputs on the logits z it comes
+// from: |dz| <= 1e-5 of z's range, i.e. |dy| <= y (1 - y) 1e-5 range(z) to first order, plus the float
+// rounding of y itself. Measured on y directly, the bar would depend on where the curve sits: PP-OCRv4
+// det's map on a photo without text is saturated near 1e-5 (its range is its size, so the bar asks for
+// 1e-5 relative precision, which the reference kernels at opt-level 0 and 2 miss too), and on text the
+// curve is steep (there the reference kernels alone differ by 2.6e-5 of y's range).
+void expect_same_logits(const float* want, const float* got, int64_t n, const std::string& what) {
+  double lo = 1e300, hi = -1e300;
+  for (int64_t i = 0; i < n; ++i) {
+    const double y = want[i];
+    if (y <= 0 || y >= 1) continue;  // saturated in float: no logit
+    const double z = std::log(y / (1 - y));
+    lo = std::min(lo, z), hi = std::max(hi, z);
+  }
+  ASSERT_GT(hi - lo, 1e-3 * std::max(std::fabs(hi), std::fabs(lo)))
+      << what << ": its logits are nearly constant on this input, the comparison would mean nothing";
+  double worst = 0;  // in units of the bound
+  for (int64_t i = 0; i < n; ++i) {
+    const double y = want[i];
+    const double bound = y * (1 - y) * 1e-5 * (hi - lo) + std::ldexp(std::fabs(y), -23);
+    worst = std::max(worst, std::fabs(y - got[i]) / std::max(bound, 1e-45));
+  }
+  EXPECT_LE(worst, 1.0) << what << " (worst difference in units of its bound)";
+}
+
 class OptimizedModel : public testing::TestWithParam<ModelCase> {};
 
 TEST_P(OptimizedModel, MatchesUnoptimisedAndIsFused) {
@@ -117,12 +154,17 @@ TEST_P(OptimizedModel, MatchesUnoptimisedAndIsFused) {
   if (mc.photo) inputs.begin()->second = photo_input(plain->inputs()[0].shape);
   auto want = plain->create_session()->run(inputs);
   auto got = optimized->create_session()->run(inputs);
+  const std::set<std::string> sigmoid_outputs = outputs_made_by(*plain, "Sigmoid");
   for (const auto& kv : want) {
     const Tensor& a = kv.second;
     const Tensor& b = got.at(kv.first);
     ASSERT_EQ(a.shape(), b.shape()) << kv.first;
     const float* pa = a.data_as<float>();
     const float* pb = b.data_as<float>();
+    if (sigmoid_outputs.count(kv.first)) {
+      expect_same_logits(pa, pb, a.numel(), std::string(mc.name) + " output " + kv.first);
+      continue;
+    }
     float lo = pa[0], hi = pa[0];
     for (int64_t i = 0; i < a.numel(); ++i) lo = std::min(lo, pa[i]), hi = std::max(hi, pa[i]);
     ASSERT_GT(hi - lo, 1e-3 * std::max(std::fabs(hi), std::fabs(lo)))
