@@ -4,14 +4,14 @@
 //   cols[(m, kh, kw)][ih, iw] = sum_c w[c][m][kh][kw] * x[c][ih][iw],
 // run by FastConv2d on weights transposed to OIHW and prepacked once, at construction; it reads the input
 // restaged into 8-channel blocks (when the channels allow), writes the columns channel-blocked, and a
-// reorder pass makes them plain planes again. col2im
-// (kernels/x86/col2im_x86.h) then scatters each column value to its output pixel, adds the bias and applies
-// the fused activation while the output row is in cache.
+// reorder pass makes them plain planes again. col2im (kernels/x86/col2im_x86.h) then scatters each column
+// value to its output pixel, adds the bias and applies the fused activation while the output row is in
+// cache.
 //
 // The output is made in bands of rows: a band's input rows go through the GEMM into a per-thread scratch
-// of a few hundred KB (it stays in L2 for the GEMM, the reorder and col2im), so the columns never take the memory of
-// a whole image.
-// With overlapping taps (kernel > stride) neighbouring bands share a few input rows, computed in both.
+// of a few hundred KB (it stays in L2 for the GEMM, the reorder and col2im), so the columns never take the
+// memory of a whole image. With overlapping taps (kernel > stride) neighbouring bands share a few input
+// rows, computed in both.
 //
 //   if (FastConvTranspose2d::supports(p, preferred_isa())) {
 //     FastConvTranspose2d deconv(p, w, b, act, preferred_isa());   // at load time
