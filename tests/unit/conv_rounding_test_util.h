@@ -27,8 +27,6 @@ namespace conv_rounding {
 constexpr double kUnit = 1.0 / (1 << 24);  // float unit roundoff
 constexpr double kLambda = 7.0;             // standard deviations of the rounding-error model allowed
 
-inline bool cpu_has(Isa isa) { return hardware_isa() >= isa; }
-
 inline double lipschitz(const Activation& a) {
   switch (a.kind) {
     case ActivationKind::LeakyRelu: return std::max(1.0, std::fabs(double(a.alpha)));

@@ -67,7 +67,7 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 class ConvSelect : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
-    if (!conv_rounding::cpu_has(GetParam())) GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam());
+    if (!conv_test::cpu_has(GetParam())) GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam());
   }
   int64_t lanes() const { return GetParam() == Isa::Avx512 ? 16 : 8; }
 };

@@ -12,9 +12,17 @@
 #include "kernels/activation.h"
 #include "kernels/conv_params.h"
 #include "kernels/ref/conv2d_blocked_ref.h"
+#include "runtime/cpu_features.h"
 
 namespace ninegrid {
 namespace conv_test {
+
+// Whether this CPU runs `isa`'s kernels (the tests call each ISA's kernels directly).
+inline bool cpu_has(Isa isa) { return hardware_isa() >= isa; }
+
+// Skips the current test on a CPU without `isa`.
+#define SKIP_WITHOUT(isa) \
+  if (!::ninegrid::conv_test::cpu_has(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa)
 
 inline std::vector<float> random_vector(std::mt19937& rng, size_t n) {
   std::uniform_real_distribution<float> dist(-1.f, 1.f);

@@ -27,10 +27,6 @@ namespace {
 
 using namespace conv_test;
 
-bool cpu_has(Isa isa) { return hardware_isa() >= isa; }
-
-#define SKIP_WITHOUT(isa) \
-  if (!cpu_has(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa)
 
 // Output length along one axis (ONNX): s * (in - 1) + output_padding + (k - 1) * d + 1 - pads.
 int64_t full_minus_pads(int64_t in, int64_t k, int64_t s, int64_t d, int64_t adj, int64_t pad_begin, int64_t pad_end) {

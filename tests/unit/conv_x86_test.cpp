@@ -25,10 +25,6 @@ namespace {
 
 using namespace conv_test;
 
-bool cpu_has(Isa isa) { return hardware_isa() >= isa; }
-
-#define SKIP_WITHOUT(isa) \
-  if (!cpu_has(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa)
 
 int lanes_of(Isa isa) { return isa == Isa::Avx512 ? 16 : 8; }
 
