@@ -198,7 +198,7 @@ NG_TILE void direct_row_tile(const X86ConvArgs& a, const DirectGeometry& g, int6
   const int64_t iw = ow0 * a.stride_w - a.pad_left;                           // >= 0 in the centre
   accumulate<V, OCB, N, PIN, SW * PIN>(a, g, block, ih * a.in_w + iw, a.stride_w * PIN, kh_begin, kh_end, 0,
                                        a.kernel_w, acc);
-  for (int o = 0; o < OCB; ++o) store_pixels<V, N>(a, acc[o], block + o, oh * a.out_w + ow0);
+  for (int o = 0; o < OCB; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, oh * a.out_w + ow0);
 }
 
 // Column tile: output column ow of rows [oh0, oh0 + N), all centre rows (every kernel row inside).
@@ -351,7 +351,7 @@ NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64
   typename V::T acc[OCB][N];
   load_bias<V, OCB, N>(a, block, acc);
   accumulate<V, OCB, N, PIN, PIN>(a, g, block, p0, PIN, 0, 1, 0, 1, acc);
-  for (int o = 0; o < OCB; ++o) store_pixels<V, N>(a, acc[o], block + o, p0);
+  for (int o = 0; o < OCB; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, p0);
 }
 
 template <class V, int OCB, int PIN, int... Ns>
@@ -393,13 +393,25 @@ void pointwise_conv(const X86ConvArgs& a, const X86ConvRange& r) {
   const PointwiseFn pair = pick_pointwise<V, 2>(a.in_block);
   const PointwiseFn single = pick_pointwise<V, 1>(a.in_block);
   const int64_t p_begin = r.row_begin * a.out_w, p_end = r.row_end * a.out_w;
-  for (int64_t b = r.oc_block_begin; b < r.oc_block_end;) {
-    if (b + 1 < r.oc_block_end && same_group(a, b, P)) {
-      pair(a, g, b, p_begin, p_end);
-      b += 2;
-    } else {
-      single(a, g, b, p_begin, p_end);
-      b += 1;
+  // When the range's weights fit in L1 beside a chunk of input, the pixels go in chunks whose input (all
+  // input channels) stays in L1 while every output block of the range reads it: with few input channels
+  // the whole plane would otherwise come from L2 once per block pair. Otherwise each block pair sweeps
+  // the whole range, its own weights staying in L1.
+  constexpr int64_t kChunkInputBytes = 12 * 1024, kWeightBytes = 16 * 1024;
+  const int64_t range_weight_bytes = (r.oc_block_end - r.oc_block_begin) * g.weights_per_block * 4;
+  const int64_t chunk_pixels = range_weight_bytes > kWeightBytes
+                                   ? p_end - p_begin
+                                   : imax(96, kChunkInputBytes / (a.in_channels_per_group * 4) / 12 * 12);
+  for (int64_t c_begin = p_begin; c_begin < p_end; c_begin += chunk_pixels) {
+    const int64_t c_end = imin(p_end, c_begin + chunk_pixels);
+    for (int64_t b = r.oc_block_begin; b < r.oc_block_end;) {
+      if (b + 1 < r.oc_block_end && same_group(a, b, P)) {
+        pair(a, g, b, c_begin, c_end);
+        b += 2;
+      } else {
+        single(a, g, b, c_begin, c_end);
+        b += 1;
+      }
     }
   }
 }
