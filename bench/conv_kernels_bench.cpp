@@ -6,6 +6,7 @@
 //   peak_isa     : fraction of the peak at the kernel's own vector width (256-bit for the AVX2 kernels)
 //
 //   ninegrid_kernel_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
+#include <cstdlib>
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -89,7 +90,17 @@ void bench_conv(benchmark::State& state, Layer layer, Isa isa) {
   const auto bias = random(p.out_channels);
   std::vector<float> y(static_cast<size_t>(p.out_channels * p.out_h * p.out_w));
   const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block, layer.algorithm);
+  // NINEGRID_BENCH_COLD=1: evict the caches before each run (as inside a model, where other layers' data
+  // and weights pass through in between), so the layer's input and output come from memory.
+  static const bool cold = std::getenv("NINEGRID_BENCH_COLD") && std::string(std::getenv("NINEGRID_BENCH_COLD")) == "1";
+  std::vector<float> flush(cold ? 64 << 20 >> 2 : 0);
   for (auto _ : state) {
+    if (cold) {
+      state.PauseTiming();
+      for (size_t i = 0; i < flush.size(); i += 16) flush[i] += 1.f;
+      benchmark::ClobberMemory();
+      state.ResumeTiming();
+    }
     conv.run(x.data(), y.data(), nullptr, nullptr);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();

@@ -46,8 +46,8 @@ class FastConv2d {
   // optional residual (may be y itself) in the output block. `pool` may be null (one thread).
   void run(const float* x, float* y, const float* residual, ThreadPool* pool) const;
 
-  // "direct", "pointwise", "first-layer", "depthwise3x3", "depthwise5x5" or "depthwise" (any other
-  // depthwise shape).
+  // "direct", "pointwise", "pointwise-strided" (1x1 with stride > 1), "first-layer", "depthwise3x3",
+  // "depthwise5x5" or "depthwise" (any other depthwise shape).
   const char* algorithm() const { return algorithm_name_; }
   // The instruction set of the kernels in use: "avx512" or "avx2".
   const char* isa() const { return isa_name(kernel_isa_); }
@@ -64,6 +64,7 @@ class FastConv2d {
   int64_t lanes_ = 1;
   int64_t in_block_ = 1;       // the caller's input block
   bool stage_input_ = false;   // depthwise input restaged into lanes_ blocks before the kernel runs
+  bool subsample_input_ = false;  // strided 1x1: the pixels read gathered into an output-sized plane first
   int64_t blocks_ = 0;          // output channel blocks of lanes_ channels (first-layer: of 8 channels)
   int64_t blocks_per_tile_ = 1;  // blocks a kernel tile computes together: work splits keep them whole
   Kernel kernel_ = nullptr;

@@ -29,8 +29,11 @@ constexpr double kStrassenMinSaving = 0.05;
 // are short, and dense convs on small planes (3x3 512->512 at 7x7: 130 vs 109), where the nine-grid
 // leaves few centre pixels per row; the indirect kernel tiles the flattened output instead. The direct
 // kernel keeps the first layer (7x7 s2 3->64: 185 vs 97) and larger stride-1 planes (256 at 14x14: 201 vs 186).
-bool indirect_beats_direct(const Conv2dParams& p) {
+bool indirect_beats_direct(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   if (p.groups != 1 || p.in_channels < 32) return false;
+  // Strided 1x1 convs run as a gather and the pointwise kernel where it fits (ops/conv_fast.h).
+  if (p.kernel_h == 1 && p.kernel_w == 1 && FastConv2d::supports(p, in_block, out_block, isa, ConvAlgorithm::Pointwise))
+    return false;
   if (p.stride_h > 1 || p.stride_w > 1) return true;
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1;
   return !pointwise && p.out_h * p.out_w <= 64;
@@ -84,7 +87,7 @@ std::unique_ptr<Conv2dKernel> select_conv2d_kernel(const Conv2dParams& p, const 
       StrassenConv1x1::splittable(p, in_block, out_block) &&
       StrassenConv1x1::estimated_saving(p, isa) >= kStrassenMinSaving)
     return std::make_unique<KernelOf<StrassenConv1x1>>(p, weights, bias, activation, isa, in_block, out_block, 1);
-  if ((allowed & kConvIndirect) && indirect_beats_direct(p) && IndirectConv2d::supports(p, in_block, out_block, isa))
+  if ((allowed & kConvIndirect) && indirect_beats_direct(p, in_block, out_block, isa) && IndirectConv2d::supports(p, in_block, out_block, isa))
     return std::make_unique<KernelOf<IndirectConv2d>>(p, weights, bias, activation, isa, in_block, out_block);
   if ((allowed & kConvDirect) && FastConv2d::supports(p, in_block, out_block, isa))
     return std::make_unique<KernelOf<FastConv2d>>(p, weights, bias, activation, isa, in_block, out_block);

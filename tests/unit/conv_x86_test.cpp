@@ -103,6 +103,12 @@ bool random_case(std::mt19937& rng, Isa isa, ConvAlgorithm algorithm, Conv2dPara
     }
     if (algorithm == ConvAlgorithm::Pointwise) {
       p.kernel_h = p.kernel_w = 1;
+      if (uniform(rng, 0, 2) == 0) {  // strided (ResNet's downsampling); a bottom/right pad it never reaches
+        p.stride_h = pick(rng, {1, 2, 2, 3});
+        p.stride_w = pick(rng, {2, 2, 3});
+        p.pad_bottom = pick(rng, {0, 0, 1});
+        p.pad_right = pick(rng, {0, 0, 1});
+      }
     } else {
       random_window(rng, p);
     }
@@ -198,6 +204,10 @@ TEST_P(ConvX86, PointwiseMatchesBlockedReference) {
   std::vector<std::string> kinds = {"1->1", "1->" + lanes, "8->" + lanes, "16->" + lanes};
   if (GetParam() == Isa::Avx512) kinds.push_back("16->8");
   for (const std::string& blocks : kinds) EXPECT_GT(stats.by_kind[prefix + blocks], 0) << blocks << "\n" << coverage(stats);
+  // Strided 1x1 convs ran too, from the blocked and the plain input.
+  const std::string strided = std::string("pointwise-strided/") + isa_name(GetParam()) + " ";
+  EXPECT_GT(stats.by_kind[strided + "1->1"] + stats.by_kind[strided + "1->" + lanes], 0) << coverage(stats);
+  EXPECT_GT(stats.by_kind[strided + "16->" + lanes] + stats.by_kind[strided + "8->" + lanes], 0) << coverage(stats);
 }
 
 TEST_P(ConvX86, DepthwiseMatchesBlockedReference) {
