@@ -51,6 +51,7 @@ struct Layer {
   std::string name;
   int64_t in_c, out_c, groups, h, w, k, stride, pad;
   ConvAlgorithm algorithm = ConvAlgorithm::Auto;  // forced, to compare kernels on one layer
+  bool residual = false;                          // a fused residual Add (ResNet's block outputs)
 };
 
 Conv2dParams params_of(const Layer& l) {
@@ -89,6 +90,7 @@ void bench_conv(benchmark::State& state, Layer layer, Isa isa) {
   const auto w = random(p.out_channels * p.in_channels_per_group() * p.kernel_h * p.kernel_w);
   const auto bias = random(p.out_channels);
   std::vector<float> y(static_cast<size_t>(p.out_channels * p.out_h * p.out_w));
+  const auto residual = random(layer.residual ? static_cast<int64_t>(y.size()) : 0);
   const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block, layer.algorithm);
   // NINEGRID_BENCH_COLD=1: evict the caches before each run (as inside a model, where other layers' data
   // and weights pass through in between), so the layer's input and output come from memory.
@@ -101,7 +103,7 @@ void bench_conv(benchmark::State& state, Layer layer, Isa isa) {
       benchmark::ClobberMemory();
       state.ResumeTiming();
     }
-    conv.run(x.data(), y.data(), nullptr, nullptr);
+    conv.run(x.data(), y.data(), layer.residual ? residual.data() : nullptr, nullptr);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -165,6 +167,8 @@ const std::vector<Layer>& layers() {
       {"resnet/1x1_256to64_56", 256, 64, 1, 56, 56, 1, 1, 0},
       {"resnet/1x1_128to128_56", 128, 128, 1, 56, 56, 1, 1, 0},
       {"resnet/1x1_256to128_28", 256, 128, 1, 28, 28, 1, 1, 0},
+      {"resnet/1x1_64to256_56_add", 64, 256, 1, 56, 56, 1, 1, 0, ConvAlgorithm::Auto, true},
+      {"resnet/1x1_128to512_28_add", 128, 512, 1, 28, 28, 1, 1, 0, ConvAlgorithm::Auto, true},
       // MobileNetV2 (224x224): few-channel pointwise layers on large planes, wide ones on small planes.
       {"mnv2/pw_16to96_112", 16, 96, 1, 112, 112, 1, 1, 0},
       {"mnv2/pw_16to96_28", 16, 96, 1, 28, 28, 1, 1, 0},

@@ -192,6 +192,7 @@ inline void load_bias(const X86ConvArgs& a, int64_t block, typename V::T (&acc)[
 template <class V, int OCB, int N, int PIN, int SW>
 NG_TILE void direct_row_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow0,
                      int64_t kh_begin, int64_t kh_end) {
+  for (int o = 0; o < OCB; ++o) prefetch_output<V, N>(a, block + o, oh * a.out_w + ow0);
   typename V::T acc[OCB][N];
   load_bias<V, OCB, N>(a, block, acc);
   const int64_t ih = oh * a.stride_h - a.pad_top + kh_begin * a.dilation_h;  // first valid input row
@@ -348,6 +349,7 @@ void direct_conv(const X86ConvArgs& a, const X86ConvRange& r) {
 // across row ends. Pixels [p0, p0 + N) of output blocks [block, block + OCB).
 template <class V, int OCB, int N, int PIN>
 NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0) {
+  for (int o = 0; o < OCB; ++o) prefetch_output<V, N>(a, block + o, p0);
   typename V::T acc[OCB][N];
   load_bias<V, OCB, N>(a, block, acc);
   accumulate<V, OCB, N, PIN, PIN>(a, g, block, p0, PIN, 0, 1, 0, 1, acc);

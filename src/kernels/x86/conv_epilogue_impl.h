@@ -213,6 +213,26 @@ void store_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block, int64
   store_pixels_inline<V, N>(a, acc, block, pixel, pixel_stride);
 }
 
+// Asks for the output lines of N output vectors of channel block `block` (pixels pixel + i), and their
+// residual lines, to be brought into L1 while the tile accumulates, the output's for writing (prefetchw).
+// Touched only at the store, they would otherwise miss all at once at the end of every tile (Zen 4
+// core, kernel bench with the caches evicted: ResNet's 1x1 64->256 at 56x56 with the residual Add 1.41
+// -> 1.20 ms, MobileNetV2's 16->96 at 112x112 0.86 -> 0.68). The common blocked layout only.
+template <class V, int N>
+__attribute__((always_inline)) inline void prefetch_output(const X86ConvArgs& a, int64_t block, int64_t pixel) {
+  constexpr int P = V::kLanes;
+  if (a.out_block != P) return;
+  constexpr int kLineFloats = 16;
+  const int64_t offset = (block * a.out_h * a.out_w + pixel) * P;
+  float* y = a.y + offset;
+#pragma GCC unroll 32
+  for (int f = 0; f < N * P; f += kLineFloats) __builtin_prefetch(y + f, 1, 3);
+  if (!a.residual) return;
+  const float* r = a.residual + offset;
+#pragma GCC unroll 32
+  for (int f = 0; f < N * P; f += kLineFloats) _mm_prefetch(reinterpret_cast<const char*>(r + f), _MM_HINT_T0);
+}
+
 // The register tiles' store: the common layout (output in the vector's own block) inlined, so the
 // accumulators go from registers through the epilogue to memory; any other layout takes the call. (As a
 // call for every layout, the accumulators went through the stack twice, and with 16 input channels the
