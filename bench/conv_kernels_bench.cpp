@@ -11,12 +11,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/conv_params.h"
+#include "kernels/pool_blocked_fast.h"
 #include "kernels/x86/conv_kernels_x86.h"
 #include "ops/conv_fast.h"
 #include "runtime/cpu_features.h"
@@ -130,6 +132,34 @@ void bench_reorder(benchmark::State& state, int64_t channels, int64_t plane, Isa
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * channels * plane * 8);
 }
 
+// ResNet-18/50's stem MaxPool, 3x3 stride 2 pad 1 over 64x112x112 blocked at `block` channels, on the
+// kernel of `isa` (Isa::Ref: max_pool_blocked_ref). Bytes: the input read and the output written once.
+void bench_maxpool(benchmark::State& state, Isa isa, int64_t block) {
+  PoolParams p;
+  p.planes = 64;
+  p.in[1] = p.in[2] = 112;
+  p.out[1] = p.out[2] = 56;
+  p.kernel[1] = p.kernel[2] = 3;
+  p.stride[1] = p.stride[2] = 2;
+  p.pad_begin[1] = p.pad_begin[2] = p.pad_end[1] = p.pad_end[2] = 1;
+  // 64-byte aligned as the engine's tensors: every pixel's 16 lanes then sit in one cache line.
+  const size_t in_size = static_cast<size_t>(p.planes * p.in_plane());
+  const size_t out_size = static_cast<size_t>(p.planes * p.out_plane());
+  std::unique_ptr<float, decltype(&std::free)> x(static_cast<float*>(std::aligned_alloc(64, in_size * 4)), std::free);
+  std::unique_ptr<float, decltype(&std::free)> y(static_cast<float*>(std::aligned_alloc(64, out_size * 4)), std::free);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (size_t i = 0; i < in_size; ++i) x.get()[i] = dist(rng);
+  const int64_t rows = p.planes / block * p.out[1];
+  for (auto _ : state) {
+    if (isa == Isa::Ref) max_pool_blocked_ref(p, block, x.get(), y.get(), 0, rows);
+    else max_pool_blocked_fast(isa, p, block, x.get(), y.get(), 0, rows);
+    benchmark::DoNotOptimize(y.get());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(in_size + out_size) * 4);
+}
+
 const std::vector<Layer>& layers() {
   static const std::vector<Layer> l = {
       // RetinaFace-MobileNet0.25, 640x640 input.
@@ -205,6 +235,12 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark((std::string(isa_name(isa)) + "/reorder_to_nchw_64x56x56").c_str(), bench_reorder,
                                  64, 56 * 56, isa, false)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string(isa_name(isa)) + "/maxpool_64x112x112_3x3s2").c_str(), bench_maxpool,
+                                 isa, static_cast<int64_t>(isa_block(isa)))
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string(isa_name(isa)) + "/maxpool_64x112x112_3x3s2_ref").c_str(),
+                                 bench_maxpool, Isa::Ref, static_cast<int64_t>(isa_block(isa)))
         ->Unit(benchmark::kMicrosecond);
   }
   benchmark::RunSpecifiedBenchmarks();

@@ -1,9 +1,11 @@
 // AveragePool (ONNX opsets 1-22): 1-D to 3-D mean pooling with strides, pads, dilations (opset 19),
 // auto_pad, ceil_mode and count_include_pad. With ng.in_block = ng.out_block = B > 1 (set by the layout
-// pass) X and Y are channel-blocked NCHW[B]c (2-D pooling only).
-#include "kernels/ref/pool_blocked_ref.h"
+// pass) X and Y are channel-blocked NCHW[B]c (2-D pooling only), on the vector kernels of
+// pool_blocked_fast.h when the block is the vector width.
+#include "kernels/pool_blocked_fast.h"
 #include "ops/blocked_layout.h"
 #include "ops/pool_common.h"
+#include "runtime/cpu_features.h"
 #include "runtime/thread_pool.h"
 
 namespace ninegrid {
@@ -26,6 +28,7 @@ class AveragePool final : public PoolOp {
     expect_blockable(*this, block_, in[0]);
     out[0].dtype = DataType::Float32;
     out[0].shape = infer_window(in[0]);
+    isa_ = block_ > 1 ? pool_blocked_isa(block_, preferred_isa()) : Isa::Ref;
   }
 
   void run(OpContext& ctx) override {
@@ -35,7 +38,10 @@ class AveragePool final : public PoolOp {
     if (block_ > 1) {
       // Work in output rows of the block planes.
       const int64_t rows = p.planes / block_ * p.out[1];
-      auto fn = [&](int64_t b, int64_t e) { average_pool_blocked_ref(p, count_include_pad_, block_, x, y, b, e); };
+      const Isa isa = preferred_isa();  // the kernels narrow it to what applies to this block
+      auto fn = [&](int64_t b, int64_t e) {
+        average_pool_blocked_fast(isa, p, count_include_pad_, block_, x, y, b, e);
+      };
       if (ctx.pool) ctx.pool->parallel_for(rows, fn);
       else fn(0, rows);
       return;
@@ -45,9 +51,12 @@ class AveragePool final : public PoolOp {
     else fn(0, p.planes);
   }
 
+  std::string algorithm() const override { return isa_ == Isa::Ref ? std::string() : isa_name(isa_); }
+
  private:
   bool count_include_pad_ = false;
-  int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
+  int64_t block_ = 1;   // channel block of X and Y (1 = plain NCHW)
+  Isa isa_ = Isa::Ref;  // the blocked kernels' instruction set (for algorithm())
 };
 
 NINEGRID_REGISTER_OP("AveragePool", AveragePool);

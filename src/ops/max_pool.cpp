@@ -1,10 +1,12 @@
 // MaxPool (ONNX opsets 1-22): 1-D to 3-D max pooling with strides, pads, dilations, auto_pad, ceil_mode,
 // and the optional Indices output (flattened positions, storage_order 0 row-major or 1 column-major).
 // float32, uint8 and int8 inputs. With ng.in_block = ng.out_block = B > 1 (set by the layout pass) X and Y
-// are channel-blocked NCHW[B]c: 2-D float pooling without the Indices output.
-#include "kernels/ref/pool_blocked_ref.h"
+// are channel-blocked NCHW[B]c: 2-D float pooling without the Indices output, on the vector kernels of
+// pool_blocked_fast.h when the block is the vector width.
+#include "kernels/pool_blocked_fast.h"
 #include "ops/blocked_layout.h"
 #include "ops/pool_common.h"
+#include "runtime/cpu_features.h"
 #include "runtime/thread_pool.h"
 
 namespace ninegrid {
@@ -32,6 +34,7 @@ class MaxPool final : public PoolOp {
       error(std::string("unsupported: input X of type ") + dtype_name(t) + " (float32, uint8 and int8 supported)");
     expect_blockable(*this, block_, in[0]);
     const Shape y = infer_window(in[0]);
+    isa_ = block_ > 1 ? pool_blocked_isa(block_, preferred_isa()) : Isa::Ref;
     out[0].dtype = t;
     out[0].shape = y;
     if (out.size() > 1) {
@@ -49,8 +52,9 @@ class MaxPool final : public PoolOp {
     if (block_ > 1) {
       // Work in output rows of the block planes.
       const int64_t rows = p.planes / block_ * p.out[1];
+      const Isa isa = preferred_isa();  // the kernels narrow it to what applies to this block
       fn = [&](int64_t b, int64_t e) {
-        max_pool_blocked_ref(p, block_, x.data_as<float>(), ctx.output(0).data_as<float>(), b, e);
+        max_pool_blocked_fast(isa, p, block_, x.data_as<float>(), ctx.output(0).data_as<float>(), b, e);
       };
       if (ctx.pool) ctx.pool->parallel_for(rows, fn);
       else fn(0, rows);
@@ -77,9 +81,12 @@ class MaxPool final : public PoolOp {
     else fn(0, p.planes);
   }
 
+  std::string algorithm() const override { return isa_ == Isa::Ref ? std::string() : isa_name(isa_); }
+
  private:
   int64_t storage_order_ = 0;
-  int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
+  int64_t block_ = 1;   // channel block of X and Y (1 = plain NCHW)
+  Isa isa_ = Isa::Ref;  // the blocked kernels' instruction set (for algorithm())
 };
 
 NINEGRID_REGISTER_OP("MaxPool", MaxPool);
