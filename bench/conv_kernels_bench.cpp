@@ -209,6 +209,9 @@ const std::vector<Layer>& layers() {
       {"mnv2/pw_64to384_14", 64, 384, 1, 14, 14, 1, 1, 0},
       {"mnv2/pw_960to160_7", 960, 160, 1, 7, 7, 1, 1, 0},
       {"mnv2/pw_160to960_7", 160, 960, 1, 7, 7, 1, 1, 0},
+      // BlazeFace: 28-channel tensors stay plain NCHW (28 is no multiple of 8).
+      {"blazeface/pw_24to28_64_plain_add", 24, 28, 1, 64, 64, 1, 1, 0, ConvAlgorithm::Auto, true},
+      {"blazeface/pw_28to32_32", 28, 32, 1, 32, 32, 1, 1, 0},
       {"mnv2/dw_144_3x3s1_56", 144, 144, 144, 56, 56, 3, 1, 1},
       {"mnv2/dw_96_3x3s2_112", 96, 96, 96, 112, 112, 3, 2, 1},
   };
