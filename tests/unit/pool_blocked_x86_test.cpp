@@ -123,7 +123,9 @@ void run(Kind kind, Isa isa, const Case& c, const float* x, float* y, int64_t be
 }
 
 // The fast kernel of `isa` on c, its output rows in up to three pieces (as the thread pool splits them),
-// equals the reference bit for bit.
+// equals the reference bit for bit; except that where an average meets two different NaNs, which payload
+// survives is the addition's operand order, which the compiler picks (RelWithDebInfo and Release differ),
+// so there any NaN matches a NaN. MaxPool's selects fix the payload in the source: bit for bit always.
 void expect_same_as_ref(Kind kind, Isa isa, const Case& c, const std::vector<float>& x, std::mt19937& rng) {
   const int64_t rows = c.p.planes / c.block * c.p.out[1];
   const size_t size = static_cast<size_t>(c.p.planes * c.p.out[1] * c.p.out[2]);
@@ -139,7 +141,8 @@ void expect_same_as_ref(Kind kind, Isa isa, const Case& c, const std::vector<flo
     uint32_t g, w;
     std::memcpy(&g, &got[i], sizeof g);
     std::memcpy(&w, &want[i], sizeof w);
-    if (g != w) {
+    const bool both_nan = std::isnan(got[i]) && std::isnan(want[i]);
+    if (g != w && !(kind == Kind::Average && both_nan)) {
       ADD_FAILURE() << (kind == Kind::Max ? "MaxPool " : "AveragePool ") << isa_name(isa) << ", " << c.describe()
                     << ": element " << i << " is " << got[i] << " (0x" << std::hex << g << "), the reference "
                     << want[i] << " (0x" << w << ")" << std::dec;
