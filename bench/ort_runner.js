@@ -7,16 +7,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-
-function findOrt() {
-  const cache = process.env.NINEGRID_CACHE || path.join(__dirname, '..', '.cache');
-  const p = path.join(cache, 'npm', 'ort', 'node_modules', 'onnxruntime-node');
-  if (!fs.existsSync(p)) {
-    console.error(`onnxruntime-node not found at ${p}: run scripts/setup.sh`);
-    process.exit(2);
-  }
-  return require(p);
-}
+const {findOrt} = require('./find_ort');
 
 function parseArgs(argv) {
   const a = {model: null, threads: 1, runs: 20, warmup: 3, shapes: {}, inputs: {}, save: null, json: false};
