@@ -101,9 +101,15 @@ bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
     // 16-lane kernels write NCHW8c as pairs of blocks (kernels/x86/conv_epilogue_impl.h): twice the
     // work per instruction, worth the padding vector's waste from 16 channels on (24: 32 computed).
     // (Not for a depthwise conv already in 8-channel blocks: restaging its input into 16-channel blocks
-    // costs more than the wider vectors save on a memory-bound layer; BlazeFace 24x64x64: 0.057 vs 0.025 ms.)
-    if (isa >= Isa::Avx512 && p.out_channels > 8 && !(is_depthwise(p) && in_block == 8)) widths[0] = 16, widths[1] = 8;
-    else widths[0] = 8;
+    // costs more than the wider vectors save on a memory-bound layer; BlazeFace 24x64x64: 0.057 vs 0.025 ms.
+    // Nor for a plain image in with an odd number of 8-channel blocks out, where a quarter or more of the
+    // wide vectors' lanes would be padding: BlazeFace's 3->24 5x5/s2 first conv at 128x128, Zen 4 core,
+    // 8-lane 157-210 us vs 16-lane 198-207 us over three runs.)
+    const bool wide_wastes = in_block == 1 && p.out_channels % 16 != 0;
+    if (isa >= Isa::Avx512 && p.out_channels > 8 && !(is_depthwise(p) && in_block == 8) && !wide_wastes)
+      widths[0] = 16, widths[1] = 8;
+    else
+      widths[0] = 8;
   } else if (isa >= Isa::Avx512 && p.out_channels > 8) {
     widths[0] = 16, widths[1] = 8;
   } else {
