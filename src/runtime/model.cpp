@@ -1,4 +1,6 @@
 // Model loading: recognise the format, import, optimise, validate.
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -17,6 +19,19 @@ std::string read_file(const std::string& path, const char* what) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(std::string("cannot open ") + what + " '" + path + "'");
   std::string data;
+  // A regular file in one read of its known size (ResNet-50's 100 MB: the character-by-character copy
+  // below was an eighth of the model's load time); anything else (a pipe, a directory) the general way.
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    const std::uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec) {
+      data.resize(static_cast<size_t>(size));
+      f.read(data.data(), static_cast<std::streamsize>(size));
+      if (static_cast<std::uintmax_t>(f.gcount()) != size || f.bad())
+        throw Error(std::string("cannot read ") + what + " '" + path + "'");
+      return data;
+    }
+  }
   try {
     // libstdc++ throws from the stream buffer on read errors such as EISDIR (a directory opens fine).
     data.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
