@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include "core/aligned_memory.h"
+
 namespace ninegrid {
 
 size_t dtype_size(DataType t) {
@@ -98,9 +100,7 @@ constexpr size_t kMaxTensorBytes = size_t(1) << 40;
 
 std::shared_ptr<void> allocate_aligned(size_t bytes) {
   if (bytes > kMaxTensorBytes) throw Error("tensor of " + std::to_string(bytes) + " bytes is too large");
-  size_t rounded = (bytes + 63) / 64 * 64;
-  if (rounded == 0) rounded = 64;
-  void* p = std::aligned_alloc(64, rounded);
+  void* p = allocate_aligned_memory(bytes);
   if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <new>
 
+#include "core/aligned_memory.h"
+
 namespace ninegrid {
 
 bool is_kernel_channel_block(int64_t block, int64_t channels) {
@@ -11,7 +13,7 @@ bool is_kernel_channel_block(int64_t block, int64_t channels) {
 
 AlignedFloats::AlignedFloats(int64_t count) : size_(count) {
   const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * sizeof(float) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, bytes);
+  void* p = allocate_aligned_memory(bytes);
   if (!p) throw std::bad_alloc();
   std::memset(p, 0, bytes);
   data_.reset(static_cast<float*>(p));
