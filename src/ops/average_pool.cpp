@@ -38,9 +38,8 @@ class AveragePool final : public PoolOp {
     if (block_ > 1) {
       // Work in output rows of the block planes.
       const int64_t rows = p.planes / block_ * p.out[1];
-      const Isa isa = preferred_isa();  // the kernels narrow it to what applies to this block
       auto fn = [&](int64_t b, int64_t e) {
-        average_pool_blocked_fast(isa, p, count_include_pad_, block_, x, y, b, e);
+        average_pool_blocked_fast(isa_, p, count_include_pad_, block_, x, y, b, e);
       };
       if (ctx.pool) ctx.pool->parallel_for(rows, fn);
       else fn(0, rows);
@@ -56,7 +55,7 @@ class AveragePool final : public PoolOp {
  private:
   bool count_include_pad_ = false;
   int64_t block_ = 1;   // channel block of X and Y (1 = plain NCHW)
-  Isa isa_ = Isa::Ref;  // the blocked kernels' instruction set (for algorithm())
+  Isa isa_ = Isa::Ref;  // the blocked kernels' instruction set (Ref: the reference kernels)
 };
 
 NINEGRID_REGISTER_OP("AveragePool", AveragePool);

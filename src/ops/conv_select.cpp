@@ -32,13 +32,12 @@ constexpr double kStrassenMinSaving = 0.05;
 bool indirect_beats_direct(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   if (p.groups != 1 || p.in_channels < 32) return false;
   // Strided 1x1 convs run as a gather and the pointwise kernel where it fits (ops/conv_fast.h).
-  if (p.kernel_h == 1 && p.kernel_w == 1 && FastConv2d::supports(p, in_block, out_block, isa, ConvAlgorithm::Pointwise))
-    return false;
+  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1;
+  if (pointwise && FastConv2d::supports(p, in_block, out_block, isa, ConvAlgorithm::Pointwise)) return false;
   // Strided convs onto a small plane are the exception (Zen 4 core: 3x3 s2 256->512 from 14x14, direct
   // 0.996 ms vs indirect 1.266; ResNet-50's 512-channel one in the model, 2.41 vs 2.58 ms; at 14x14
   // outputs and above the indirect kernel kept its lead or tied).
   if (p.stride_h > 1 || p.stride_w > 1) return p.out_h * p.out_w > 64;
-  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1;
   return !pointwise && p.out_h * p.out_w <= 64;
 }
 
@@ -90,7 +89,8 @@ std::unique_ptr<Conv2dKernel> select_conv2d_kernel(const Conv2dParams& p, const 
       StrassenConv1x1::splittable(p, in_block, out_block) &&
       StrassenConv1x1::estimated_saving(p, isa) >= kStrassenMinSaving)
     return std::make_unique<KernelOf<StrassenConv1x1>>(p, weights, bias, activation, isa, in_block, out_block, 1);
-  if ((allowed & kConvIndirect) && indirect_beats_direct(p, in_block, out_block, isa) && IndirectConv2d::supports(p, in_block, out_block, isa))
+  if ((allowed & kConvIndirect) && indirect_beats_direct(p, in_block, out_block, isa) &&
+      IndirectConv2d::supports(p, in_block, out_block, isa))
     return std::make_unique<KernelOf<IndirectConv2d>>(p, weights, bias, activation, isa, in_block, out_block);
   if ((allowed & kConvDirect) && FastConv2d::supports(p, in_block, out_block, isa))
     return std::make_unique<KernelOf<FastConv2d>>(p, weights, bias, activation, isa, in_block, out_block);

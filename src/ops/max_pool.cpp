@@ -52,9 +52,8 @@ class MaxPool final : public PoolOp {
     if (block_ > 1) {
       // Work in output rows of the block planes.
       const int64_t rows = p.planes / block_ * p.out[1];
-      const Isa isa = preferred_isa();  // the kernels narrow it to what applies to this block
       fn = [&](int64_t b, int64_t e) {
-        max_pool_blocked_fast(isa, p, block_, x.data_as<float>(), ctx.output(0).data_as<float>(), b, e);
+        max_pool_blocked_fast(isa_, p, block_, x.data_as<float>(), ctx.output(0).data_as<float>(), b, e);
       };
       if (ctx.pool) ctx.pool->parallel_for(rows, fn);
       else fn(0, rows);
@@ -86,7 +85,7 @@ class MaxPool final : public PoolOp {
  private:
   int64_t storage_order_ = 0;
   int64_t block_ = 1;   // channel block of X and Y (1 = plain NCHW)
-  Isa isa_ = Isa::Ref;  // the blocked kernels' instruction set (for algorithm())
+  Isa isa_ = Isa::Ref;  // the blocked kernels' instruction set (Ref: the reference kernels)
 };
 
 NINEGRID_REGISTER_OP("MaxPool", MaxPool);

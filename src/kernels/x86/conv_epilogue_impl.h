@@ -159,13 +159,16 @@ __attribute__((always_inline)) inline void store_pixels_inline(const X86ConvArgs
     }
   }
   if (a.out_block != 1) {
+    // Locals, so the stores below cannot make the compiler reload the pointers from the args.
     const int64_t offset = (block * plane + pixel) * P, step = pixel_stride * P;
-    if (a.residual)
+    float* const y = a.y + offset;
+    const float* const residual = a.residual ? a.residual + offset : nullptr;
+    if (residual)
 #pragma GCC unroll 32
-      for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(a.residual + offset + i * step));
+      for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(residual + i * step));
     activate_all<V, N>(a, acc, block);
 #pragma GCC unroll 32
-    for (int i = 0; i < N; ++i) V::store(a.y + offset + i * step, acc[i]);
+    for (int i = 0; i < N; ++i) V::store(y + i * step, acc[i]);
     return;
   }
   // Plain NCHW: lane j is channel block * P + j; the lanes past out_channels are padding, never stored.
@@ -240,21 +243,8 @@ __attribute__((always_inline)) inline void prefetch_output(const X86ConvArgs& a,
 template <class V, int N>
 __attribute__((always_inline)) inline void store_tile_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block,
                                                              int64_t pixel, int64_t pixel_stride = 1) {
-  constexpr int P = V::kLanes;
-  if (a.out_block != P) {
-    store_pixels<V, N>(a, acc, block, pixel, pixel_stride);
-    return;
-  }
-  // Locals, so the stores below cannot make the compiler reload them from the args.
-  const int64_t offset = (block * a.out_h * a.out_w + pixel) * P, step = pixel_stride * P;
-  float* const y = a.y + offset;
-  const float* const residual = a.residual ? a.residual + offset : nullptr;
-  if (residual)
-#pragma GCC unroll 32
-    for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(residual + i * step));
-  activate_all<V, N>(a, acc, block);
-#pragma GCC unroll 32
-  for (int i = 0; i < N; ++i) V::store(y + i * step, acc[i]);
+  if (a.out_block == V::kLanes) store_pixels_inline<V, N>(a, acc, block, pixel, pixel_stride);
+  else store_pixels<V, N>(a, acc, block, pixel, pixel_stride);
 }
 
 }  // namespace
