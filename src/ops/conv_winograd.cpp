@@ -51,24 +51,51 @@ ChunkPlan plan_chunks(const Conv2dParams& p, int m, bool avx512) {
 }
 
 // ---- Cost model (one image, one thread), for the choice of tile and of Winograd over direct ----
-// Constants measured with bench/winograd_bench.cpp and per-phase timings on the development machine (a
-// Xeon core with AVX-512, 2 MiB L2, about 225 GFLOP/s of 512-bit FMA): the register-blocked GEMM runs at
-// about 75 G multiply-adds/s; the transformed weights stream at about 30 GB/s while they fit a few MiB,
-// about 14 GB/s beyond; the transforms cost (nanoseconds per tile per 16-channel vector, input/output)
-// 29/16 for F(2x2), 79/48 for F(4x4), 240/143 for F(6x6). The AVX2 kernels took about 1.6x as long.
-// Only ratios matter for the choices, so the model is good enough if it orders the options right.
-constexpr double kGemmMacsPerSecond = 75e9;
-constexpr double kNearBandwidth = 30e9, kFarBandwidth = 14e9;
-constexpr int64_t kNearBytes = 4 << 20;
-constexpr double kAvx2Slowdown = 1.6;
-// The direct conv's rate on 3x3 layers (ops/conv_fast.h measured about 0.7 of the FMA peak).
-constexpr double kDirectFlopsAvx512 = 0.7 * 225e9, kDirectFlopsAvx2 = 0.7 * 112e9;
+// Only ratios matter for the choices, so the model is good enough if it orders the options right. Its
+// constants are measured per kind of core (WinogradCore), because the two kinds it was fitted on order
+// the tiles differently: where 512-bit FMAs run at half rate the GEMM weighs more against the streaming
+// of the transformed weights, so the larger tile's fewer multiplications pay on smaller planes.
+struct CoreCosts {
+  double gemm_macs_per_second;        // the register-blocked GEMM, AVX-512
+  double near_bandwidth;              // transformed weights of at most near_bytes (cache)
+  double far_bandwidth;               // larger ones, from memory in a model run
+  int64_t near_bytes;
+  // Far weights: true when their streaming overlaps the GEMM (time = the larger of the two), false when
+  // only half the GEMM hides it (time = stream + GEMM / 2).
+  bool far_overlaps_gemm;
+  double input_ns[3], output_ns[3];   // transforms per tile per 16-channel vector, F(2x2), F(4x4), F(6x6)
+  double avx2_slowdown;               // AVX2 Winograd time / AVX-512's
+  double direct_flops_avx512, direct_flops_avx2;  // the direct 3x3 conv from 14x14 planes up
+  double direct_efficiency_7x7;       // its rate on a 7x7 plane relative to that (linear in between)
+};
 
-double weight_stream_seconds(double bytes_per_pass, double passes) {
-  return bytes_per_pass * passes / (bytes_per_pass <= kNearBytes ? kNearBandwidth : kFarBandwidth);
+// Fitted on a Xeon core with AVX-512 (2 MiB L2, about 225 GFLOP/s of 512-bit FMA) with
+// bench/winograd_bench.cpp, per-phase timings and ResNet-18 in a model run (ninegrid profile): 256
+// channels at 14x14 took 1.0 ms with F(4x4) (9.4 MB of weights) and 0.83 ms with F(2x2) (4.2 MB), though
+// F(4x4) is the faster with warm caches; 512 channels at 7x7 took 1.5-1.8 ms with F(2x2), 3.3 ms with
+// F(4x4); the direct conv ran at about 0.7 of the peak, about 0.4 at 7x7 (2.7 ms).
+constexpr CoreCosts kFullRate512Costs = {75e9, 30e9, 14e9, 4 << 20, false, {29, 79, 240}, {16, 48, 143},
+                                         1.6, 0.7 * 225e9, 0.7 * 112e9, 0.4 / 0.7};
+
+// Fitted on a Zen 4 core (512-bit FMAs at half rate, about 112 GFLOP/s either width; 1 MiB L2, 32 MiB
+// L3; about 20 GB/s from memory for one core) with ninegrid_conv_algorithms_bench and ResNet-18 in a
+// model run (ninegrid profile, alternating the two tiles): 256 channels at 14x14 take 0.96 ms with
+// F(4x4) and 1.09 ms with F(2x2) (the GEMM alone at about 48 G multiply-adds/s: F(4x4)'s weights stream
+// while it runs); 512 channels at 7x7 take 1.6 ms with F(2x2) and 1.53 ms with F(4x4), whose 37.7 MB of
+// weights (2.2x F(2x2)'s) the model charges at memory speed so that F(2x2) keeps the memory. The AVX2
+// kernels took 1.13-1.43x as long; the direct conv runs at about 100 GFLOP/s in a model, 90 at 7x7.
+constexpr CoreCosts kHalfRate512Costs = {48e9, 40e9, 22e9, 4 << 20, true, {29, 79, 240}, {16, 48, 143},
+                                         1.25, 100e9, 90e9, 0.85};
+
+const CoreCosts& costs_of(WinogradCore core) {
+  return core == WinogradCore::HalfRate512 ? kHalfRate512Costs : kFullRate512Costs;
 }
 
-double winograd_seconds(const Conv2dParams& p, int m, bool avx512) {
+double weight_stream_seconds(const CoreCosts& k, double bytes_per_pass, double passes) {
+  return bytes_per_pass * passes / (bytes_per_pass <= k.near_bytes ? k.near_bandwidth : k.far_bandwidth);
+}
+
+double winograd_seconds(const CoreCosts& k, const Conv2dParams& p, int m, bool avx512) {
   const double icp = double(round_up_to_block(p.in_channels, avx512 ? 16 : 8));
   const double ocp = double(round_up_to_block(p.out_channels, avx512 ? 16 : 8));
   const double positions = double((m + 2) * (m + 2));
@@ -81,28 +108,26 @@ double winograd_seconds(const Conv2dParams& p, int m, bool avx512) {
   const double row_penalty = c.chunk_tiles <= (avx512 ? avx512::kWinogradTallRows : avx2::kWinogradTallRows)
                                  ? 1.15
                                  : 1.0 + 0.5 * (double(rows_max) - rows) / double(rows_max);
-  const double gemm = positions * double(c.tiles) * icp * ocp / kGemmMacsPerSecond * row_penalty;
-  const double stream = weight_stream_seconds(positions * icp * ocp * sizeof(float), double(c.chunks));
-  const double in_ns = m == 2 ? 29 : m == 4 ? 79 : 240, out_ns = m == 2 ? 16 : m == 4 ? 48 : 143;
-  const double transforms = double(c.tiles) * (icp * in_ns + ocp * out_ns) / 16 * 1e-9;
-  // Weights that fit the caches stream while the GEMM runs; larger ones come from memory in a real model
-  // run (the layers in between evict them), and only about half the GEMM hides that wait. Fitted to
-  // ResNet-18 in a model run (ninegrid profile): 256 channels at 14x14 take 1.0 ms with F(4x4) (9.4 MB
-  // of weights) and 0.83 ms with F(2x2) (4.2 MB), though F(4x4) is the faster with warm caches; 512
-  // channels at 7x7 take 1.5-1.8 ms with F(2x2), 3.3 ms with F(4x4).
+  const double gemm = positions * double(c.tiles) * icp * ocp / k.gemm_macs_per_second * row_penalty;
   const double weight_bytes = positions * icp * ocp * sizeof(float);
-  const double seconds = (weight_bytes <= kNearBytes ? std::max(gemm, stream) : stream + 0.5 * gemm) + transforms;
-  return avx512 ? seconds : seconds * kAvx2Slowdown;
+  const double stream = weight_stream_seconds(k, weight_bytes, double(c.chunks));
+  const int which = m == 2 ? 0 : m == 4 ? 1 : 2;
+  const double transforms = double(c.tiles) * (icp * k.input_ns[which] + ocp * k.output_ns[which]) / 16 * 1e-9;
+  // Weights that fit the caches stream while the GEMM runs; larger ones come from memory in a real model
+  // run (the layers in between evict them).
+  const bool overlapped = weight_bytes <= k.near_bytes || k.far_overlaps_gemm;
+  const double seconds = (overlapped ? std::max(gemm, stream) : stream + 0.5 * gemm) + transforms;
+  return avx512 ? seconds : seconds * k.avx2_slowdown;
 }
 
-double direct_seconds(const Conv2dParams& p, bool avx512) {
-  // The direct kernel's share of peak falls on small planes (short rows, mostly border tiles): about 0.7
-  // from 14x14 up, about 0.4 at 7x7 (ResNet-18's 512-channel layers in a model run: 2.7 ms).
+double direct_seconds(const CoreCosts& k, const Conv2dParams& p, bool avx512) {
+  // The direct kernel's rate falls on small planes (short rows, mostly border tiles).
   const double plane = double(p.out_h * p.out_w);
-  const double efficiency = plane >= 196 ? 1.0 : plane <= 49 ? 0.4 / 0.7 : (0.4 + 0.3 * (plane - 49) / 147) / 0.7;
+  const double small = k.direct_efficiency_7x7;
+  const double efficiency = plane >= 196 ? 1.0 : plane <= 49 ? small : small + (1.0 - small) * (plane - 49) / 147;
   const double flops = 2.0 * double(p.macs()) / double(p.batch) / efficiency;
   const double weights = double(p.out_channels * p.in_channels * 9 * sizeof(float));
-  return std::max(flops / (avx512 ? kDirectFlopsAvx512 : kDirectFlopsAvx2), weight_stream_seconds(weights, 1));
+  return std::max(flops / (avx512 ? k.direct_flops_avx512 : k.direct_flops_avx2), weight_stream_seconds(k, weights, 1));
 }
 
 // F(4x4) or F(2x2). F(6x6) is left out of the automatic choice. On a core with full-rate 512-bit FMAs
@@ -114,8 +139,8 @@ double direct_seconds(const Conv2dParams& p, bool avx512) {
 // drifts 2.1e-4 from the unoptimised run (absolute, on an output range of 13), past the 1e-5 of the range
 // (1.3e-4) the optimiser tests allow; with F(4x4) it drifts 1.26e-4.
 // NINEGRID_WINOGRAD_TILE=6 (forced_tile) trades that accuracy for the speed.
-int best_tile(const Conv2dParams& p, bool avx512, double* seconds) {
-  const double four = winograd_seconds(p, 4, avx512), two = winograd_seconds(p, 2, avx512);
+int best_tile(const CoreCosts& k, const Conv2dParams& p, bool avx512, double* seconds) {
+  const double four = winograd_seconds(k, p, 4, avx512), two = winograd_seconds(k, p, 2, avx512);
   if (seconds) *seconds = std::min(four, two);
   return two < four ? 2 : 4;
 }
@@ -133,9 +158,16 @@ bool WinogradConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t o
          effective_isa(isa) != Isa::Ref;
 }
 
-int WinogradConv2d::default_tile(const Conv2dParams& p, Isa isa) {
+WinogradCore WinogradConv2d::this_core() {
+  // Every AMD core with AVX-512 so far but Zen 5's desktop parts runs 512-bit FMAs at half rate.
+  return cpu_features().amd ? WinogradCore::HalfRate512 : WinogradCore::FullRate512;
+}
+
+int WinogradConv2d::default_tile(const Conv2dParams& p, Isa isa) { return default_tile(p, isa, this_core()); }
+
+int WinogradConv2d::default_tile(const Conv2dParams& p, Isa isa, WinogradCore core) {
   if (const int forced = forced_tile()) return forced;
-  return best_tile(p, effective_isa(isa) != Isa::Avx2, nullptr);
+  return best_tile(costs_of(core), p, effective_isa(isa) != Isa::Avx2, nullptr);
 }
 
 int WinogradConv2d::forced_tile() {
@@ -151,11 +183,16 @@ int WinogradConv2d::forced_tile() {
 }
 
 double WinogradConv2d::estimated_speedup(const Conv2dParams& p, Isa isa) {
+  return estimated_speedup(p, isa, this_core());
+}
+
+double WinogradConv2d::estimated_speedup(const Conv2dParams& p, Isa isa, WinogradCore core) {
   if (!applicable(p) || effective_isa(isa) == Isa::Ref) return 0.0;
   const bool avx512 = effective_isa(isa) == Isa::Avx512;
+  const CoreCosts& k = costs_of(core);
   double seconds = 0;
-  best_tile(p, avx512, &seconds);
-  return direct_seconds(p, avx512) / seconds;
+  best_tile(k, p, avx512, &seconds);
+  return direct_seconds(k, p, avx512) / seconds;
 }
 
 WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, const float* bias,

@@ -21,6 +21,10 @@ namespace ninegrid {
 
 class ThreadPool;
 
+// The kinds of core the Winograd cost model has constants for (conv_winograd.cpp): full-rate 512-bit
+// FMAs (Intel's AVX-512 Xeons) or half-rate (AMD's Zen 4).
+enum class WinogradCore { FullRate512, HalfRate512 };
+
 class WinogradConv2d {
  public:
   // Whether the Winograd kernels compute this conv correctly: 3x3, stride 1, dilation 1, one group,
@@ -37,6 +41,10 @@ class WinogradConv2d {
   // unless NINEGRID_WINOGRAD_TILE forces one. (6 is never chosen on its own: it rounds about twice as
   // badly as 4; see conv_winograd.cpp.)
   static int default_tile(const Conv2dParams& p, Isa isa);
+  // The same for a given kind of core (the choices above use this_core()).
+  static int default_tile(const Conv2dParams& p, Isa isa, WinogradCore core);
+  // The kind of core this process runs on, as the cost model sees it.
+  static WinogradCore this_core();
   // The tile NINEGRID_WINOGRAD_TILE (2, 4 or 6) forces on every Winograd layer, or 0 when it is unset:
   // a wrong answer or a slow layer can be bisected to the tile. Throws Error on another value.
   static int forced_tile();
@@ -45,6 +53,7 @@ class WinogradConv2d {
   // transformed weights, e.g. about 2.5 for ResNet's 64-channel 56x56 layers, about 1.2 at 512 channels
   // 7x7, where the weights' streaming from memory bounds both. A per-layer choice can require > 1.
   static double estimated_speedup(const Conv2dParams& p, Isa isa);
+  static double estimated_speedup(const Conv2dParams& p, Isa isa, WinogradCore core);
 
   // Transforms the weights (OIHW) once; `bias` has out_channels values or is null; a PRelu activation's
   // slopes are copied. `tile` is the output tile side m: 2, 4, 6, or 0 for default_tile(p, isa). Throws Error when

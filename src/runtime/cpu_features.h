@@ -10,6 +10,9 @@ enum class Isa { Ref = 0, Avx2 = 1, Avx512 = 2 };
 struct CpuFeatures {
   bool avx2 = false, fma = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512vnni = false;
+  // An AMD core: cost models use it where AMD's cores differ from Intel's (Zen 4 runs 512-bit FMAs at
+  // half rate and has a larger L3 per core).
+  bool amd = false;
 };
 
 // Detected once per process.
