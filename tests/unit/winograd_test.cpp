@@ -366,6 +366,28 @@ TEST_P(WinogradX86, LargePlaneSpansChunks) {
   }
 }
 
+// Small planes run the "tall" register tile (all of a chunk's tiles x one vector), which transposes v
+// to k-major on the stack up to kMaxPackedChannels (1024) input channels and reads it as it is beyond:
+// both sides of that limit, odd tile counts included.
+TEST_P(WinogradX86, TallTileBothSidesOfThePackingLimit) {
+  std::mt19937 rng(45);
+  for (int64_t in_channels : {1024, 1040}) {
+    for (int64_t side : {7, 5}) {
+      Conv2dParams p;
+      p.in_channels = in_channels, p.out_channels = 40;
+      p.kernel_h = p.kernel_w = 3;
+      p.in_h = p.in_w = side;
+      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+      ASSERT_TRUE(finish_shape(p));
+      const Case c = make_case(rng, p, 2, side == 7);
+      const std::vector<float> want = expected(c);
+      const int64_t out_block = GetParam() == Isa::Avx512 ? 8 : 1;
+      const std::vector<float> got = run_fast(c, GetParam(), 2, 16, out_block);
+      check_within(got, want, tolerance(c, 2, want), "tall tile, " + describe(p));
+    }
+  }
+}
+
 TEST_P(WinogradX86, ThreadedRunEqualsSingleThread) {
   std::mt19937 rng(51);
   ThreadPool pool(2);

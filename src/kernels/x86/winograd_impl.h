@@ -153,8 +153,10 @@ void winograd_input_tiles(const WinogradX86Args& a, int64_t first, int64_t t_beg
 // ---- Phase 2: the alpha^2 GEMMs ----
 
 // out[r][j * L ...] = sum_k v[r * v_stride + k] * u[k * u_stride + j * L ...] for R rows (tiles) and NB
-// vectors of output channels, all R * NB sums in registers.
-template <class V, int R, int NB>
+// vectors of output channels, all R * NB sums in registers. KMAJOR: v is transposed, v[k * v_stride + r],
+// so the R broadcasts of one step share one pointer at constant offsets (with R row pointers the tall
+// tile ran out of general registers and reloaded them from vector registers every step).
+template <class V, int R, int NB, bool KMAJOR>
 inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int64_t u_stride, int64_t k_count,
                           float* out, int64_t out_stride) {
   using T = typename V::T;
@@ -177,9 +179,10 @@ inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int6
     T w[NB];
 #pragma GCC unroll 4
     for (int j = 0; j < NB; ++j) w[j] = V::load(u + k * u_stride + j * L);
+    const float* vk = KMAJOR ? v + k * v_stride : v + k;
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const T b = V::broadcast(v + r * v_stride + k);
+      const T b = V::broadcast(KMAJOR ? vk + r : vk + r * v_stride);
 #pragma GCC unroll 4
       for (int j = 0; j < NB; ++j) acc[r][j] = V::fmadd(b, w[j], acc[r][j]);
     }
@@ -191,17 +194,23 @@ inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int6
 }
 
 // multiply_tile with `rows` (1 .. R) rows and `vectors` (1 .. NB) vectors.
-template <class V, int R, int NB>
+template <class V, int R, int NB, bool KMAJOR = false>
 inline void multiply_block(int64_t rows, int64_t vectors, const float* v, int64_t v_stride, const float* u,
                            int64_t u_stride, int64_t k_count, float* out, int64_t out_stride) {
   if (vectors < NB) {
-    if constexpr (NB > 1) multiply_block<V, R, NB - 1>(rows, vectors, v, v_stride, u, u_stride, k_count, out, out_stride);
+    if constexpr (NB > 1)
+      multiply_block<V, R, NB - 1, KMAJOR>(rows, vectors, v, v_stride, u, u_stride, k_count, out, out_stride);
   } else if (rows < R) {
-    if constexpr (R > 1) multiply_block<V, R - 1, NB>(rows, vectors, v, v_stride, u, u_stride, k_count, out, out_stride);
+    if constexpr (R > 1)
+      multiply_block<V, R - 1, NB, KMAJOR>(rows, vectors, v, v_stride, u, u_stride, k_count, out, out_stride);
   } else {
-    multiply_tile<V, R, NB>(v, v_stride, u, u_stride, k_count, out, out_stride);
+    multiply_tile<V, R, NB, KMAJOR>(v, v_stride, u, u_stride, k_count, out, out_stride);
   }
 }
+
+// The tall tile's v of one position transposed to k-major (packed[k * tiles + t]) on the stack, up to
+// this many input channels (64 KiB for 16 tiles); wider layers use the row-major v as it is.
+constexpr int64_t kMaxPackedChannels = 1024;
 
 // Phase 2 with two register-tile shapes. With u packed one vector per group (u_group_vectors == 1, the
 // chunks have at most RT tiles) it runs "tall": all the chunk's tiles x one vector of output channels, so
@@ -216,6 +225,8 @@ void winograd_multiply_items(const WinogradX86Args& a, int64_t tiles, int64_t it
   const int64_t groups = (a.oc_padded + group_lanes - 1) / group_lanes;
   const int64_t row_blocks = (tiles + RW - 1) / RW;
   const int64_t rows = tall ? tiles : row_blocks > 0 ? (tiles + row_blocks - 1) / row_blocks : 0;
+  alignas(64) float packed[kMaxPackedChannels * RT];
+  int64_t packed_pos = -1;
   for (int64_t item = item_begin; item < item_end; ++item) {
     const int64_t pos = item / groups, group = item % groups;
     const int64_t vectors = imin(a.u_group_vectors, (a.oc_padded - group * group_lanes) / L);
@@ -223,6 +234,15 @@ void winograd_multiply_items(const WinogradX86Args& a, int64_t tiles, int64_t it
     const int64_t u_stride = vectors * L;  // the group's lanes per input channel
     const float* v = a.v + pos * a.v_pos_stride;
     float* out = a.mm + pos * a.mm_pos_stride + group * group_lanes;
+    if (tall && a.ic_padded <= kMaxPackedChannels) {
+      if (pos != packed_pos) {
+        for (int64_t t = 0; t < tiles; ++t)
+          for (int64_t k = 0; k < a.ic_padded; ++k) packed[k * tiles + t] = v[t * a.ic_padded + k];
+        packed_pos = pos;
+      }
+      multiply_block<V, RT, 1, true>(tiles, 1, packed, tiles, u, u_stride, a.ic_padded, out, a.oc_padded);
+      continue;
+    }
     if (tall) {
       multiply_block<V, RT, 1>(tiles, 1, v, a.ic_padded, u, u_stride, a.ic_padded, out, a.oc_padded);
       continue;
