@@ -143,7 +143,7 @@ std::shared_ptr<Model> Model::load(const std::string& path, const Options& optio
       std::string weights = read_file(wpath, "ncnn weights file");
       return load_ncnn(bytes, weights.data(), weights.size(), options);
     }
-    return load_onnx(bytes.data(), bytes.size(), options);
+    return std::make_shared<Model>(std::make_unique<ModelImpl>(import_onnx(std::move(bytes)), options, "onnx"));
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }

@@ -132,6 +132,29 @@ TEST(OnnxImport, InitializersListedAsInputsStayConstants) {
   EXPECT_TRUE(value_named(g, "w").is_constant());
 }
 
+// Model::load hands the file's bytes over (import_onnx(std::string&&)), and the importer frees each
+// initializer's bytes in the proto once decoded: the graph must hold the same constants as an import from
+// a borrowed buffer, and the bytes must be gone.
+TEST(OnnxImport, ImportFromOwnedBytesFreesThemAndKeepsTheConstants) {
+  const std::vector<float> w = {1.5f, -2.f, 3.25f, 0.f, 7.f, -0.5f};
+  std::string bytes = model(graph({node("Add", {"x", "w"}, {"y"})}, {value_info("x", FLOAT, {6})},
+                                  {value_info("y", FLOAT, {6})}, {raw(tensor("w", FLOAT, {6}), raw_bytes<float>(w))}));
+  const Graph borrowed = import(bytes);
+  const Graph owned = import_onnx(std::move(bytes));
+  EXPECT_TRUE(bytes.empty());
+  const Tensor& a = value_named(borrowed, "w").constant;
+  const Tensor& b = value_named(owned, "w").constant;
+  ASSERT_EQ(b.shape(), Shape{6});
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(a.data_as<float>()[i], w[i]);
+    EXPECT_EQ(b.data_as<float>()[i], w[i]);
+  }
+  std::string truncated = model(graph({node("Add", {"x", "w"}, {"y"})}, {value_info("x", FLOAT, {6})},
+                                      {value_info("y", FLOAT, {6})}, {raw(tensor("w", FLOAT, {6}), raw_bytes<float>(w))}));
+  truncated.resize(truncated.size() / 2);
+  EXPECT_THROW(import_onnx(std::move(truncated)), Error);
+}
+
 TEST(OnnxImport, RawInitializersOfEveryNumericType) {
   std::vector<Writer> inits = {
       raw(tensor("f32", FLOAT, {2}), raw_bytes<float>({1.5f, -2.f})),

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "graph/graph.h"
 
@@ -11,5 +12,7 @@ namespace ninegrid {
 // graph inputs that are not initializers become graph inputs. Throws Error on malformed or unsupported
 // content (naming the node where there is one).
 Graph import_onnx(const void* data, size_t size);
+// The same from a model file's bytes, which are freed once parsed (lower peak memory while loading).
+Graph import_onnx(std::string&& bytes);
 
 }  // namespace ninegrid
