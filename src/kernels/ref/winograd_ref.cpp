@@ -82,27 +82,32 @@ bool winograd_applicable(const Conv2dParams& p) {
          p.in_h >= 1 && p.in_w >= 1 && p.out_h >= 1 && p.out_w >= 1 && p.pad_top >= 0 && p.pad_left >= 0;
 }
 
-std::vector<float> winograd_transform_weights(int m, const float* oihw, int64_t out_channels, int64_t in_channels) {
+void winograd_transform_weights(int m, const float* kernels, int64_t pairs, float* out) {
   const WinogradMatrices& t = winograd_matrices(m);
   const int n = t.alpha;
-  std::vector<float> u(static_cast<size_t>(out_channels * in_channels * n * n));
-  std::vector<double> gg(static_cast<size_t>(n * kR));  // G g
-  for (int64_t pair = 0; pair < out_channels * in_channels; ++pair) {
-    const float* g = oihw + pair * kR * kR;
+  double gg[8 * kR];  // G g (alpha <= 8)
+  for (int64_t pair = 0; pair < pairs; ++pair) {
+    const float* g = kernels + pair * kR * kR;
     for (int i = 0; i < n; ++i)
       for (int c = 0; c < kR; ++c) {
         double s = 0.0;
         for (int k = 0; k < kR; ++k) s += t.g[i * kR + k] * g[k * kR + c];
         gg[i * kR + c] = s;
       }
-    float* out = u.data() + pair * n * n;
+    float* u = out + pair * n * n;
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) {
         double s = 0.0;
         for (int c = 0; c < kR; ++c) s += gg[i * kR + c] * t.g[j * kR + c];
-        out[i * n + j] = static_cast<float>(s);
+        u[i * n + j] = static_cast<float>(s);
       }
   }
+}
+
+std::vector<float> winograd_transform_weights(int m, const float* oihw, int64_t out_channels, int64_t in_channels) {
+  const int n = winograd_matrices(m).alpha;
+  std::vector<float> u(static_cast<size_t>(out_channels * in_channels * n * n));
+  winograd_transform_weights(m, oihw, out_channels * in_channels, u.data());
   return u;
 }
 

@@ -40,6 +40,8 @@ bool winograd_applicable(const Conv2dParams& p);
 // U = G g G^T for every (oc, ic) pair of OIHW 3x3 weights, computed in double and rounded once:
 // [out_channels][in_channels][alpha * alpha].
 std::vector<float> winograd_transform_weights(int m, const float* oihw, int64_t out_channels, int64_t in_channels);
+// The same for `pairs` consecutive 3x3 kernels (9 floats each) into out[pairs][alpha * alpha].
+void winograd_transform_weights(int m, const float* kernels, int64_t pairs, float* out);
 
 // y = epilogue(conv(x, w) + bias) on plain NCHW tensors by F(m x m, 3 x 3), one tile at a time, in float
 // arithmetic (the rounding the fast kernels have, not a more accurate oracle). Requires
