@@ -1,5 +1,6 @@
-// Model::load(path) reading files: a model read in one piece loads as its bytes do, and a missing path, a
-// directory or a truncated file give an Error naming the path, never a crash.
+// Model::load(path) reading files: a model read in one piece (ncnn) or parsed straight from the file (ONNX)
+// loads as its bytes do, and a missing path, a directory or a truncated file give an Error naming the
+// path, never a crash.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "ninegrid/ninegrid.h"
+#include "unit/onnx_proto_writer.h"
 
 namespace ninegrid {
 namespace {
@@ -71,6 +73,35 @@ TEST_F(ModelLoadFile, ReadsTheWholeFile) {
     ASSERT_EQ(ya.shape(), yb.shape()) << out.name;
     EXPECT_TRUE(std::equal(ya.data_as<float>(), ya.data_as<float>() + ya.numel(), yb.data_as<float>())) << out.name;
   }
+}
+
+// ONNX files are parsed from the file itself (import_onnx_stream): the same model as from its bytes in
+// memory, and a file cut short is an error naming it.
+TEST_F(ModelLoadFile, OnnxFileParsedFromTheFileAsFromItsBytes) {
+  using namespace onnx_pb;
+  std::vector<float> w(3000);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.25f * static_cast<float>(i % 17) - 1.f;
+  const std::string bytes = model(graph({node("Add", {"x", "w"}, {"y"})}, {value_info("x", FLOAT, {3000})},
+                                        {value_info("y", FLOAT, {3000})}, {raw(tensor("w", FLOAT, {3000}), raw_bytes<float>(w))}));
+  const std::string path = write("add.onnx", bytes);
+  const auto from_file = Model::load(path), from_bytes = Model::load_onnx(bytes.data(), bytes.size());
+  Tensor x = Tensor::empty(DataType::Float32, {3000});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = static_cast<float>(i % 5);
+  auto a = from_file->create_session(), b = from_bytes->create_session();
+  a->set_input("x", x);
+  b->set_input("x", x);
+  a->run();
+  b->run();
+  const Tensor ya = a->output("y"), yb = b->output("y");
+  ASSERT_EQ(ya.numel(), 3000);
+  for (int64_t i = 0; i < 3000; ++i) {
+    EXPECT_EQ(ya.data_as<float>()[i], static_cast<float>(i % 5) + w[static_cast<size_t>(i)]) << i;
+    EXPECT_EQ(ya.data_as<float>()[i], yb.data_as<float>()[i]) << i;
+  }
+  const std::string cut = write("cut.onnx", bytes.substr(0, bytes.size() - 100));  // inside the weights
+  const std::string message = error_of(cut);
+  EXPECT_NE(message.find(cut), std::string::npos) << message;
+  EXPECT_NE(message.find("truncated"), std::string::npos) << message;
 }
 
 TEST_F(ModelLoadFile, MissingPathDirectoryAndTruncatedFileAreErrors) {

@@ -6,11 +6,14 @@
 #include "import/onnx/onnx_importer.h"
 
 #include <climits>
+#include <istream>
 #include <set>
 
 #include "import/onnx/legacy_forms.h"
 #include "import/onnx/tensor_proto.h"
 #include "ninegrid_onnx/onnx.pb.h"
+
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 namespace ninegrid {
 namespace {
@@ -294,6 +297,19 @@ void parse_model(const void* data, size_t size, onnx::ModelProto& model) {
 Graph import_onnx(const void* data, size_t size) {
   onnx::ModelProto model;
   parse_model(data, size, model);
+  return Importer(model).run();
+}
+
+Graph import_onnx_stream(std::istream& in, uint64_t size) {
+  if (size > static_cast<uint64_t>(INT_MAX)) throw Error("ONNX models larger than 2 GB are not supported");
+  if (size == 0) throw Error("not a valid ONNX model: the file is empty");
+  onnx::ModelProto model;
+  {
+    google::protobuf::io::IstreamInputStream stream(&in);
+    const bool parsed = model.ParseFromZeroCopyStream(&stream);
+    if (in.bad()) throw Error("cannot read the model file");
+    if (!parsed) throw Error("not a valid ONNX model: the protobuf encoding is malformed or truncated");
+  }
   return Importer(model).run();
 }
 

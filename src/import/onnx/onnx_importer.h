@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <iosfwd>
 #include <string>
 
 #include "graph/graph.h"
@@ -14,5 +16,8 @@ namespace ninegrid {
 Graph import_onnx(const void* data, size_t size);
 // The same from a model file's bytes, which are freed once parsed (lower peak memory while loading).
 Graph import_onnx(std::string&& bytes);
+// The same parsed straight from a stream of `size` bytes (a model file): protobuf reads it in blocks, so
+// the file's bytes never sit in memory whole beside the parsed proto.
+Graph import_onnx_stream(std::istream& in, uint64_t size);
 
 }  // namespace ninegrid
