@@ -212,6 +212,10 @@ const std::vector<Layer>& layers() {
       // BlazeFace: 28-channel tensors stay plain NCHW (28 is no multiple of 8).
       {"blazeface/pw_24to28_64_plain_add", 24, 28, 1, 64, 64, 1, 1, 0, ConvAlgorithm::Auto, true},
       {"blazeface/pw_28to32_32", 28, 32, 1, 32, 32, 1, 1, 0},
+      // ... and widened to 32 channels (graph/passes/widen_channels.cpp), blocked.
+      {"blazeface/pw_24to32_64_add", 24, 32, 1, 64, 64, 1, 1, 0, ConvAlgorithm::Auto, true},
+      {"blazeface/dw_32_3x3s2_64", 32, 32, 32, 64, 64, 3, 2, 1},
+      {"blazeface/dw_32_3x3s1_32", 32, 32, 32, 32, 32, 3, 1, 1},
       {"mnv2/dw_144_3x3s1_56", 144, 144, 144, 56, 56, 3, 1, 1},
       {"mnv2/dw_96_3x3s2_112", 96, 96, 96, 112, 112, 3, 2, 1},
   };

@@ -21,6 +21,10 @@ int fold_batchnorm(Graph& g);
 int fold_channel_affine(Graph& g);
 // Spelled-out HardSwish subgraphs (x * relu6(x + 3) / 6, x * HardSigmoid(x)) become HardSwish nodes.
 int recognize_hardswish(Graph& g);
+// 4-D tensors whose channel count is not a multiple of `multiple` get zero channels up to the next one
+// where every node touching them allows it (convs, ReLUs, pools, Adds, zero-padding Concats), so they
+// can be channel-blocked; graph inputs and outputs keep their shapes. Needs fixed input shapes.
+int widen_channels(Graph& g, int64_t multiple);
 // An Add of a Conv's output and another tensor of the same shape becomes the Conv's residual input.
 int fuse_residual_add(Graph& g);
 // An activation whose input is a Conv's output, read by nothing else, moves into the Conv's epilogue.
