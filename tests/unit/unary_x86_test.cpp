@@ -63,7 +63,8 @@ std::vector<UnaryCase> unary_cases() {
       {"LeakyRelu", UnaryF32::LeakyRelu, params(0.1f), [](float, float) { return 0.0; }},
       // e^x: 2u (vector) + 2u (expf).
       {"Exp", UnaryF32::Exp, {}, [](float, float y) { return relative(4, y); }},
-      // (Sigmoid has no vector kernel of its own: unary_f32_fast.cpp says why.)
+      // 1 / (1 + e^-x): 2u (exp) + 1u (sum) + 1u (division) in both.
+      {"Sigmoid", UnaryF32::Sigmoid, {}, [](float, float y) { return relative(8, y); }},
       // e / (e + 2) with e = expm1(2|x|) (4u, weighted by 2 / (e + 2) <= 1), the sum and the division:
       // 6u; tanhf 4u.
       {"Tanh", UnaryF32::Tanh, {}, [](float, float y) { return relative(10, y); }},
@@ -251,6 +252,7 @@ TEST_P(UnaryX86, WithinItsOwnBoundOfTheExactFunction) {
   };
   const Exact functions[] = {
       {UnaryF32::Exp, 2, [](double v) { return std::exp(v); }},
+      {UnaryF32::Sigmoid, 4, [](double v) { return 1 / (1 + std::exp(-v)); }},
       {UnaryF32::Tanh, 6, [](double v) { return std::tanh(v); }},
       {UnaryF32::Elu, 4, [](double v) { return v > 0 ? v : std::expm1(v); }},  // alpha 1: expm1 exactly
       {UnaryF32::Softplus, 7, [](double v) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); }},

@@ -104,6 +104,9 @@ bool unary_f32_vectors(ref::UnaryF32 op, const ref::UnaryParams& p, const float*
     case UnaryF32::Exp:
       map_vectors<V>(x, y, n, [](T v) { return exp_v<V>(v); });
       return true;
+    case UnaryF32::Sigmoid:
+      map_vectors<V>(x, y, n, [](T v) { return sigmoid_v<V>(v); });
+      return true;
     default:
       return false;
   }
