@@ -18,6 +18,7 @@ enum class ActivationKind {
   Sigmoid,      // y = 1 / (1 + exp(-x))
   HardSigmoid,  // y = max(0, min(1, alpha * x + beta))
   HardSwish,    // y = x * max(0, min(1, x / 6 + 1/2))
+  Silu,         // y = x * sigmoid(x) (Swish; PyTorch's SiLU, exported as Mul(x, Sigmoid(x)))
 };
 
 // An activation and its parameters. Which fields are read depends on `kind`.
@@ -48,6 +49,7 @@ struct Activation {
     Activation a; a.kind = ActivationKind::HardSigmoid; a.alpha = alpha; a.beta = beta; return a;
   }
   static Activation hard_swish() { Activation a; a.kind = ActivationKind::HardSwish; return a; }
+  static Activation silu() { Activation a; a.kind = ActivationKind::Silu; return a; }
 };
 
 // Applies `act` to one value of output channel `channel` (the channel matters only for PRelu).
@@ -62,6 +64,8 @@ inline float apply_activation(const Activation& act, float x, int64_t channel) {
     case ActivationKind::Sigmoid: return 1.f / (1.f + std::exp(-x));
     case ActivationKind::HardSigmoid: return std::max(0.f, std::min(1.f, act.alpha * x + act.beta));
     case ActivationKind::HardSwish: return x * std::max(0.f, std::min(1.f, x * (1.f / 6.f) + 0.5f));
+    // As the Mul(x, Sigmoid(x)) it replaces computes it.
+    case ActivationKind::Silu: return x * (1.f / (1.f + std::exp(-x)));
   }
   return x;
 }
@@ -77,6 +81,7 @@ inline const char* activation_name(ActivationKind kind) {
     case ActivationKind::Sigmoid: return "Sigmoid";
     case ActivationKind::HardSigmoid: return "HardSigmoid";
     case ActivationKind::HardSwish: return "HardSwish";
+    case ActivationKind::Silu: return "Silu";
   }
   return "?";
 }

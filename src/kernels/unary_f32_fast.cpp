@@ -24,6 +24,7 @@ bool has_vector_kernel(ref::UnaryF32 op) {
     case UnaryF32::Softplus:
     case UnaryF32::GeluTanh:
     case UnaryF32::Sigmoid:
+    case UnaryF32::Silu:
     case UnaryF32::Exp: return true;
     default: return false;
   }

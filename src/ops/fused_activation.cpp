@@ -24,6 +24,7 @@ Activation read_fused_activation(const Attributes& attrs) {
   if (name == "Sigmoid") { expect_params(0); return Activation::sigmoid(); }
   if (name == "HardSigmoid") { expect_params(2); return Activation::hard_sigmoid(params[0], params[1]); }
   if (name == "HardSwish") { expect_params(0); return Activation::hard_swish(); }
+  if (name == "Silu") { expect_params(0); return Activation::silu(); }
   throw Error("unsupported fused activation '" + name + "'");
 }
 

@@ -1,6 +1,6 @@
 // The fused epilogue of an operator, as graph passes record it on the node (these attributes never come
 // from an ONNX file):
-//   "ng.activation":        "Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid" or "HardSwish"
+//   "ng.activation":        "Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish" or "Silu"
 //   "ng.activation_params": Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha, beta]; others none
 // PRelu's slopes are a tensor, so the operator takes them as an input (see the op's own comment).
 #pragma once

@@ -17,7 +17,7 @@ using ref::UnaryF32;
 const std::map<std::string, UnaryF32>& unary_table() {
   static const std::map<std::string, UnaryF32> table = {
       {"LeakyRelu", UnaryF32::LeakyRelu}, {"Sigmoid", UnaryF32::Sigmoid},
-      {"HardSigmoid", UnaryF32::HardSigmoid}, {"HardSwish", UnaryF32::HardSwish},
+      {"HardSigmoid", UnaryF32::HardSigmoid}, {"HardSwish", UnaryF32::HardSwish}, {"ng.Silu", UnaryF32::Silu},
       {"Tanh", UnaryF32::Tanh}, {"Elu", UnaryF32::Elu},
       {"Selu", UnaryF32::Selu}, {"Celu", UnaryF32::Celu},
       {"ThresholdedRelu", UnaryF32::ThresholdedRelu}, {"Softplus", UnaryF32::Softplus},
@@ -101,6 +101,7 @@ NINEGRID_REGISTER_OP("LeakyRelu", UnaryFloat);
 NINEGRID_REGISTER_OP("Sigmoid", UnaryFloat);
 NINEGRID_REGISTER_OP("HardSigmoid", UnaryFloat);
 NINEGRID_REGISTER_OP("HardSwish", UnaryFloat);
+NINEGRID_REGISTER_OP("ng.Silu", UnaryFloat);
 NINEGRID_REGISTER_OP("Tanh", UnaryFloat);
 NINEGRID_REGISTER_OP("Elu", UnaryFloat);
 NINEGRID_REGISTER_OP("Selu", UnaryFloat);

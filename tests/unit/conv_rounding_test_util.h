@@ -33,6 +33,7 @@ inline double lipschitz(const Activation& a) {
     case ActivationKind::HardSigmoid: return std::fabs(double(a.alpha));
     case ActivationKind::HardSwish: return 1.5;  // d/dx x (x / 6 + 1/2) = x / 3 + 1/2 <= 1.5 on [-3, 3]
     case ActivationKind::Sigmoid: return 0.25;
+    case ActivationKind::Silu: return 1.1;  // d/dx x sigmoid(x) peaks at 1.0998 (x = 2.40)
     default: return 1.0;  // None, Relu, Clip; PRelu with |slope| <= 1 (the tests' slopes)
   }
 }

@@ -65,7 +65,8 @@ inline std::string describe(const Conv2dParams& p) {
 inline std::vector<Activation> all_activations(const float* slopes) {
   return {Activation::none(),        Activation::relu(),          Activation::relu6(),
           Activation::clip(-0.5f, 0.25f), Activation::leaky_relu(0.1f), Activation::prelu(slopes),
-          Activation::sigmoid(),     Activation::hard_sigmoid(0.2f, 0.5f), Activation::hard_swish()};
+          Activation::sigmoid(),     Activation::hard_sigmoid(0.2f, 0.5f), Activation::hard_swish(),
+          Activation::silu()};
 }
 
 // Per output, sum |bias| + |residual| + sum |w * x| over the taps the output reads: the scale of the float

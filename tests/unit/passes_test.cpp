@@ -436,5 +436,46 @@ TEST(RecognizeHardswish, NotWhenTheGateReadsAnotherTensor) {
   EXPECT_EQ(recognize_hardswish(b.g), 0);
 }
 
+// Mul(x, Sigmoid(x)) after a conv, as PyTorch exports SiLU: one ng.Silu node, which stays a pass of its own
+// (fuse_epilogue.cpp says why).
+Builder conv_silu(bool sigmoid_is_output, bool gate_of_other) {
+  Builder b;
+  b.input("x", {1, 4, 7, 7});
+  b.constant("w", {6, 4, 3, 3});
+  b.constant("bias", {6});
+  b.node("Conv", {"x", "w", "bias"}, {"c"}).attrs.set("pads", Attribute::of_ints({1, 1, 1, 1}));
+  if (gate_of_other) {
+    b.node("Relu", {"c"}, {"r"});
+    b.node("Sigmoid", {"r"}, {"s"});
+  } else {
+    b.node("Sigmoid", {"c"}, {"s"});
+  }
+  b.node("Mul", {"s", "c"}, {"y"});
+  b.output("y");
+  if (sigmoid_is_output) b.output("s");
+  return b;
+}
+
+TEST(RecognizeSilu, BecomesOneNodeAndKeepsTheResult) {
+  Builder b = conv_silu(false, false);
+  Graph g = b.g;
+  EXPECT_EQ(recognize_silu(g), 1);
+  EXPECT_EQ(b.count("Sigmoid"), 1);
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[1].op_type, "ng.Silu");
+  EXPECT_EQ(g.nodes[1].inputs, std::vector<int>{b.value("c")});
+  EXPECT_EQ(fuse_activation(g), 0);
+  Tensor x = random_input({1, 4, 7, 7}, 9);
+  expect_close(run_at(b.g, 2, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+  expect_close(run_at(b.g, 1, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+}
+
+TEST(RecognizeSilu, NotWhenTheGateIsReadElsewhereOrGatesAnotherTensor) {
+  Builder shared = conv_silu(true, false);
+  EXPECT_EQ(recognize_silu(shared.g), 0);
+  Builder other = conv_silu(false, true);
+  EXPECT_EQ(recognize_silu(other.g), 0);
+}
+
 }  // namespace
 }  // namespace ninegrid

@@ -65,6 +65,8 @@ std::vector<UnaryCase> unary_cases() {
       {"Exp", UnaryF32::Exp, {}, [](float, float y) { return relative(4, y); }},
       // 1 / (1 + e^-x): 2u (exp) + 1u (sum) + 1u (division) in both.
       {"Sigmoid", UnaryF32::Sigmoid, {}, [](float, float y) { return relative(8, y); }},
+      // x sigmoid(x): the sigmoid's 8u and the product's 1u in each.
+      {"Silu", UnaryF32::Silu, {}, [](float, float y) { return relative(10, y); }},
       // e / (e + 2) with e = expm1(2|x|) (4u, weighted by 2 / (e + 2) <= 1), the sum and the division:
       // 6u; tanhf 4u.
       {"Tanh", UnaryF32::Tanh, {}, [](float, float y) { return relative(10, y); }},
@@ -253,6 +255,13 @@ TEST_P(UnaryX86, WithinItsOwnBoundOfTheExactFunction) {
   const Exact functions[] = {
       {UnaryF32::Exp, 2, [](double v) { return std::exp(v); }},
       {UnaryF32::Sigmoid, 4, [](double v) { return 1 / (1 + std::exp(-v)); }},
+      // Where the sigmoid factor itself is no normal float (x below about -87.3) Silu returns 0, as the
+      // Mul(x, Sigmoid(x)) it stands for does (and PyTorch's x / (1 + e^-x)): those x are left out.
+      {UnaryF32::Silu, 5,
+       [](double v) {
+         const double s = 1 / (1 + std::exp(-v));
+         return s >= FLT_MIN ? v * s : std::nan("");
+       }},
       {UnaryF32::Tanh, 6, [](double v) { return std::tanh(v); }},
       {UnaryF32::Elu, 4, [](double v) { return v > 0 ? v : std::expm1(v); }},  // alpha 1: expm1 exactly
       {UnaryF32::Softplus, 7, [](double v) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); }},

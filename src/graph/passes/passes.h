@@ -21,6 +21,8 @@ int fold_batchnorm(Graph& g);
 int fold_channel_affine(Graph& g);
 // Spelled-out HardSwish subgraphs (x * relu6(x + 3) / 6, x * HardSigmoid(x)) become HardSwish nodes.
 int recognize_hardswish(Graph& g);
+// Mul(x, Sigmoid(x)) (PyTorch's SiLU) becomes an ng.Silu node.
+int recognize_silu(Graph& g);
 // 4-D tensors whose channel count is not a multiple of `multiple` get zero channels up to the next one
 // where every node touching them allows it (convs, ReLUs, pools, Adds, zero-padding Concats), so they
 // can be channel-blocked; graph inputs and outputs keep their shapes. Needs fixed input shapes.

@@ -15,6 +15,7 @@ void optimize_graph(Graph& graph, int opt_level) {
   while (fold_batchnorm(graph) + fold_channel_affine(graph) > 0) {
   }
   recognize_hardswish(graph);
+  recognize_silu(graph);
   // Before the fusions, which would hide the Adds and ReLUs it reasons about; only when tensors will be
   // channel-blocked (8 channels: the smallest block either vector ISA's kernels take).
   if (opt_level >= 2 && isa_block(preferred_isa()) > 1) widen_channels(graph, 8);

@@ -30,7 +30,7 @@ namespace ninegrid {
 namespace {
 
 const std::set<std::string> kUnaryOblivious = {
-    "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Softsign",
+    "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "ng.Silu", "Elu", "Selu", "Softplus", "Softsign",
     "Exp", "Abs", "Neg", "Sqrt", "Erf", "Identity", "Dropout", "Clip", "Floor", "Ceil", "Round", "Reciprocal"};
 const std::set<std::string> kBinaryOblivious = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean"};
 // Binary ops whose kernels broadcast a per-(batch, channel) operand over a blocked input

@@ -23,6 +23,7 @@ void unary_f32(UnaryF32 op, const UnaryParams& p, const float* x, float* y, int6
   switch (op) {
     case UnaryF32::LeakyRelu: return map_run(x, y, n, [=](float v) { return v >= 0.f ? v : alpha * v; });
     case UnaryF32::Sigmoid: return map_run(x, y, n, [](float v) { return 1.f / (1.f + std::exp(-v)); });
+    case UnaryF32::Silu: return map_run(x, y, n, [](float v) { return v * (1.f / (1.f + std::exp(-v))); });
     case UnaryF32::HardSigmoid: return map_run(x, y, n, [=](float v) { return clamp01(alpha * v + beta); });
     case UnaryF32::HardSwish:
       return map_run(x, y, n, [](float v) { return v * clamp01(v * (1.f / 6.f) + 0.5f); });

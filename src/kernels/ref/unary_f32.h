@@ -24,6 +24,7 @@ enum class UnaryF32 {
   Shrink,           // x < -lambd ? x + bias : x > lambd ? x - bias : 0   (lambd = alpha, bias = beta)
   Gelu,             // x / 2 * (1 + erf(x / sqrt(2)))
   GeluTanh,         // x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
+  Silu,             // x * sigmoid(x) (ng.Silu: graph/passes/recognize_silu.cpp)
   // math
   Exp, Log, Sqrt, Reciprocal, Floor, Ceil, Round, Erf,
   Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,

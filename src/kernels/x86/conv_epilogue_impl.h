@@ -68,6 +68,7 @@ inline typename V::T activate(const X86ConvArgs& a, typename V::T v, int64_t blo
       const T gate = V::fmadd(v, V::set1(1.f / 6.f), V::set1(0.5f));
       return V::mul(v, V::max(V::min(gate, V::set1(1.f)), V::zero()));
     }
+    case ActivationKind::Silu: return V::mul(v, sigmoid_v<V>(v));
   }
   return v;
 }
@@ -125,6 +126,10 @@ __attribute__((always_inline)) inline void activate_all(const X86ConvArgs& a, ty
       for (int i = 0; i < N; ++i) v[i] = V::mul(v[i], V::max(V::min(V::fmadd(v[i], sixth, half), one), zero));
       return;
     }
+    case ActivationKind::Silu:
+#pragma GCC unroll 32
+      for (int i = 0; i < N; ++i) v[i] = V::mul(v[i], sigmoid_v<V>(v[i]));
+      return;
   }
 }
 

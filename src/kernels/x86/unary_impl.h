@@ -107,6 +107,9 @@ bool unary_f32_vectors(ref::UnaryF32 op, const ref::UnaryParams& p, const float*
     case UnaryF32::Sigmoid:
       map_vectors<V>(x, y, n, [](T v) { return sigmoid_v<V>(v); });
       return true;
+    case UnaryF32::Silu:
+      map_vectors<V>(x, y, n, [](T v) { return V::mul(v, sigmoid_v<V>(v)); });
+      return true;
     default:
       return false;
   }
