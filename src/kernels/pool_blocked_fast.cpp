@@ -72,4 +72,15 @@ void average_pool_blocked_fast(Isa isa, const PoolParams& p, bool count_include_
   average_pool_blocked_ref(p, count_include_pad, block, x, y, row_begin, row_end);
 }
 
+void global_average_pool_blocked_fast(Isa isa, int64_t plane_size, int64_t block, const float* x, float* y,
+                                      int64_t begin, int64_t end) {
+  if (begin >= end) return;
+#if defined(__x86_64__)
+  isa = pool_blocked_isa(block, isa);
+  if (isa == Isa::Avx512) return avx512::global_average_pool_blocked(plane_size, x, y, begin, end);
+  if (isa == Isa::Avx2) return avx2::global_average_pool_blocked(plane_size, x, y, begin, end);
+#endif
+  global_average_pool_blocked_ref(plane_size, block, x, y, begin, end);
+}
+
 }  // namespace ninegrid

@@ -20,5 +20,8 @@ void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const fl
                            int64_t row_end);
 void average_pool_blocked_fast(Isa isa, const PoolParams& p, bool count_include_pad, int64_t block, const float* x,
                                float* y, int64_t row_begin, int64_t row_end);
+// As global_average_pool_blocked_ref, bit for bit, for block planes [begin, end).
+void global_average_pool_blocked_fast(Isa isa, int64_t plane_size, int64_t block, const float* x, float* y,
+                                      int64_t begin, int64_t end);
 
 }  // namespace ninegrid

@@ -2,6 +2,7 @@
 // spatial positions. Output [N, C, 1, ...] keeps X's rank. With ng.in_block = ng.out_block = B > 1 (set
 // by the layout pass) X is channel-blocked NCHW[B]c (4-D float); Y, [N, C, 1, 1], has the same bytes in
 // every layout.
+#include "kernels/pool_blocked_fast.h"
 #include "kernels/ref/pool_blocked_ref.h"
 #include "kernels/ref/pool_ref.h"
 #include "ops/blocked_layout.h"
@@ -40,6 +41,11 @@ class GlobalPool final : public Op {
     out[0].shape = y;
   }
 
+  std::string algorithm() const override {
+    const Isa isa = is_max_ || block_ == 1 ? Isa::Ref : pool_blocked_isa(block_, isa_);
+    return isa == Isa::Ref ? std::string() : isa_name(isa);
+  }
+
   void run(OpContext& ctx) override {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
@@ -54,7 +60,7 @@ class GlobalPool final : public Op {
         };
       else
         fn = [&](int64_t b, int64_t e) {
-          global_average_pool_blocked_ref(n, block_, x.data_as<float>(), y.data_as<float>(), b, e);
+          global_average_pool_blocked_fast(isa_, n, block_, x.data_as<float>(), y.data_as<float>(), b, e);
         };
       if (ctx.pool) ctx.pool->parallel_for(block_planes, fn);
       else fn(0, block_planes);
@@ -75,6 +81,7 @@ class GlobalPool final : public Op {
  private:
   bool is_max_;
   int64_t block_ = 1;  // channel block of X (1 = plain NCHW)
+  Isa isa_ = preferred_isa();  // for the blocked average's vector kernel
   int64_t planes_ = 0, plane_size_ = 0;
 };
 

@@ -198,6 +198,41 @@ TEST_P(PoolBlockedX86, CommonPoolsMatchReference) {
   }
 }
 
+// GlobalAveragePool: each lane summed in double pixel after pixel, as the reference does, so bit for bit
+// (NaN payloads aside, as for AveragePool); planes from empty to EfficientNet's 112x112, block planes split
+// in up to three pieces.
+TEST_P(PoolBlockedX86, GlobalAveragePoolMatchesReferenceBitForBit) {
+  const Isa isa = GetParam();
+  SKIP_WITHOUT(isa);
+  std::mt19937 rng(14);
+  const int64_t block = isa_block(isa);
+  for (int64_t plane : {0, 1, 3, 49, 196, 785, 12544}) {
+    for (bool specials : {false, true}) {
+      const int64_t block_planes = uniform(rng, 1, 7);
+      Case c;
+      c.block = block;
+      c.channels = block_planes * block - uniform(rng, 0, block - 1);  // the last block maybe zero-padded
+      c.p.planes = block_planes * block;
+      c.p.in[1] = 1, c.p.in[2] = plane;
+      const std::vector<float> x = plane > 0 ? random_input(rng, c, specials) : std::vector<float>(1, 0.f);
+      std::vector<float> want(static_cast<size_t>(c.p.planes), 7.f), got(want.size(), 7.f);
+      global_average_pool_blocked_ref(plane, block, x.data(), want.data(), 0, block_planes);
+      const int64_t cut1 = uniform(rng, 0, block_planes), cut2 = uniform(rng, cut1, block_planes);
+      global_average_pool_blocked_fast(isa, plane, block, x.data(), got.data(), 0, cut1);
+      global_average_pool_blocked_fast(isa, plane, block, x.data(), got.data(), cut1, cut2);
+      global_average_pool_blocked_fast(isa, plane, block, x.data(), got.data(), cut2, block_planes);
+      for (size_t i = 0; i < want.size(); ++i) {
+        uint32_t g, w;
+        std::memcpy(&g, &got[i], sizeof g);
+        std::memcpy(&w, &want[i], sizeof w);
+        if (!(std::isnan(got[i]) && std::isnan(want[i])))
+          ASSERT_EQ(g, w) << isa_name(isa) << ", plane " << plane << ", lane " << i << ": " << got[i] << " vs "
+                          << want[i];
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, PoolBlockedX86, ::testing::Values(Isa::Avx512, Isa::Avx2),
                          [](const ::testing::TestParamInfo<Isa>& i) { return std::string(isa_name(i.param)); });
 

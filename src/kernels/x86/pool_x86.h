@@ -25,7 +25,10 @@ struct PoolBlockedWindows {
   void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const float* x, float* y, int64_t row_begin, \
                         int64_t row_end);                                                                              \
   void average_pool_blocked(const PoolParams& p, bool count_include_pad, const PoolBlockedWindows& w, const float* x,  \
-                            float* y, int64_t row_begin, int64_t row_end);
+                            float* y, int64_t row_begin, int64_t row_end);                                             \
+  /* As global_average_pool_blocked_ref with the block the ISA's lane count, bit for bit (each lane's sum in          \
+     double, pixel after pixel): block planes [begin, end). */                                                         \
+  void global_average_pool_blocked(int64_t plane_size, const float* x, float* y, int64_t begin, int64_t end);
 
 namespace avx512 {
 NINEGRID_X86_POOL_KERNELS
