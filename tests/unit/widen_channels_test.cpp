@@ -9,48 +9,18 @@
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
 #include "runtime/model_impl.h"
+#include "unit/graph_builder.h"
 
 namespace ninegrid {
 namespace {
 
-struct Builder {
-  Graph g;
-  std::mt19937 rng{11};
+struct Builder : test_graph::GraphBuilder {
+  Builder() : GraphBuilder(11) {}
 
-  int value(const std::string& name) {
-    int id = g.find_value(name);
-    return id >= 0 ? id : g.add_value(name);
-  }
-  void input(const std::string& name, Shape shape) {
-    int id = value(name);
-    g.values[id].dtype = DataType::Float32;
-    g.values[id].shape = shape;
-    g.values[id].shape_known = true;
-    g.inputs.push_back(id);
-  }
-  void constant(const std::string& name, Shape shape, bool zeros = false) {
-    Tensor t = Tensor::empty(DataType::Float32, shape);
-    std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = zeros ? 0.f : u(rng);
-    int id = value(name);
-    g.values[id].constant = t;
-    g.values[id].dtype = DataType::Float32;
-    g.values[id].shape = shape;
-    g.values[id].shape_known = true;
-  }
-  Node& node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
-    Node n;
-    n.name = op + "_" + std::to_string(g.nodes.size());
-    n.op_type = op;
-    for (auto& i : ins) n.inputs.push_back(value(i));
-    for (auto& o : outs) n.outputs.push_back(value(o));
-    g.nodes.push_back(n);
-    return g.nodes.back();
-  }
   Node& conv(const std::string& x, const std::string& y, int64_t in, int64_t out, int64_t k, int64_t group = 1,
              int64_t stride = 1) {
-    constant(y + "_w", {out, in / group, k, k});
-    constant(y + "_b", {out});
+    constant(y + "_w", {out, in / group, k, k}, -0.5f, 0.5f);
+    constant(y + "_b", {out}, -0.5f, 0.5f);
     Node& n = node("Conv", {x, y + "_w", y + "_b"}, {y});
     const int64_t pad = k / 2;
     n.attrs.set("pads", Attribute::of_ints({pad, pad, pad, pad}));
@@ -60,7 +30,7 @@ struct Builder {
   }
   // TensorFlow's channel padding: Concat(x, zeros).
   void pad_channels(const std::string& x, const std::string& y, Shape zeros) {
-    constant(y + "_zeros", zeros, true);
+    constant(y + "_zeros", zeros, 0.f, 0.f);
     node("Concat", {x, y + "_zeros"}, {y}).attrs.set("axis", Attribute::of_int(1));
   }
 };
@@ -92,21 +62,9 @@ Builder blaze_blocks(bool odd_output) {
   return b;
 }
 
-Tensor random_input(unsigned seed) {
-  Tensor t = Tensor::empty(DataType::Float32, {1, 24, 16, 16});
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2.f, 2.f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
-  return t;
-}
+using test_graph::run_at;
 
-std::map<std::string, Tensor> run_at(const Graph& g, int level, const Tensor& x) {
-  Options o;
-  o.opt_level = level;
-  o.threads = 1;
-  auto model = std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
-  return model->create_session()->run({{"x", x}});
-}
+Tensor random_input(unsigned seed) { return test_graph::random_input({1, 24, 16, 16}, seed); }
 
 const Value& value_named(const Graph& g, const std::string& name) { return g.values[g.find_value(name)]; }
 
@@ -157,7 +115,7 @@ TEST(WidenChannels, LeavesTensorsWithOtherReadersAlone) {
   Builder b;
   b.input("x", {1, 8, 8, 8});
   b.conv("x", "c", 8, 12, 1);
-  b.constant("k", {1, 4, 8, 8});
+  b.constant("k", {1, 4, 8, 8}, -0.5f, 0.5f);
   b.node("Concat", {"c", "k"}, {"cat"}).attrs.set("axis", Attribute::of_int(1));
   b.conv("cat", "out", 16, 16, 1);
   b.conv("x", "e", 8, 20, 1);
