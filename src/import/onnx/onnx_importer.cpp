@@ -12,7 +12,6 @@
 #include "import/onnx/legacy_forms.h"
 #include "import/onnx/tensor_proto.h"
 #include "ninegrid_onnx/onnx.pb.h"
-
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 namespace ninegrid {
@@ -281,15 +280,17 @@ class Importer {
   Graph graph_;
 };
 
-}  // namespace
+// Protobuf parses at most 2 GB; an empty file parses as an empty model, which would report a missing graph.
+void check_model_size(uint64_t size) {
+  if (size > static_cast<uint64_t>(INT_MAX)) throw Error("ONNX models larger than 2 GB are not supported");
+  if (size == 0) throw Error("not a valid ONNX model: the file is empty");
+}
 
-namespace {
+const char* const kMalformed = "not a valid ONNX model: the protobuf encoding is malformed or truncated";
 
 void parse_model(const void* data, size_t size, onnx::ModelProto& model) {
-  if (size > static_cast<size_t>(INT_MAX)) throw Error("ONNX models larger than 2 GB are not supported");
-  if (size == 0) throw Error("not a valid ONNX model: the file is empty");
-  if (!model.ParseFromArray(data, static_cast<int>(size)))
-    throw Error("not a valid ONNX model: the protobuf encoding is malformed or truncated");
+  check_model_size(size);
+  if (!model.ParseFromArray(data, static_cast<int>(size))) throw Error(kMalformed);
 }
 
 }  // namespace
@@ -301,14 +302,13 @@ Graph import_onnx(const void* data, size_t size) {
 }
 
 Graph import_onnx_stream(std::istream& in, uint64_t size) {
-  if (size > static_cast<uint64_t>(INT_MAX)) throw Error("ONNX models larger than 2 GB are not supported");
-  if (size == 0) throw Error("not a valid ONNX model: the file is empty");
+  check_model_size(size);
   onnx::ModelProto model;
   {
     google::protobuf::io::IstreamInputStream stream(&in);
     const bool parsed = model.ParseFromZeroCopyStream(&stream);
     if (in.bad()) throw Error("cannot read the model file");
-    if (!parsed) throw Error("not a valid ONNX model: the protobuf encoding is malformed or truncated");
+    if (!parsed) throw Error(kMalformed);
   }
   return Importer(model).run();
 }
