@@ -100,7 +100,7 @@ std::map<std::string, Tensor> random_inputs(const Model& m) {
   return in;
 }
 
-const std::set<std::string> kActivations = {"Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish"};
+const std::set<std::string> kActivations = {"Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish", "ng.Silu"};
 
 // The graph outputs that a node of type `op` computes.
 std::set<std::string> outputs_made_by(const Model& m, const std::string& op) {

@@ -41,10 +41,12 @@ bool activation_attrs(const Graph& g, const Node& act, int64_t channels, std::st
     name = op;
     return true;
   }
-  // ng.Silu stays a standalone pass: fused, its exp and division in every conv's epilogue measured slower
-  // than the separate vector pass (EfficientNet-B0's 16->96 conv at 112x112: 0.47 ms plain, 0.94 with the
-  // SiLU fused; the standalone SiLU over that output about 0.37). The epilogue supports it
-  // (ActivationKind::Silu) for when a cheaper sigmoid makes it pay.
+  // (Fused SiLU only paid once the sigmoid stopped making subnormals, vector_math_impl.h: EfficientNet-B0
+  // 11.8-12.1 ms fused against 12.1-13.8 with the separate pass, ninegrid bench, three pairs.)
+  if (op == "ng.Silu") {
+    name = "Silu";
+    return true;
+  }
   if (op == "LeakyRelu") {
     name = op;
     params = {act.attrs.get_float("alpha", 0.01f)};
