@@ -37,6 +37,12 @@ MODELS = {
     "resnet18": ("models/torchvision/resnet18.onnx", None),
     "resnet50": ("models/torchvision/resnet50.onnx", None),
 }
+# The other torchvision classifiers the tests export: by name with --models, not in the default run.
+EXTRA_MODELS = {
+    name: ("models/torchvision/" + name + ".onnx", None)
+    for name in ("efficientnet_b0", "googlenet", "mobilenet_v3_large", "regnet_y_400mf", "shufflenet_v2_x1_0",
+                 "squeezenet1_1")
+}
 
 
 def run_json(cmd):
@@ -90,10 +96,11 @@ def main():
             for f in found:
                 MODELS[f] = (os.path.join("bench_layers", f + ".onnx"), None)
             names += found
-        elif item in MODELS:
+        elif item in MODELS or item in EXTRA_MODELS:
+            MODELS.setdefault(item, EXTRA_MODELS.get(item))
             names.append(item)
         else:
-            sys.exit(f"unknown model '{item}' (known: {', '.join(MODELS)}, or layers:PREFIX)")
+            sys.exit(f"unknown model '{item}' (known: {', '.join(list(MODELS) + list(EXTRA_MODELS))}, or layers:PREFIX)")
     for name in names:
         rel, shape = MODELS[name]
         path = os.path.join(CACHE, rel)
