@@ -40,6 +40,14 @@ const Tensor* constant_input(const Graph& g, const Node& n, size_t slot) {
   return v.is_constant() ? &v.constant : nullptr;
 }
 
+bool is_float_zeros(const Tensor& t) {
+  if (t.dtype() != DataType::Float32) return false;
+  const float* p = t.data_as<float>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (p[i] != 0.f) return false;
+  return true;
+}
+
 int add_constant(Graph& g, const std::string& base, Tensor t) {
   int id = g.add_value(g.unique_value_name(base));
   Value& v = g.values[id];

@@ -26,6 +26,8 @@ void erase_nodes(Graph& g, const std::vector<char>& dead);
 
 // The node's constant input `slot`, or nullptr if absent or not constant.
 const Tensor* constant_input(const Graph& g, const Node& n, size_t slot);
+// Whether `t` is a float32 tensor whose every element is zero (channel padding by Concat).
+bool is_float_zeros(const Tensor& t);
 
 // Adds a new constant value holding `t`, named after `base`.
 int add_constant(Graph& g, const std::string& base, Tensor t);

@@ -56,11 +56,7 @@ bool is_scalar_constant(const Value& v) { return v.is_constant() && v.constant.n
 // A 4-D float constant of zeros: its bytes are the same in every layout whose block divides its channels
 // (channel padding by Concat, which widen_channels leaves in whole blocks of 8).
 bool zero_constant_4d(const Value& v) {
-  if (!v.is_constant() || v.constant.dtype() != DataType::Float32 || v.constant.rank() != 4) return false;
-  const float* p = v.constant.data_as<float>();
-  for (int64_t i = 0; i < v.constant.numel(); ++i)
-    if (p[i] != 0.f) return false;
-  return true;
+  return v.is_constant() && v.constant.rank() == 4 && is_float_zeros(v.constant);
 }
 
 // The shape `s` left-padded with 1s to rank 4 (numpy broadcasting), or empty if its rank is above 4.

@@ -71,10 +71,7 @@ Kind classify(const Graph& g, const Node& n) {
   if (n.op_type == "Concat" && n.inputs.size() == 2 && (n.attrs.get_int("axis", 0) == 1 || n.attrs.get_int("axis", 0) == -3)) {
     const Tensor* z = float_constant(g, n, 1);
     if (!z || z->rank() != 4 || z->dim(0) != x[0] || z->dim(2) != x[2] || z->dim(3) != x[3]) return Kind::Other;
-    const float* p = z->data_as<float>();
-    for (int64_t i = 0; i < z->numel(); ++i)
-      if (p[i] != 0.f) return Kind::Other;
-    return Kind::ZeroPadConcat;
+    return is_float_zeros(*z) ? Kind::ZeroPadConcat : Kind::Other;
   }
   return Kind::Other;
 }
