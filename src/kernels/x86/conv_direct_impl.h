@@ -64,30 +64,48 @@ struct TilePlan {
   int64_t count[16] = {};
 };
 
+// The cheapest mix for every rest of at most 3 widest tiles, worked out at compile time: planning runs
+// once per block pair and pixel chunk, and the search at run time took 1% of MobileNetV2's time.
+template <int OCB, int... Ns>
+struct RestPlans {
+  static constexpr int kCount = sizeof...(Ns);
+  static constexpr int kWidths[kCount] = {Ns...};
+  static constexpr int kMaxRest = 3 * kWidths[0];
+  static_assert(kMaxRest <= 48 && kCount <= 16, "menu wider than the table");
+  struct Table {
+    unsigned char count[49][16];
+  };
+  static constexpr Table build() {
+    Table t{};
+    int cost[49] = {}, last[49] = {};
+    for (int w = 1; w <= kMaxRest; ++w) {
+      cost[w] = 1 << 30;
+      for (int k = 0; k < kCount; ++k) {
+        const int n = kWidths[k];
+        if (n > w) continue;
+        const int c = cost[w - n] + (n * OCB > 8 ? n * OCB : 8) + 2;
+        if (c < cost[w]) cost[w] = c, last[w] = k;
+      }
+    }
+    for (int w = 1; w <= kMaxRest; ++w)
+      for (int r = w; r > 0; r -= kWidths[last[r]]) ++t.count[w][last[r]];
+    return t;
+  }
+  static constexpr Table kTable = build();
+};
+
 template <int OCB, int... Ns>
 TilePlan plan_tiles(int64_t width, TileWidths<Ns...>) {
-  constexpr int kWidths[] = {Ns...};
-  constexpr int kCount = sizeof...(Ns);
-  constexpr int kWidest = kWidths[0];
+  using Plans = RestPlans<OCB, Ns...>;
+  constexpr int kWidest = Plans::kWidths[0];
   TilePlan plan;
   int64_t rest = width;
   if (rest > 3 * kWidest) {
     plan.count[0] = (rest - 2 * kWidest) / kWidest;
     rest -= plan.count[0] * kWidest;
   }
-  // Exact minimum over the remaining rest <= 3 * kWidest <= 48 pixels.
-  int cost[64], last[64];
-  cost[0] = 0;
-  for (int w = 1; w <= rest; ++w) {
-    cost[w] = 1 << 30;
-    for (int k = 0; k < kCount; ++k) {
-      const int n = kWidths[k];
-      if (n > w) continue;
-      const int c = cost[w - n] + (n * OCB > 8 ? n * OCB : 8) + 2;
-      if (c < cost[w]) cost[w] = c, last[w] = k;
-    }
-  }
-  for (int64_t w = rest; w > 0; w -= kWidths[last[w]]) plan.count[last[w]]++;
+  // Exact minimum over the remaining rest <= 3 * kWidest.
+  for (int k = 0; k < Plans::kCount; ++k) plan.count[k] += Plans::kTable.count[rest][k];
   return plan;
 }
 
