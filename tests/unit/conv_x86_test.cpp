@@ -392,6 +392,43 @@ TEST_P(ConvX86, SigmoidAtTheStoreKeepsNanAndSaturates) {
   EXPECT_EQ(y[4], 0.f);  // e^100 overflows float: 1 / (1 + inf), as in the reference
 }
 
+// The clamp activations at the store of a blocked pointwise conv (its fast tile folds None, Relu and
+// Clip into one min/max pair) keep the reference's edge cases: NaN stays NaN, infinities and the
+// largest floats pass None, Relu keeps +inf, Relu6 saturates both ways.
+TEST_P(ConvX86, BlockedPointwiseClampsKeepNanAndInfinities) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  const int lanes = lanes_of(isa);
+  constexpr int kPixels = 5;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float values[kPixels] = {nan, inf, -inf, 3e38f, -3e38f};
+  Conv2dParams p;
+  p.in_channels = lanes, p.out_channels = lanes, p.in_h = 1, p.in_w = kPixels, p.out_h = 1, p.out_w = kPixels;
+  // Blocked input: channel 0 of each pixel holds the value, the others zero; every output channel takes
+  // channel 0 with weight 1 (0 * inf would be NaN, so the other weights read only zeros).
+  std::vector<float> x(static_cast<size_t>(lanes * kPixels), 0.f);
+  for (int i = 0; i < kPixels; ++i) x[static_cast<size_t>(i * lanes)] = values[i];
+  std::vector<float> w(static_cast<size_t>(lanes * lanes), 0.f);
+  for (int o = 0; o < lanes; ++o) w[static_cast<size_t>(o * lanes)] = 1.f;
+  struct Case {
+    Activation activation;
+    float want[kPixels];
+  };
+  const Case cases[] = {{Activation::none(), {nan, inf, -inf, 3e38f, -3e38f}},
+                        {Activation::relu(), {nan, inf, 0.f, 3e38f, 0.f}},
+                        {Activation::relu6(), {nan, 6.f, 0.f, 6.f, 0.f}}};
+  for (const Case& c : cases) {
+    std::vector<float> y(x.size(), -1.f);
+    FastConv2d(p, w.data(), nullptr, c.activation, isa, lanes, lanes).run(x.data(), y.data(), nullptr, nullptr);
+    for (int i = 0; i < kPixels; ++i)
+      for (int o = 0; o < lanes; ++o) {
+        const float got = y[static_cast<size_t>(i * lanes + o)];
+        if (std::isnan(c.want[i])) EXPECT_TRUE(std::isnan(got)) << "pixel " << i << " channel " << o;
+        else EXPECT_EQ(got, c.want[i]) << "activation " << int(c.activation.kind) << " pixel " << i << " channel " << o;
+      }
+  }
+}
+
 TEST_P(ConvX86, ReordersMatchReference) {
   SKIP_WITHOUT(GetParam());
   const Isa isa = GetParam();

@@ -374,15 +374,87 @@ NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64
   for (int o = 0; o < OCB; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, p0);
 }
 
+// pointwise_tile for the common case (dense_pointwise below): one group, whole input blocks, output in
+// the vector's own block, and an activation that is a clamp (None, Relu, Clip). Its input-channel loop
+// has no per-channel bookkeeping, and its epilogue is a min/max pair per vector with no call and no
+// switch, so the accumulators stay in registers from the bias to the store; the general tile spills them
+// to the stack for its epilogue. That fixed cost per tile weighs most with few input channels (Zen 4
+// core, warm caches, both tiles interleaved in one process: MobileNetV2's 16->96 at 112x112 617 -> 491
+// us, 24->144 at 56x56 297 -> 247 us; ResNet-50's 64->256 at 56x56 1081 -> 983 us, 256->64 1028 -> 982).
+template <class V, int OCB, int N, int PIN>
+NG_TILE void pointwise_tile_dense(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0) {
+  using T = typename V::T;
+  constexpr int P = V::kLanes;
+  for (int o = 0; o < OCB; ++o) prefetch_output<V, N>(a, block + o, p0);
+  T acc[OCB][N];
+#pragma GCC unroll 8
+  for (int o = 0; o < OCB; ++o) {
+    const T bias = V::load(a.bias + (block + o) * P);
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) acc[o][i] = bias;
+  }
+  const int64_t weights_per_block = g.weights_per_block, block_stride = g.in_plane * PIN;
+  const float* w = a.weights + block * weights_per_block;
+  const float* x = a.x + p0 * PIN;
+  const float* const x_end = x + (a.in_channels / PIN) * block_stride;
+  for (; x != x_end; x += block_stride) {
+    // The next input block's lines of this tile, a whole plane away, which the hardware does not guess.
+    if (PIN >= 8 && x + block_stride != x_end) {
+#pragma GCC unroll 32
+      for (int i = 0; i < N; i += 16 / PIN)
+        _mm_prefetch(reinterpret_cast<const char*>(x + block_stride + i * PIN), _MM_HINT_T0);
+    }
+    for (int j = 0; j < PIN; ++j, w += P) {
+      T wv[OCB];
+#pragma GCC unroll 8
+      for (int o = 0; o < OCB; ++o) wv[o] = V::load(w + o * weights_per_block);
+#pragma GCC unroll 32
+      for (int i = 0; i < N; ++i) {
+        const T xv = V::broadcast(x + i * PIN + j);
+#pragma GCC unroll 8
+        for (int o = 0; o < OCB; ++o) acc[o][i] = V::fmadd(xv, wv[o], acc[o][i]);
+      }
+    }
+  }
+  // None, Relu and Clip as one clamp, with activate()'s NaN behaviour: max and min return their second
+  // operand, the value, when it is NaN.
+  const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
+  const T lo = relu ? V::zero() : clip ? V::set1(a.clip_min) : V::set1(-__builtin_inff());
+  const T hi = clip ? V::set1(a.clip_max) : V::set1(__builtin_inff());
+  const int64_t plane = a.out_h * a.out_w;
+#pragma GCC unroll 8
+  for (int o = 0; o < OCB; ++o) {
+    const int64_t offset = ((block + o) * plane + p0) * P;
+    if (a.residual) {
+#pragma GCC unroll 32
+      for (int i = 0; i < N; ++i) acc[o][i] = V::add(acc[o][i], V::load(a.residual + offset + i * P));
+    }
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) V::store(a.y + offset + i * P, V::min(hi, V::max(lo, acc[o][i])));
+  }
+}
+
+// Whether pointwise_tile_dense computes this conv.
+template <class V>
+bool dense_pointwise(const X86ConvArgs& a) {
+  const ActivationKind act = a.activation;
+  return a.groups == 1 && a.out_block == V::kLanes && a.in_channels % a.in_block == 0 &&
+         (act == ActivationKind::None || act == ActivationKind::Relu || act == ActivationKind::Clip);
+}
+
 template <class V, int OCB, int PIN, int... Ns>
 void pointwise_pixels(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p_begin, int64_t p_end,
                       TileWidths<Ns...> menu) {
   const TilePlan plan = plan_tiles<OCB>(p_end - p_begin, menu);
+  const bool dense = dense_pointwise<V>(a);
   int64_t p = p_begin;
   int k = 0;
   auto run = [&](auto n_constant) {
     constexpr int N = decltype(n_constant)::value;
-    for (int64_t t = 0; t < plan.count[k]; ++t, p += N) pointwise_tile<V, OCB, N, PIN>(a, g, block, p);
+    for (int64_t t = 0; t < plan.count[k]; ++t, p += N) {
+      if (dense) pointwise_tile_dense<V, OCB, N, PIN>(a, g, block, p);
+      else pointwise_tile<V, OCB, N, PIN>(a, g, block, p);
+    }
     ++k;
   };
   (run(IntConstant<Ns>{}), ...);
