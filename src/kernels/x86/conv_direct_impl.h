@@ -376,9 +376,9 @@ NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64
 
 // pointwise_tile for the common case (dense_pointwise below): one group, whole input blocks, output in
 // the vector's own block, and an activation that is a clamp (None, Relu, Clip). Its input-channel loop
-// has no per-channel bookkeeping, and its epilogue is a min/max pair per vector with no call and no
-// switch, so the accumulators stay in registers from the bias to the store; the general tile spills them
-// to the stack for its epilogue. That fixed cost per tile weighs most with few input channels (Zen 4
+// has no per-channel bookkeeping, and its epilogue is store_tile_pixels' clamp path, so the accumulators
+// stay in registers from the bias to the store; the general tile spilled them to the stack for its
+// epilogue. That fixed cost per tile weighs most with few input channels (Zen 4
 // core, warm caches, both tiles interleaved in one process: MobileNetV2's 16->96 at 112x112 617 -> 491
 // us, 24->144 at 56x56 297 -> 247 us; ResNet-50's 64->256 at 56x56 1081 -> 983 us, 256->64 1028 -> 982).
 template <class V, int OCB, int N, int PIN>
@@ -416,30 +416,15 @@ NG_TILE void pointwise_tile_dense(const X86ConvArgs& a, const DirectGeometry& g,
       }
     }
   }
-  // None, Relu and Clip as one clamp, with activate()'s NaN behaviour: max and min return their second
-  // operand, the value, when it is NaN.
-  const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
-  const T lo = relu ? V::zero() : clip ? V::set1(a.clip_min) : V::set1(-__builtin_inff());
-  const T hi = clip ? V::set1(a.clip_max) : V::set1(__builtin_inff());
-  const int64_t plane = a.out_h * a.out_w;
 #pragma GCC unroll 8
-  for (int o = 0; o < OCB; ++o) {
-    const int64_t offset = ((block + o) * plane + p0) * P;
-    if (a.residual) {
-#pragma GCC unroll 32
-      for (int i = 0; i < N; ++i) acc[o][i] = V::add(acc[o][i], V::load(a.residual + offset + i * P));
-    }
-#pragma GCC unroll 32
-    for (int i = 0; i < N; ++i) V::store(a.y + offset + i * P, V::min(hi, V::max(lo, acc[o][i])));
-  }
+  for (int o = 0; o < OCB; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, p0);
 }
 
 // Whether pointwise_tile_dense computes this conv.
 template <class V>
 bool dense_pointwise(const X86ConvArgs& a) {
-  const ActivationKind act = a.activation;
   return a.groups == 1 && a.out_block == V::kLanes && a.in_channels % a.in_block == 0 &&
-         (act == ActivationKind::None || act == ActivationKind::Relu || act == ActivationKind::Clip);
+         clamp_activation(a.activation);
 }
 
 template <class V, int OCB, int PIN, int... Ns>
