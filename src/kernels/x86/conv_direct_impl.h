@@ -423,8 +423,8 @@ NG_TILE void pointwise_tile_dense(const X86ConvArgs& a, const DirectGeometry& g,
 // Whether pointwise_tile_dense computes this conv.
 template <class V>
 bool dense_pointwise(const X86ConvArgs& a) {
-  return a.groups == 1 && a.out_block == V::kLanes && a.in_channels % a.in_block == 0 &&
-         clamp_activation(a.activation);
+  const bool common_layout = a.out_block == V::kLanes || (V::kLanes == 16 && a.out_block == 8);
+  return a.groups == 1 && common_layout && a.in_channels % a.in_block == 0 && clamp_activation(a.activation);
 }
 
 template <class V, int OCB, int PIN, int... Ns>

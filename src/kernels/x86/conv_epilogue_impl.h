@@ -259,10 +259,30 @@ __attribute__((always_inline)) inline void store_tile_pixels(const X86ConvArgs& 
                                                              int64_t pixel, int64_t pixel_stride = 1) {
   using T = typename V::T;
   constexpr int P = V::kLanes;
+  const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
+  const T lo = relu ? V::zero() : clip ? V::set1(a.clip_min) : V::set1(-__builtin_inff());
+  const T hi = clip ? V::set1(a.clip_max) : V::set1(__builtin_inff());
+  if constexpr (P == 16) {
+    if (a.out_block == 8 && clamp_activation(a.activation)) {
+      // NCHW8c output from 16-lane vectors (as in store_pixels_inline): the vector's upper half is block
+      // 2 block + 1, absent past out_channels.
+      const int64_t plane = a.out_h * a.out_w, step = pixel_stride * 8;
+      float* const y_lo = a.y + (2 * block * plane + pixel) * 8;
+      float* const y_hi = (2 * block + 1) * 8 < a.out_channels ? y_lo + plane * 8 : nullptr;
+      if (a.residual) {
+        const float* const r_lo = a.residual + (2 * block * plane + pixel) * 8;
+        const float* const r_hi = y_hi ? r_lo + plane * 8 : nullptr;
+#pragma GCC unroll 32
+        for (int i = 0; i < N; ++i)
+          acc[i] = V::add(acc[i], V::load_halves(r_lo + i * step, r_hi ? r_hi + i * step : nullptr));
+      }
+#pragma GCC unroll 32
+      for (int i = 0; i < N; ++i)
+        V::store_halves(y_lo + i * step, y_hi ? y_hi + i * step : nullptr, V::min(hi, V::max(lo, acc[i])));
+      return;
+    }
+  }
   if (a.out_block == P && clamp_activation(a.activation)) {
-    const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
-    const T lo = relu ? V::zero() : clip ? V::set1(a.clip_min) : V::set1(-__builtin_inff());
-    const T hi = clip ? V::set1(a.clip_max) : V::set1(__builtin_inff());
     const int64_t offset = (block * a.out_h * a.out_w + pixel) * P, step = pixel_stride * P;
     if (a.residual) {
 #pragma GCC unroll 32
