@@ -374,8 +374,8 @@ NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64
   for (int o = 0; o < OCB; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, p0);
 }
 
-// pointwise_tile for the common case (dense_pointwise below): one group, whole input blocks, output in
-// the vector's own block, and an activation that is a clamp (None, Relu, Clip). Its input-channel loop
+// pointwise_tile for the common case (dense_pointwise below): one group, whole input blocks, a blocked
+// output layout, and an activation that is a clamp (None, Relu, Clip). Its input-channel loop
 // has no per-channel bookkeeping, and its epilogue is store_tile_pixels' clamp path, so the accumulators
 // stay in registers from the bias to the store; the general tile spilled them to the stack for its
 // epilogue. That fixed cost per tile weighs most with few input channels (Zen 4

@@ -133,6 +133,48 @@ __attribute__((always_inline)) inline void activate_all(const X86ConvArgs& a, ty
   }
 }
 
+// The blocked layouts of the store below (output in the vector's own block, or NCHW8c from 16-lane
+// vectors): residual added, `activate(acc)` applied to the N vectors in place, stored once. False, with
+// nothing done, for the plain layout.
+template <class V, int N, class Activate>
+__attribute__((always_inline)) inline bool store_blocked(const X86ConvArgs& a, typename V::T* acc, int64_t block,
+                                                         int64_t pixel, int64_t pixel_stride, Activate activate) {
+  constexpr int P = V::kLanes;
+  const int64_t plane = a.out_h * a.out_w;
+  if constexpr (P == 16) {
+    if (a.out_block == 8) {
+      // NCHW8c output from 16-lane vectors: each vector is 8-channel blocks 2 block and 2 block + 1 (the
+      // second absent past out_channels: padding).
+      float* const y_lo = a.y + (2 * block * plane + pixel) * 8;
+      float* const y_hi = (2 * block + 1) * 8 < a.out_channels ? y_lo + plane * 8 : nullptr;
+      const int64_t step = pixel_stride * 8;
+      if (a.residual) {
+        const float* const r_lo = a.residual + (2 * block * plane + pixel) * 8;
+        const float* const r_hi = y_hi ? r_lo + plane * 8 : nullptr;
+#pragma GCC unroll 32
+        for (int i = 0; i < N; ++i)
+          acc[i] = V::add(acc[i], V::load_halves(r_lo + i * step, r_hi ? r_hi + i * step : nullptr));
+      }
+      activate(acc);
+#pragma GCC unroll 32
+      for (int i = 0; i < N; ++i) V::store_halves(y_lo + i * step, y_hi ? y_hi + i * step : nullptr, acc[i]);
+      return true;
+    }
+  }
+  if (a.out_block == 1) return false;
+  // Locals, so the stores below cannot make the compiler reload the pointers from the args.
+  const int64_t offset = (block * plane + pixel) * P, step = pixel_stride * P;
+  float* const y = a.y + offset;
+  const float* const residual = a.residual ? a.residual + offset : nullptr;
+  if (residual)
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(residual + i * step));
+  activate(acc);
+#pragma GCC unroll 32
+  for (int i = 0; i < N; ++i) V::store(y + i * step, acc[i]);
+  return true;
+}
+
 // Writes N output vectors of channel block `block` at the output pixels pixel + i * pixel_stride of the
 // plane (stride 1: along a row; out_w: down a column): residual added, activation applied, stored once.
 // The accumulators already hold the bias.
@@ -143,39 +185,9 @@ __attribute__((always_inline)) inline void store_pixels_inline(const X86ConvArgs
                                                                int64_t pixel_stride = 1) {
   constexpr int P = V::kLanes;
   const int64_t plane = a.out_h * a.out_w;
-  if constexpr (P == 16) {
-    if (a.out_block == 8) {
-      // NCHW8c output from 16-lane vectors: each vector is 8-channel blocks 2 block and 2 block + 1 (the
-      // second absent past out_channels: padding).
-      float* y_lo = a.y + (2 * block * plane + pixel) * 8;
-      float* y_hi = (2 * block + 1) * 8 < a.out_channels ? y_lo + plane * 8 : nullptr;
-      const int64_t step = pixel_stride * 8;
-      if (a.residual) {
-        const float* r_lo = a.residual + (2 * block * plane + pixel) * 8;
-        const float* r_hi = y_hi ? r_lo + plane * 8 : nullptr;
-#pragma GCC unroll 32
-        for (int i = 0; i < N; ++i)
-          acc[i] = V::add(acc[i], V::load_halves(r_lo + i * step, r_hi ? r_hi + i * step : nullptr));
-      }
-      activate_all<V, N>(a, acc, block);
-#pragma GCC unroll 32
-      for (int i = 0; i < N; ++i) V::store_halves(y_lo + i * step, y_hi ? y_hi + i * step : nullptr, acc[i]);
-      return;
-    }
-  }
-  if (a.out_block != 1) {
-    // Locals, so the stores below cannot make the compiler reload the pointers from the args.
-    const int64_t offset = (block * plane + pixel) * P, step = pixel_stride * P;
-    float* const y = a.y + offset;
-    const float* const residual = a.residual ? a.residual + offset : nullptr;
-    if (residual)
-#pragma GCC unroll 32
-      for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(residual + i * step));
-    activate_all<V, N>(a, acc, block);
-#pragma GCC unroll 32
-    for (int i = 0; i < N; ++i) V::store(y + i * step, acc[i]);
+  if (store_blocked<V, N>(a, acc, block, pixel, pixel_stride,
+                          [&](typename V::T* v) { activate_all<V, N>(a, v, block); }))
     return;
-  }
   // Plain NCHW: lane j is channel block * P + j; the lanes past out_channels are padding, never stored.
   const int64_t c0 = block * P;
   const int64_t lanes = imin(P, a.out_channels - c0);
@@ -247,8 +259,8 @@ inline bool clamp_activation(ActivationKind act) {
   return act == ActivationKind::None || act == ActivationKind::Relu || act == ActivationKind::Clip;
 }
 
-// The register tiles' store. The common case (output in the vector's own block, a clamp activation) is
-// inlined with no call and no switch, so the accumulators go from registers through the epilogue to
+// The register tiles' store. The common case (a blocked output layout, a clamp activation) is inlined
+// with no call and no switch, so the accumulators go from registers through the epilogue to
 // memory; any other layout or activation takes the call, on a copy, so that the accumulators' address
 // never escapes and they are not kept on the stack for it. (As a call for every case the accumulators
 // went through the stack twice, and with 16 input channels the epilogue took a fifth of a pointwise
@@ -258,39 +270,15 @@ template <class V, int N>
 __attribute__((always_inline)) inline void store_tile_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block,
                                                              int64_t pixel, int64_t pixel_stride = 1) {
   using T = typename V::T;
-  constexpr int P = V::kLanes;
-  const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
-  const T lo = relu ? V::zero() : clip ? V::set1(a.clip_min) : V::set1(-__builtin_inff());
-  const T hi = clip ? V::set1(a.clip_max) : V::set1(__builtin_inff());
-  if constexpr (P == 16) {
-    if (a.out_block == 8 && clamp_activation(a.activation)) {
-      // NCHW8c output from 16-lane vectors (as in store_pixels_inline): the vector's upper half is block
-      // 2 block + 1, absent past out_channels.
-      const int64_t plane = a.out_h * a.out_w, step = pixel_stride * 8;
-      float* const y_lo = a.y + (2 * block * plane + pixel) * 8;
-      float* const y_hi = (2 * block + 1) * 8 < a.out_channels ? y_lo + plane * 8 : nullptr;
-      if (a.residual) {
-        const float* const r_lo = a.residual + (2 * block * plane + pixel) * 8;
-        const float* const r_hi = y_hi ? r_lo + plane * 8 : nullptr;
+  if (clamp_activation(a.activation)) {
+    const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
+    const T lo = relu ? V::zero() : clip ? V::set1(a.clip_min) : V::set1(-__builtin_inff());
+    const T hi = clip ? V::set1(a.clip_max) : V::set1(__builtin_inff());
+    auto clamp = [&](T* v) {
 #pragma GCC unroll 32
-        for (int i = 0; i < N; ++i)
-          acc[i] = V::add(acc[i], V::load_halves(r_lo + i * step, r_hi ? r_hi + i * step : nullptr));
-      }
-#pragma GCC unroll 32
-      for (int i = 0; i < N; ++i)
-        V::store_halves(y_lo + i * step, y_hi ? y_hi + i * step : nullptr, V::min(hi, V::max(lo, acc[i])));
-      return;
-    }
-  }
-  if (a.out_block == P && clamp_activation(a.activation)) {
-    const int64_t offset = (block * a.out_h * a.out_w + pixel) * P, step = pixel_stride * P;
-    if (a.residual) {
-#pragma GCC unroll 32
-      for (int i = 0; i < N; ++i) acc[i] = V::add(acc[i], V::load(a.residual + offset + i * step));
-    }
-#pragma GCC unroll 32
-    for (int i = 0; i < N; ++i) V::store(a.y + offset + i * step, V::min(hi, V::max(lo, acc[i])));
-    return;
+      for (int i = 0; i < N; ++i) v[i] = V::min(hi, V::max(lo, v[i]));
+    };
+    if (store_blocked<V, N>(a, acc, block, pixel, pixel_stride, clamp)) return;
   }
   T copy[N];
 #pragma GCC unroll 32
