@@ -395,6 +395,35 @@ TEST_P(ConvX86, SigmoidAtTheStoreKeepsNanAndSaturates) {
 // The clamp activations at the store of a blocked pointwise conv (its fast tile folds None, Relu and
 // Clip into one min/max pair) keep the reference's edge cases: NaN stays NaN, infinities and the
 // largest floats pass None, Relu keeps +inf, Relu6 saturates both ways.
+// 16-lane pointwise convs writing NCHW8c with 8 mod 16 output channels run their last block as 8-lane
+// FMAs (pointwise_tile_dense_half), alone or paired with the block before it; every clamp activation,
+// with and without residual and bias, input blocks 8 and 16, planes that need every tile width, one
+// thread and two (whose ranges split the blocks so that the half block may come alone).
+TEST_P(ConvX86, PointwiseHalfBlockOutputs) {
+  SKIP_WITHOUT(GetParam());
+  if (GetParam() != Isa::Avx512) GTEST_SKIP() << "only the 16-lane kernels have half blocks";
+  std::mt19937 rng(23);
+  ThreadPool two(2);
+  CaseStats stats;
+  int cases = 0;
+  for (int64_t out_channels : {24, 40, 56, 72})
+    for (int64_t in_channels : {16, 24, 48})
+      for (int64_t plane : {1, 5, 13, 50, 97}) {
+        Conv2dParams p;
+        p.batch = plane == 13 ? 2 : 1;
+        p.in_channels = in_channels, p.out_channels = out_channels;
+        p.in_h = plane % 2 == 1 && plane > 1 ? 3 : 1, p.in_w = plane;
+        ASSERT_TRUE(finish_shape(p));
+        const int64_t in_block = in_channels % 16 == 0 && cases % 2 == 0 ? 16 : 8;
+        for (int trial = 0; trial < 4; ++trial)  // None + residual, Relu, Relu6 + residual without bias, Clip
+          check_case(rng, p, in_block, 8, Isa::Avx512, ConvAlgorithm::Pointwise, trial, stats,
+                     cases % 3 == 0 ? &two : nullptr);
+        ++cases;
+      }
+  EXPECT_GT(stats.by_kind["pointwise/avx512 16->8"], 0) << coverage(stats);
+  EXPECT_GT(stats.by_kind["pointwise/avx512 8->8"], 0) << coverage(stats);
+}
+
 TEST_P(ConvX86, BlockedPointwiseClampsKeepNanAndInfinities) {
   SKIP_WITHOUT(GetParam());
   const Isa isa = GetParam();
