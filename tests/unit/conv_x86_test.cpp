@@ -224,6 +224,34 @@ TEST_P(ConvX86, DepthwiseMatchesBlockedReference) {
   }
 }
 
+// The depthwise kernels' small planes, every output width from 1 to 17 and the 20- and 28-wide ones:
+// the padded plane copy (planes up to 32 KB), the tile widths for each rest (8, 7, 7 + 7, 4, 2, 1), and
+// the window copies of the larger planes' border tiles.
+TEST_P(ConvX86, DepthwiseSmallPlanesEveryWidth) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  const int64_t lanes = lanes_of(isa);
+  std::mt19937 rng(29);
+  CaseStats stats;
+  int trial = 0;
+  std::vector<int64_t> widths;
+  for (int64_t w = 1; w <= 17; ++w) widths.push_back(w);
+  for (int64_t w : {20, 28, 40}) widths.push_back(w);
+  for (int64_t kernel : {3, 5})
+    for (int64_t stride : {1, 2})
+      for (int64_t width : widths) {
+        Conv2dParams p;
+        p.groups = p.in_channels = p.out_channels = 2 * lanes;
+        p.in_h = width + trial % 2, p.in_w = width * stride;
+        p.kernel_h = p.kernel_w = kernel;
+        p.stride_h = p.stride_w = stride;
+        p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = kernel / 2;
+        ASSERT_TRUE(finish_shape(p));
+        check_case(rng, p, lanes, lanes, isa, ConvAlgorithm::Depthwise, trial++ % 4, stats);
+      }
+  EXPECT_EQ(stats.runs, 4 * static_cast<int>(widths.size()));
+}
+
 TEST_P(ConvX86, FirstLayerMatchesBlockedReference) {
   SKIP_WITHOUT(GetParam());
   CaseStats stats;
