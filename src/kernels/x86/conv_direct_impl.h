@@ -382,18 +382,33 @@ NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64
 // core, warm caches, both tiles interleaved in one process: MobileNetV2's 16->96 at 112x112 617 -> 491
 // us, 24->144 at 56x56 297 -> 247 us; ResNet-50's 64->256 at 56x56 1081 -> 983 us, 256->64 1028 -> 982).
 // prefetch_next: also bring the next OCB blocks' weights into L2 (see pointwise_pixels).
-template <class V, int OCB, int N, int PIN>
+//
+// HALF (16-lane vectors writing NCHW8c only): the last of the OCB blocks holds 8 real channels (output
+// channels 24, 40, 56, ... = 8 mod 16) and runs 8-lane (256-bit) FMAs on the low halves instead of
+// 16-lane ones half on padding. On Zen 4 a 256-bit FMA takes half a 512-bit one's issue slots, so the
+// real channels run at the full rate where the 16-lane tile wasted a quarter of a 24-channel layer's
+// FMAs (MobileNetV2's 96->24 and 144->24 at 56x56: 72% -> 85% of the peak, counting real channels).
+template <class V, int OCB, int N, int PIN, bool HALF = false>
 NG_TILE void pointwise_tile_dense(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0,
                                   bool prefetch_next) {
+  static_assert(!HALF || V::kLanes == 16, "a half block is 8 lanes of a 16-lane block");
   using T = typename V::T;
+  using H = __m256;  // the half block's accumulators
   constexpr int P = V::kLanes;
-  for (int o = 0; o < OCB; ++o) prefetch_output<V, N>(a, block + o, p0);
-  T acc[OCB][N];
+  constexpr int FULL = HALF ? OCB - 1 : OCB;  // blocks of whole vectors
+  for (int o = 0; o < FULL; ++o) prefetch_output<V, N>(a, block + o, p0);
+  T acc[FULL > 0 ? FULL : 1][N];
+  H half[HALF ? N : 1];
 #pragma GCC unroll 8
-  for (int o = 0; o < OCB; ++o) {
+  for (int o = 0; o < FULL; ++o) {
     const T bias = V::load(a.bias + (block + o) * P);
 #pragma GCC unroll 32
     for (int i = 0; i < N; ++i) acc[o][i] = bias;
+  }
+  if constexpr (HALF) {
+    const H bias = _mm256_loadu_ps(a.bias + (block + FULL) * P);
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) half[i] = bias;
   }
   const int64_t weights_per_block = g.weights_per_block, block_stride = g.in_plane * PIN;
   const float* w = a.weights + block * weights_per_block;
@@ -407,88 +422,42 @@ NG_TILE void pointwise_tile_dense(const X86ConvArgs& a, const DirectGeometry& g,
         _mm_prefetch(reinterpret_cast<const char*>(x + block_stride + i * PIN), _MM_HINT_T0);
     }
     for (int j = 0; j < PIN; ++j, w += P) {
-      T wv[OCB];
+      T wv[FULL > 0 ? FULL : 1];
       if (prefetch_next) {
 #pragma GCC unroll 8
         for (int o = 0; o < OCB; ++o)
           _mm_prefetch(reinterpret_cast<const char*>(w + (o + OCB) * weights_per_block), _MM_HINT_T1);
       }
 #pragma GCC unroll 8
-      for (int o = 0; o < OCB; ++o) wv[o] = V::load(w + o * weights_per_block);
-#pragma GCC unroll 32
-      for (int i = 0; i < N; ++i) {
-        const T xv = V::broadcast(x + i * PIN + j);
-#pragma GCC unroll 8
-        for (int o = 0; o < OCB; ++o) acc[o][i] = V::fmadd(xv, wv[o], acc[o][i]);
-      }
-    }
-  }
-#pragma GCC unroll 8
-  for (int o = 0; o < OCB; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, p0);
-}
-
-// pointwise_tile_dense for 16-lane vectors writing NCHW8c when the last of the tile's OCB blocks holds
-// only 8 real channels (output channels 24, 40, 56, ... = 8 mod 16): that block runs 8-lane (256-bit)
-// FMAs on the low halves instead of 16-lane ones half padding. On Zen 4 a 256-bit FMA takes half a
-// 512-bit one's issue slots, so the tile's real channels run at the full rate where the 16-lane tile
-// wasted a quarter of a 24-channel layer's FMAs (MobileNetV2's 96->24 and 144->24 at 56x56 ran at 72%
-// of the peak, counting real channels).
-template <class V, int OCB, int N, int PIN>
-NG_TILE void pointwise_tile_dense_half(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0) {
-  static_assert(V::kLanes == 16, "the half block is 8 lanes of a 16-lane block");
-  using T = typename V::T;
-  using H = __m256;
-  constexpr int P = V::kLanes, FULL = OCB - 1;
-  T acc[FULL > 0 ? FULL : 1][N];
-  H half[N];
-#pragma GCC unroll 8
-  for (int o = 0; o < FULL; ++o) {
-    const T bias = V::load(a.bias + (block + o) * P);
-#pragma GCC unroll 32
-    for (int i = 0; i < N; ++i) acc[o][i] = bias;
-  }
-  const H half_bias = _mm256_loadu_ps(a.bias + (block + FULL) * P);
-#pragma GCC unroll 32
-  for (int i = 0; i < N; ++i) half[i] = half_bias;
-  const int64_t weights_per_block = g.weights_per_block, block_stride = g.in_plane * PIN;
-  const float* w = a.weights + block * weights_per_block;
-  const float* x = a.x + p0 * PIN;
-  const float* const x_end = x + (a.in_channels / PIN) * block_stride;
-  for (; x != x_end; x += block_stride) {
-    if (x + block_stride != x_end) {
-#pragma GCC unroll 32
-      for (int i = 0; i < N; i += 16 / PIN)
-        _mm_prefetch(reinterpret_cast<const char*>(x + block_stride + i * PIN), _MM_HINT_T0);
-    }
-    for (int j = 0; j < PIN; ++j, w += P) {
-      T wv[FULL > 0 ? FULL : 1];
-#pragma GCC unroll 8
       for (int o = 0; o < FULL; ++o) wv[o] = V::load(w + o * weights_per_block);
-      const H wh = _mm256_loadu_ps(w + FULL * weights_per_block);
+      H wh;
+      if constexpr (HALF) wh = _mm256_loadu_ps(w + FULL * weights_per_block);
 #pragma GCC unroll 32
       for (int i = 0; i < N; ++i) {
         const T xv = V::broadcast(x + i * PIN + j);
 #pragma GCC unroll 8
         for (int o = 0; o < FULL; ++o) acc[o][i] = V::fmadd(xv, wv[o], acc[o][i]);
-        half[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(xv), wh, half[i]);
+        if constexpr (HALF) half[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(xv), wh, half[i]);
       }
     }
   }
 #pragma GCC unroll 8
   for (int o = 0; o < FULL; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, p0);
-  // The half block: 8-channel block 2 * (block + FULL) of the NCHW8c output, the clamp as in
-  // store_tile_pixels (max and min return the value when it is NaN).
-  const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
-  const H lo = relu ? _mm256_setzero_ps() : clip ? _mm256_set1_ps(a.clip_min) : _mm256_set1_ps(-__builtin_inff());
-  const H hi = clip ? _mm256_set1_ps(a.clip_max) : _mm256_set1_ps(__builtin_inff());
-  const int64_t offset = (2 * (block + FULL) * a.out_h * a.out_w + p0) * 8;
-  float* const y = a.y + offset;
-  const float* const residual = a.residual ? a.residual + offset : nullptr;
+  if constexpr (HALF) {
+    // 8-channel block 2 * (block + FULL) of the NCHW8c output, clamped as in store_tile_pixels (max and
+    // min return the value when it is NaN).
+    const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
+    const H lo = relu ? _mm256_setzero_ps() : clip ? _mm256_set1_ps(a.clip_min) : _mm256_set1_ps(-__builtin_inff());
+    const H hi = clip ? _mm256_set1_ps(a.clip_max) : _mm256_set1_ps(__builtin_inff());
+    const int64_t offset = (2 * (block + FULL) * a.out_h * a.out_w + p0) * 8;
+    float* const y = a.y + offset;
+    const float* const residual = a.residual ? a.residual + offset : nullptr;
 #pragma GCC unroll 32
-  for (int i = 0; i < N; ++i) {
-    H v = half[i];
-    if (residual) v = _mm256_add_ps(v, _mm256_loadu_ps(residual + i * 8));
-    _mm256_storeu_ps(y + i * 8, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+    for (int i = 0; i < N; ++i) {
+      H v = half[i];
+      if (residual) v = _mm256_add_ps(v, _mm256_loadu_ps(residual + i * 8));
+      _mm256_storeu_ps(y + i * 8, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+    }
   }
 }
 
@@ -500,7 +469,7 @@ bool dense_pointwise(const X86ConvArgs& a) {
 }
 
 // Pixels [p_begin, p_end) of output blocks [block, block + OCB); HALF: the last block is a half block
-// (pointwise_tile_dense_half).
+// (see pointwise_tile_dense).
 template <class V, int OCB, int PIN, bool HALF, int... Ns>
 void pointwise_pixels(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p_begin, int64_t p_end,
                       TileWidths<Ns...> menu) {
@@ -517,7 +486,7 @@ void pointwise_pixels(const X86ConvArgs& a, const DirectGeometry& g, int64_t blo
   auto run = [&](auto n_constant) {
     constexpr int N = decltype(n_constant)::value;
     for (int64_t t = 0; t < plan.count[k]; ++t, p += N) {
-      if constexpr (HALF) pointwise_tile_dense_half<V, OCB, N, PIN>(a, g, block, p);
+      if constexpr (HALF) pointwise_tile_dense<V, OCB, N, PIN, true>(a, g, block, p, false);
       else if (dense) pointwise_tile_dense<V, OCB, N, PIN>(a, g, block, p, prefetch_next && p == p_begin);
       else pointwise_tile<V, OCB, N, PIN>(a, g, block, p);
     }
