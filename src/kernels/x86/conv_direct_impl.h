@@ -446,9 +446,8 @@ NG_TILE void pointwise_tile_dense(const X86ConvArgs& a, const DirectGeometry& g,
   if constexpr (HALF) {
     // 8-channel block 2 * (block + FULL) of the NCHW8c output, clamped as in store_tile_pixels (max and
     // min return the value when it is NaN).
-    const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
-    const H lo = relu ? _mm256_setzero_ps() : clip ? _mm256_set1_ps(a.clip_min) : _mm256_set1_ps(-__builtin_inff());
-    const H hi = clip ? _mm256_set1_ps(a.clip_max) : _mm256_set1_ps(__builtin_inff());
+    const ClampBounds bounds = clamp_bounds(a);
+    const H lo = _mm256_set1_ps(bounds.lo), hi = _mm256_set1_ps(bounds.hi);
     const int64_t offset = (2 * (block + FULL) * a.out_h * a.out_w + p0) * 8;
     float* const y = a.y + offset;
     const float* const residual = a.residual ? a.residual + offset : nullptr;

@@ -259,6 +259,15 @@ inline bool clamp_activation(ActivationKind act) {
   return act == ActivationKind::None || act == ActivationKind::Relu || act == ActivationKind::Clip;
 }
 
+// The bounds of a clamp activation: [0, inf) for Relu, [clip_min, clip_max] for Clip, everything for None.
+struct ClampBounds {
+  float lo, hi;
+};
+inline ClampBounds clamp_bounds(const X86ConvArgs& a) {
+  const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
+  return {relu ? 0.f : clip ? a.clip_min : -__builtin_inff(), clip ? a.clip_max : __builtin_inff()};
+}
+
 // The register tiles' store. The common case (a blocked output layout, a clamp activation) is inlined
 // with no call and no switch, so the accumulators go from registers through the epilogue to
 // memory; any other layout or activation takes the call, on a copy, so that the accumulators' address
@@ -271,9 +280,8 @@ __attribute__((always_inline)) inline void store_tile_pixels(const X86ConvArgs& 
                                                              int64_t pixel, int64_t pixel_stride = 1) {
   using T = typename V::T;
   if (clamp_activation(a.activation)) {
-    const bool relu = a.activation == ActivationKind::Relu, clip = a.activation == ActivationKind::Clip;
-    const T lo = relu ? V::zero() : clip ? V::set1(a.clip_min) : V::set1(-__builtin_inff());
-    const T hi = clip ? V::set1(a.clip_max) : V::set1(__builtin_inff());
+    const ClampBounds bounds = clamp_bounds(a);
+    const T lo = V::set1(bounds.lo), hi = V::set1(bounds.hi);
     auto clamp = [&](T* v) {
 #pragma GCC unroll 32
       for (int i = 0; i < N; ++i) v[i] = V::min(hi, V::max(lo, v[i]));
