@@ -1,6 +1,12 @@
 #include "core/aligned_memory.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -11,9 +17,120 @@ namespace ninegrid {
 namespace {
 constexpr size_t kLine = 64;
 constexpr size_t kHugePage = size_t(2) << 20;
-// From this size on a block gets huge pages: below it the rounding to a whole huge page at the end would
-// cost too much memory for what it saves.
+// From this size on a block gets huge pages of its own: below it the rounding to a whole huge page at the
+// end would cost too much memory for what it saves.
 constexpr size_t kHugeFrom = 4 * kHugePage;
+
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
+#define NINEGRID_HUGE_PAGE_POOL 1
+#endif
+
+#if defined(NINEGRID_HUGE_PAGE_POOL)
+// Blocks from kPoolFrom up to kHugeFrom share huge pages: 32 MiB regions mapped with MADV_HUGEPAGE and cut
+// up first-fit in 4 KiB units, freed runs merged with their neighbours, a region unmapped once empty.
+// A model's packed weights are mostly such blocks (MobileNetV2: 50 layers of 4 KB to 1.6 MB each); with
+// 4 KiB pages each inference's stream of 14 MB of weights missed the TLB all along (Zen 4 core, whole
+// model, processes alternating, two sets of eight: 5.94 -> 5.83 ms and 6.11 -> 5.95 ms).
+// (Not under AddressSanitizer, which checks only the blocks it hands out itself.)
+constexpr size_t kPoolFrom = size_t(64) << 10;
+constexpr size_t kPoolUnit = size_t(4) << 10;
+constexpr size_t kRegionBytes = size_t(32) << 20;
+
+class HugePagePool {
+ public:
+  void* allocate(size_t bytes) {
+    const size_t size = (bytes + kPoolUnit - 1) / kPoolUnit * kPoolUnit;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Region& r : regions_)
+      if (void* p = take(r, size)) return p;
+    Region r;
+    r.size = std::max(kRegionBytes, (size + kHugePage - 1) / kHugePage * kHugePage);
+    // Over-map by a huge page to start the region on a huge-page boundary.
+    r.mapped_bytes = r.size + kHugePage;
+    void* m = mmap(nullptr, r.mapped_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    r.mapped = static_cast<char*>(m);
+    r.base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(r.mapped) + kHugePage - 1) / kHugePage * kHugePage);
+    madvise(r.base, r.size, MADV_HUGEPAGE);  // advice only: without THP the region keeps small pages
+    r.free_runs[0] = r.size;
+    regions_.push_back(r);
+    return take(regions_.back(), size);
+  }
+
+  // Gives the block back; false if it did not come from the pool.
+  bool release(void* p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sizes_.find(p);
+    if (it == sizes_.end()) return false;
+    const size_t size = it->second;
+    sizes_.erase(it);
+    for (size_t i = 0; i < regions_.size(); ++i) {
+      Region& r = regions_[i];
+      char* c = static_cast<char*>(p);
+      if (c < r.base || c >= r.base + r.size) continue;
+      size_t offset = static_cast<size_t>(c - r.base), length = size;
+      // Merge with the free runs right after and right before.
+      auto next = r.free_runs.find(offset + length);
+      if (next != r.free_runs.end()) {
+        length += next->second;
+        r.free_runs.erase(next);
+      }
+      auto prev = r.free_runs.lower_bound(offset);
+      if (prev != r.free_runs.begin()) {
+        --prev;
+        if (prev->first + prev->second == offset) {
+          offset = prev->first;
+          length += prev->second;
+          r.free_runs.erase(prev);
+        }
+      }
+      r.free_runs[offset] = length;
+      r.used -= size;
+      if (r.used == 0) {
+        munmap(r.mapped, r.mapped_bytes);
+        regions_.erase(regions_.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      return true;
+    }
+    return true;  // unreachable: every recorded block lies in a region
+  }
+
+ private:
+  struct Region {
+    char* mapped = nullptr;  // what mmap returned, and its length (for munmap)
+    size_t mapped_bytes = 0;
+    char* base = nullptr;  // huge-page aligned start of the usable size bytes
+    size_t size = 0;
+    size_t used = 0;
+    std::map<size_t, size_t> free_runs;  // offset -> length
+  };
+
+  // The first free run of region r that holds `size` bytes, cut from its start; null if none.
+  void* take(Region& r, size_t size) {
+    for (auto it = r.free_runs.begin(); it != r.free_runs.end(); ++it) {
+      if (it->second < size) continue;
+      const size_t offset = it->first, rest = it->second - size;
+      r.free_runs.erase(it);
+      if (rest > 0) r.free_runs[offset + size] = rest;
+      r.used += size;
+      void* p = r.base + offset;
+      sizes_[p] = size;
+      return p;
+    }
+    return nullptr;
+  }
+
+  std::mutex mutex_;
+  std::vector<Region> regions_;
+  std::unordered_map<void*, size_t> sizes_;
+};
+
+// Never destroyed: blocks may be freed by static destructors of other files.
+HugePagePool& pool() {
+  static HugePagePool* p = new HugePagePool;
+  return *p;
+}
+#endif
 }  // namespace
 
 void* allocate_aligned_memory(size_t bytes) {
@@ -27,7 +144,20 @@ void* allocate_aligned_memory(size_t bytes) {
     return p;
   }
 #endif
+#if defined(NINEGRID_HUGE_PAGE_POOL)
+  if (rounded >= kPoolFrom) {
+    if (void* q = pool().allocate(rounded)) return q;
+  }
+#endif
   return std::aligned_alloc(kLine, rounded);
+}
+
+void free_aligned_memory(void* p) {
+  if (!p) return;
+#if defined(NINEGRID_HUGE_PAGE_POOL)
+  if (pool().release(p)) return;
+#endif
+  std::free(p);
 }
 
 }  // namespace ninegrid

@@ -102,7 +102,7 @@ std::shared_ptr<void> allocate_aligned(size_t bytes) {
   if (bytes > kMaxTensorBytes) throw Error("tensor of " + std::to_string(bytes) + " bytes is too large");
   void* p = allocate_aligned_memory(bytes);
   if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
-  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  return std::shared_ptr<void>(p, [](void* q) { free_aligned_memory(q); });
 }
 }  // namespace
 

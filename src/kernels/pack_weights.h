@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "core/aligned_memory.h"
+
 namespace ninegrid {
 
 // Whether the vector conv kernels read and write this channel block: 1 (plain NCHW), 8 or 16, dividing
@@ -24,7 +26,7 @@ class AlignedFloats {
 
  private:
   struct Free {
-    void operator()(float* p) const { std::free(p); }
+    void operator()(float* p) const { free_aligned_memory(p); }
   };
   std::unique_ptr<float[], Free> data_;
   int64_t size_ = 0;

@@ -1,10 +1,13 @@
 // allocate_aligned_memory: every block starts on a cache line, large ones on a huge-page boundary, and
-// the whole requested size is usable (the sanitizer build checks the writes stay inside).
+// the whole requested size is usable (the sanitizer build checks the writes stay inside); the blocks
+// that share the huge-page pool never overlap, and freed space is handed out again.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <random>
+#include <vector>
 
 #include "core/aligned_memory.h"
 
@@ -19,7 +22,7 @@ TEST(AlignedMemory, SmallAndEmptyBlocksStartOnALine) {
     ASSERT_NE(p, nullptr) << bytes;
     EXPECT_EQ(address(p) % 64, 0u) << bytes;
     std::memset(p, 0x5a, bytes);
-    std::free(p);
+    free_aligned_memory(p);
   }
 }
 
@@ -32,8 +35,46 @@ TEST(AlignedMemory, LargeBlocksStartOnAHugePageAndAreUsableToTheEnd) {
     std::memset(p, 0x5a, bytes);
     EXPECT_EQ(p[0], 0x5a);
     EXPECT_EQ(p[bytes - 1], 0x5a);
-    std::free(p);
+    free_aligned_memory(p);
   }
+}
+
+// Medium blocks (the pool's sizes, 64 KiB to 8 MiB, and a few around them) allocated and freed in random
+// order: each keeps its own bytes while the others are written, freed and handed out again.
+TEST(AlignedMemory, PooledBlocksNeverOverlapAndAreReused) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<size_t> size(size_t(60) << 10, size_t(9) << 20);
+  struct Block {
+    unsigned char* p;
+    size_t bytes;
+    unsigned char fill;
+  };
+  std::vector<Block> live;
+  auto check = [&](const Block& b) {
+    // First, last and a few bytes between: every byte would make the test slow.
+    for (size_t i : {size_t(0), b.bytes / 3, b.bytes / 2, b.bytes - 1}) ASSERT_EQ(b.p[i], b.fill) << b.bytes;
+  };
+  for (int round = 0; round < 200; ++round) {
+    if (!live.empty() && rng() % 3 == 0) {
+      const size_t i = rng() % live.size();
+      check(live[i]);
+      free_aligned_memory(live[i].p);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+      continue;
+    }
+    Block b{nullptr, size(rng), static_cast<unsigned char>(round)};
+    b.p = static_cast<unsigned char*>(allocate_aligned_memory(b.bytes));
+    ASSERT_NE(b.p, nullptr);
+    EXPECT_EQ(address(b.p) % 64, 0u);
+    std::memset(b.p, b.fill, b.bytes);
+    live.push_back(b);
+    for (const Block& other : live) check(other);
+  }
+  for (const Block& b : live) {
+    check(b);
+    free_aligned_memory(b.p);
+  }
+  free_aligned_memory(nullptr);
 }
 
 }  // namespace
