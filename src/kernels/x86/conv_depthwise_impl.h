@@ -112,6 +112,18 @@ inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t
 // 109 -> 92 us, s2 49 -> 41; 192 ch at 28x28 41 -> 33; 96 ch s2 at 112x112 123 -> 109; 5x5 96 ch at
 // 56x56 197 -> 179; AVX2 5-12%). Skipping the top and bottom rows too: another 3-11% (192 ch at 28x28
 // 35.5 -> 31.6 us, 5x5 96 ch at 56x56 177 -> 165).
+enum class TileColumns { Inside, LeftEdge, RightEdge, Copy };
+
+// How a tile whose window starts at input column iw0 and spans `cols` columns reads the image: inside it,
+// across the left or right padding by `edge` columns (skipped), or neither (a window copy).
+inline TileColumns tile_columns(int64_t iw0, int64_t cols, int64_t in_w, int64_t edge) {
+  const int64_t right = iw0 + cols - in_w;  // window columns past the right edge
+  if (iw0 >= 0 && right <= 0) return TileColumns::Inside;
+  if (iw0 == -edge && right <= 0) return TileColumns::LeftEdge;
+  if (iw0 >= 0 && right == edge) return TileColumns::RightEdge;
+  return TileColumns::Copy;
+}
+
 template <class V, int K, int S, int ROWS, int COLS>
 void depthwise_tile(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias, int64_t block,
                     int64_t oh, int64_t ow0) {
@@ -122,19 +134,17 @@ void depthwise_tile(const X86ConvArgs& a, const float* xb, const typename V::T* 
   const int top = static_cast<int>(imax(0, -ih0)), bottom = static_cast<int>(imax(0, ih0 + kInRows - a.in_h));
   if (top + bottom < kInRows) {
     const float* const row = xb + (ih0 + top) * a.in_w * P;  // the first row read, at the image's column 0
-    const int64_t right = iw0 + kInCols - a.in_w;             // window columns past the right edge
-    if (iw0 >= 0 && right <= 0) {
-      depthwise_window_tile<V, K, S, ROWS, COLS>(a, row + iw0 * P, a.in_w * P, w, bias, block, oh, ow0, top, bottom);
-      return;
-    }
-    if (iw0 == -kEdge && right <= 0) {
-      depthwise_window_tile<V, K, S, ROWS, COLS, kEdge, 0>(a, row, a.in_w * P, w, bias, block, oh, ow0, top, bottom);
-      return;
-    }
-    if (iw0 >= 0 && right == kEdge) {
-      depthwise_window_tile<V, K, S, ROWS, COLS, 0, kEdge>(a, row + iw0 * P, a.in_w * P, w, bias, block, oh, ow0, top,
-                                                             bottom);
-      return;
+    switch (tile_columns(iw0, kInCols, a.in_w, kEdge)) {
+      case TileColumns::Inside:
+        return depthwise_window_tile<V, K, S, ROWS, COLS>(a, row + iw0 * P, a.in_w * P, w, bias, block, oh, ow0, top,
+                                                          bottom);
+      case TileColumns::LeftEdge:
+        return depthwise_window_tile<V, K, S, ROWS, COLS, kEdge, 0>(a, row, a.in_w * P, w, bias, block, oh, ow0, top,
+                                                                    bottom);
+      case TileColumns::RightEdge:
+        return depthwise_window_tile<V, K, S, ROWS, COLS, 0, kEdge>(a, row + iw0 * P, a.in_w * P, w, bias, block, oh,
+                                                                    ow0, top, bottom);
+      case TileColumns::Copy: break;
     }
   }
   alignas(64) float window[kInRows][kInCols][P];
@@ -149,34 +159,39 @@ void depthwise_tile(const X86ConvArgs& a, const float* xb, const typename V::T* 
   depthwise_window_tile<V, K, S, ROWS, COLS>(a, &window[0][0][0], kInCols * P, w, bias, block, oh, ow0);
 }
 
-// Output rows [oh, oh + ROWS), every column: tiles of COLS (8 or 4) columns, then 7 (COLS 8 only), 4, 2
-// and 1 for the rest; 7 + 7 for a 14-wide plane. (8 + 4 + 1 + 1 had run a quarter of the 14-wide
-// planes' outputs, and three of the 7-wide ones', in single-column tiles.)
-template <class V, int K, int S, int ROWS, int COLS>
-void depthwise_tile_rows(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias,
-                         int64_t block, int64_t oh) {
+// The tiles of one output row: visit(IntConstant<W>{}, ow0) for each tile of W columns at column ow0.
+// Tiles of COLS (8 or 4) columns, then 7 (COLS 8 only), 4, 2 and 1 for the rest; 7 + 7 for a 14-wide
+// plane. (8 + 4 + 1 + 1 had run a quarter of the 14-wide planes' outputs, and three of the 7-wide ones',
+// in single-column tiles.)
+template <int COLS, class Visit>
+inline void for_each_row_tile(int64_t out_w, Visit visit) {
   static_assert(COLS == 8 || COLS == 4, "rest widths for 8- and 4-column tiles");
-  const int64_t out_w = a.out_w;
-  int64_t ow = 0;
   if (COLS == 8 && out_w == 14) {
-    depthwise_tile<V, K, S, ROWS, 7>(a, xb, w, bias, block, oh, 0);
-    depthwise_tile<V, K, S, ROWS, 7>(a, xb, w, bias, block, oh, 7);
+    visit(IntConstant<(COLS == 8 ? 7 : 1)>{}, 0);
+    visit(IntConstant<(COLS == 8 ? 7 : 1)>{}, 7);
     return;
   }
-  for (; ow + COLS <= out_w; ow += COLS) depthwise_tile<V, K, S, ROWS, COLS>(a, xb, w, bias, block, oh, ow);
-  if (COLS == 8 && out_w - ow == 7) {
-    depthwise_tile<V, K, S, ROWS, (COLS == 8 ? 7 : 1)>(a, xb, w, bias, block, oh, ow);
-    return;
-  }
+  int64_t ow = 0;
+  for (; ow + COLS <= out_w; ow += COLS) visit(IntConstant<COLS>{}, ow);
+  if (COLS == 8 && out_w - ow == 7) return visit(IntConstant<(COLS == 8 ? 7 : 1)>{}, ow);
   if (COLS == 8 && ow + 4 <= out_w) {
-    depthwise_tile<V, K, S, ROWS, (COLS == 8 ? 4 : 1)>(a, xb, w, bias, block, oh, ow);
+    visit(IntConstant<(COLS == 8 ? 4 : 1)>{}, ow);
     ow += 4;
   }
   if (ow + 2 <= out_w) {
-    depthwise_tile<V, K, S, ROWS, 2>(a, xb, w, bias, block, oh, ow);
+    visit(IntConstant<2>{}, ow);
     ow += 2;
   }
-  if (ow < out_w) depthwise_tile<V, K, S, ROWS, 1>(a, xb, w, bias, block, oh, ow);
+  if (ow < out_w) visit(IntConstant<1>{}, ow);
+}
+
+// Output rows [oh, oh + ROWS), every column.
+template <class V, int K, int S, int ROWS, int COLS>
+void depthwise_tile_rows(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias,
+                         int64_t block, int64_t oh) {
+  for_each_row_tile<COLS>(a.out_w, [&](auto width, int64_t ow) {
+    depthwise_tile<V, K, S, ROWS, decltype(width)::value>(a, xb, w, bias, block, oh, ow);
+  });
 }
 
 // Channel blocks [block_begin, block_end), output rows [row_begin, row_end), the tiles reading each
@@ -209,11 +224,11 @@ inline int64_t padded_extent(int64_t in, int64_t pad_begin, int64_t out, int64_t
 constexpr int64_t kDepthwisePaddedPlaneBytes = 32 * 1024;
 
 // depthwise_kxk on small padded planes: each channel block is first copied into a zero-bordered plane,
-// so that every tile reads it directly. On 7x7 to 20x20 planes most tiles touch the padding, and their
-// window copies (depthwise_tile) cost more than one copy of the plane. Zen 4 core, old and new code
-// interleaved in one process, 3x3: 960 ch at 7x7 20.4 -> 11.6 us, 384 ch at 14x14 23.3 -> 18.1, 576 ch
-// s2 at 14x14 16.5 -> 13.1; AVX2 28.5 -> 14.8, 38.0 -> 21.6, 22.2 -> 16.2. Up to the L1's size: the
-// 28x28 planes' 58 KB copies (AVX-512) made them 2-8% slower.
+// so that every tile reads it directly. Where tiles would copy their windows (depthwise_tile: a 7x7
+// plane's one tile per row spans both edges) that costs more than one copy of the plane. Zen 4 core, old
+// and new code interleaved in one process, 3x3: 960 ch at 7x7 20.4 -> 11.6 us; AVX2 28.5 -> 14.8 (at the
+// time also 14x14 planes, which have since read the image directly, edges skipped: faster still). Up to
+// the L1's size: the 28x28 planes' 58 KB copies (AVX-512) made them 2-8% slower.
 // Its own function, so that the copy's stack frame is not set up for the large planes.
 template <class V, int K, int S>
 __attribute__((noinline)) void depthwise_kxk_padded(const X86ConvArgs& a, const X86ConvRange& r, int64_t padded_h,
@@ -232,14 +247,31 @@ __attribute__((noinline)) void depthwise_kxk_padded(const X86ConvArgs& a, const 
   });
 }
 
+// Whether some tile of a row would copy its window (tile_columns: both edges in one tile, or an edge
+// crossed by other than K / 2 columns); rows are skipped at the top and bottom whatever they cross.
+template <int K, int S, int COLS>
+bool row_tiles_copy(const X86ConvArgs& a) {
+  bool copy = false;
+  for_each_row_tile<COLS>(a.out_w, [&](auto width, int64_t ow) {
+    constexpr int64_t kInCols = (decltype(width)::value - 1) * S + K;
+    copy |= tile_columns(ow * S - a.pad_left, kInCols, a.in_w, K / 2) == TileColumns::Copy;
+  });
+  return copy;
+}
+
 // K x K, stride S (both axes), dilation 1.
 template <class V, int K, int S>
 void depthwise_kxk(const X86ConvArgs& a, const X86ConvRange& r) {
   constexpr int P = V::kLanes;
+  constexpr int COLS = K == 3 ? V::kDepthwiseCols3x3 : 4;
   const int64_t padded_h = padded_extent(a.in_h, a.pad_top, a.out_h, S, K);
   const int64_t padded_w = padded_extent(a.in_w, a.pad_left, a.out_w, S, K);
   const bool has_padding = padded_h > a.in_h || padded_w > a.in_w || a.pad_top > 0 || a.pad_left > 0;
-  if (has_padding && padded_h * padded_w * P * 4 <= kDepthwisePaddedPlaneBytes)
+  // The padded copy only pays where some tiles would otherwise copy their windows (7x7 planes, whose one
+  // tile per row spans both edges; 5x5 stride 2 on 16x16): interleaved in one process, 3x3 on 14x14
+  // planes 384 ch 19.6 -> 15.3 us and 576 ch s2 13.5 -> 8.8 without it, on 7x7 960 ch 12.1 with it
+  // against 16.7 without.
+  if (has_padding && padded_h * padded_w * P * 4 <= kDepthwisePaddedPlaneBytes && row_tiles_copy<K, S, COLS>(a))
     return depthwise_kxk_padded<V, K, S>(a, r, padded_h, padded_w);
   const int64_t in_plane = a.in_h * a.in_w;
   depthwise_kxk_blocks<V, K, S>(a, r, [&](int64_t block) { return a.x + block * in_plane * P; });
