@@ -112,15 +112,18 @@ inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t
 // 109 -> 92 us, s2 49 -> 41; 192 ch at 28x28 41 -> 33; 96 ch s2 at 112x112 123 -> 109; 5x5 96 ch at
 // 56x56 197 -> 179; AVX2 5-12%). Skipping the top and bottom rows too: another 3-11% (192 ch at 28x28
 // 35.5 -> 31.6 us, 5x5 96 ch at 56x56 177 -> 165).
-enum class TileColumns { Inside, LeftEdge, RightEdge, Copy };
+enum class TileColumns { Inside, LeftEdge, RightEdge, BothEdges, Copy };
 
 // How a tile whose window starts at input column iw0 and spans `cols` columns reads the image: inside it,
-// across the left or right padding by `edge` columns (skipped), or neither (a window copy).
+// across the left or right padding or both by `edge` columns (skipped), or neither (a window copy). Both
+// edges: a 7- or 8-wide plane's one tile per row (3x3, interleaved in one process: 960 ch at 7x7 12.4 ->
+// 8.7 us against the padded plane copy, 256 ch at 8x8 4.1 -> 3.0; AVX2 18.9 -> 15.9, 6.3 -> 5.5).
 inline TileColumns tile_columns(int64_t iw0, int64_t cols, int64_t in_w, int64_t edge) {
   const int64_t right = iw0 + cols - in_w;  // window columns past the right edge
   if (iw0 >= 0 && right <= 0) return TileColumns::Inside;
   if (iw0 == -edge && right <= 0) return TileColumns::LeftEdge;
   if (iw0 >= 0 && right == edge) return TileColumns::RightEdge;
+  if (iw0 == -edge && right == edge) return TileColumns::BothEdges;
   return TileColumns::Copy;
 }
 
@@ -144,6 +147,9 @@ void depthwise_tile(const X86ConvArgs& a, const float* xb, const typename V::T* 
       case TileColumns::RightEdge:
         return depthwise_window_tile<V, K, S, ROWS, COLS, 0, kEdge>(a, row + iw0 * P, a.in_w * P, w, bias, block, oh,
                                                                     ow0, top, bottom);
+      case TileColumns::BothEdges:
+        return depthwise_window_tile<V, K, S, ROWS, COLS, kEdge, kEdge>(a, row, a.in_w * P, w, bias, block, oh, ow0,
+                                                                        top, bottom);
       case TileColumns::Copy: break;
     }
   }
@@ -224,11 +230,10 @@ inline int64_t padded_extent(int64_t in, int64_t pad_begin, int64_t out, int64_t
 constexpr int64_t kDepthwisePaddedPlaneBytes = 32 * 1024;
 
 // depthwise_kxk on small padded planes: each channel block is first copied into a zero-bordered plane,
-// so that every tile reads it directly. Where tiles would copy their windows (depthwise_tile: a 7x7
-// plane's one tile per row spans both edges) that costs more than one copy of the plane. Zen 4 core, old
-// and new code interleaved in one process, 3x3: 960 ch at 7x7 20.4 -> 11.6 us; AVX2 28.5 -> 14.8 (at the
-// time also 14x14 planes, which have since read the image directly, edges skipped: faster still). Up to
-// the L1's size: the 28x28 planes' 58 KB copies (AVX-512) made them 2-8% slower.
+// so that every tile reads it directly. Where tiles would copy their windows (depthwise_tile) that costs
+// more than one copy of the plane (Zen 4 core, interleaved in one process, 3x3: 960 ch at 7x7 20.4 ->
+// 11.6 us; AVX2 28.5 -> 14.8, when those tiles still copied). Up to the L1's size: the 28x28 planes'
+// 58 KB copies (AVX-512) made them 2-8% slower.
 // Its own function, so that the copy's stack frame is not set up for the large planes.
 template <class V, int K, int S>
 __attribute__((noinline)) void depthwise_kxk_padded(const X86ConvArgs& a, const X86ConvRange& r, int64_t padded_h,
@@ -267,10 +272,9 @@ void depthwise_kxk(const X86ConvArgs& a, const X86ConvRange& r) {
   const int64_t padded_h = padded_extent(a.in_h, a.pad_top, a.out_h, S, K);
   const int64_t padded_w = padded_extent(a.in_w, a.pad_left, a.out_w, S, K);
   const bool has_padding = padded_h > a.in_h || padded_w > a.in_w || a.pad_top > 0 || a.pad_left > 0;
-  // The padded copy only pays where some tiles would otherwise copy their windows (7x7 planes, whose one
-  // tile per row spans both edges; 5x5 stride 2 on 16x16): interleaved in one process, 3x3 on 14x14
-  // planes 384 ch 19.6 -> 15.3 us and 576 ch s2 13.5 -> 8.8 without it, on 7x7 960 ch 12.1 with it
-  // against 16.7 without.
+  // The padded copy only pays where some tiles would otherwise copy their windows (5x5 stride 2 on
+  // 16x16, whose last tile crosses the right edge by one column): interleaved in one process, 3x3 on
+  // 14x14 planes 384 ch 19.6 -> 15.3 us and 576 ch s2 13.5 -> 8.8 without it.
   if (has_padding && padded_h * padded_w * P * 4 <= kDepthwisePaddedPlaneBytes && row_tiles_copy<K, S, COLS>(a))
     return depthwise_kxk_padded<V, K, S>(a, r, padded_h, padded_w);
   const int64_t in_plane = a.in_h * a.in_w;
