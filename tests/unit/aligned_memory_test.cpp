@@ -1,6 +1,6 @@
 // allocate_aligned_memory: every block starts on a cache line, large ones on a huge-page boundary, and
 // the whole requested size is usable (the sanitizer build checks the writes stay inside); the blocks
-// that share the huge-page pool never overlap, and freed space is handed out again.
+// that share the huge-page pool never overlap, however they are allocated and freed.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -41,7 +41,7 @@ TEST(AlignedMemory, LargeBlocksStartOnAHugePageAndAreUsableToTheEnd) {
 
 // Medium blocks (the pool's sizes, 64 KiB to 8 MiB, and a few around them) allocated and freed in random
 // order: each keeps its own bytes while the others are written, freed and handed out again.
-TEST(AlignedMemory, PooledBlocksNeverOverlapAndAreReused) {
+TEST(AlignedMemory, PooledBlocksKeepTheirBytesWhateverTheOrder) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<size_t> size(size_t(60) << 10, size_t(9) << 20);
   struct Block {
