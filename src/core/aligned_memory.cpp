@@ -37,6 +37,7 @@ constexpr size_t kHugeFrom = 4 * kHugePage;
 constexpr size_t kPoolFrom = size_t(64) << 10;
 constexpr size_t kPoolUnit = size_t(4) << 10;
 constexpr size_t kRegionBytes = size_t(32) << 20;
+constexpr size_t kHugeBudget = size_t(64) << 20;
 
 class HugePagePool {
  public:
@@ -53,7 +54,16 @@ class HugePagePool {
     if (m == MAP_FAILED) return nullptr;
     r.mapped = static_cast<char*>(m);
     r.base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(r.mapped) + kHugePage - 1) / kHugePage * kHugePage);
-    madvise(r.base, r.size, MADV_HUGEPAGE);  // advice only: without THP the region keeps small pages
+    // Advice only: without THP the region keeps small pages. Up to a budget (enough for MobileNetV2's
+    // weights and activations): on a virtual machine the first touch of a huge page can cost a
+    // millisecond while the host backs it, and a large model's loading paid that for every region
+    // (ResNet-50's load, 255-370 ms with glibc's blocks, took 215-560 with every region in huge pages,
+    // 226-300 with the budget and a first run after a pause 640).
+    if (huge_bytes_ + r.size <= kHugeBudget) {
+      madvise(r.base, r.size, MADV_HUGEPAGE);
+      huge_bytes_ += r.size;
+      r.huge = true;
+    }
     r.free_runs[0] = r.size;
     regions_.push_back(r);
     return take(regions_.back(), size);
@@ -101,6 +111,7 @@ class HugePagePool {
     char* base = nullptr;  // huge-page aligned start of the usable size bytes
     size_t size = 0;
     size_t used = 0;
+    bool huge = false;  // advised MADV_HUGEPAGE (counted in huge_bytes_)
     std::map<size_t, size_t> free_runs;  // offset -> length
   };
 
@@ -121,6 +132,7 @@ class HugePagePool {
         if (regions_[i].used == 0 && (smallest == regions_.size() || regions_[i].size < regions_[smallest].size))
           smallest = i;
       empty -= regions_[smallest].size;
+      if (regions_[smallest].huge) huge_bytes_ -= regions_[smallest].size;
       munmap(regions_[smallest].mapped, regions_[smallest].mapped_bytes);
       regions_.erase(regions_.begin() + static_cast<std::ptrdiff_t>(smallest));
     }
@@ -144,6 +156,7 @@ class HugePagePool {
   std::mutex mutex_;
   std::vector<Region> regions_;
   std::unordered_map<void*, size_t> sizes_;
+  size_t huge_bytes_ = 0;  // regions advised MADV_HUGEPAGE
 };
 
 // Never destroyed: blocks may be freed by static destructors of other files.
