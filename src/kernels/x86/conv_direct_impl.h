@@ -125,7 +125,7 @@ struct DirectGeometry {
   int64_t weights_per_block;  // floats of packed weights per output block: icpg * kh * kw * P
   int64_t centre_begin, centre_end;          // output columns whose kernel columns are all inside
   int64_t row_centre_begin, row_centre_end;  // output rows whose kernel rows are all inside
-  bool dense_rows = false;                   // row tiles: direct_row_tile_dense (see dense_direct)
+  bool dense_rows = false;                   // row tiles: direct_row_tile_dense (see dense_tiles_fit)
 };
 
 // Input element of channel ic at pixel `pixel` for channel block PIN.
