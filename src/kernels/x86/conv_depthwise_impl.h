@@ -103,15 +103,6 @@ inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t
   }
 }
 
-// The tile of outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS): straight from the image when its
-// input window lies inside, or crosses the top or bottom padding (those rows skipped), or the left or
-// right padding by the usual K / 2 columns (those columns skipped); else from a copy of the window with
-// zeros where it leaves the image (the padding taps then add nothing, as skipping them would). The
-// first and last tiles of every row are such edge tiles: a quarter to a half of the tiles on 28- to
-// 56-wide planes had copied their window (Zen 4 core, interleaved in one process, 3x3: 144 ch at 56x56
-// 109 -> 92 us, s2 49 -> 41; 192 ch at 28x28 41 -> 33; 96 ch s2 at 112x112 123 -> 109; 5x5 96 ch at
-// 56x56 197 -> 179; AVX2 5-12%). Skipping the top and bottom rows too: another 3-11% (192 ch at 28x28
-// 35.5 -> 31.6 us, 5x5 96 ch at 56x56 177 -> 165).
 enum class TileColumns { Inside, LeftEdge, RightEdge, BothEdges, Copy };
 
 // How a tile whose window starts at input column iw0 and spans `cols` columns reads the image: inside it,
@@ -127,6 +118,15 @@ inline TileColumns tile_columns(int64_t iw0, int64_t cols, int64_t in_w, int64_t
   return TileColumns::Copy;
 }
 
+// The tile of outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS): straight from the image when its
+// input window lies inside, or crosses the top or bottom padding (those rows skipped), or the left or
+// right padding by the usual K / 2 columns (those columns skipped); else from a copy of the window with
+// zeros where it leaves the image (the padding taps then add nothing, as skipping them would). The
+// first and last tiles of every row are such edge tiles: a quarter to a half of the tiles on 28- to
+// 56-wide planes had copied their window (Zen 4 core, interleaved in one process, 3x3: 144 ch at 56x56
+// 109 -> 92 us, s2 49 -> 41; 192 ch at 28x28 41 -> 33; 96 ch s2 at 112x112 123 -> 109; 5x5 96 ch at
+// 56x56 197 -> 179; AVX2 5-12%). Skipping the top and bottom rows too: another 3-11% (192 ch at 28x28
+// 35.5 -> 31.6 us, 5x5 96 ch at 56x56 177 -> 165).
 template <class V, int K, int S, int ROWS, int COLS>
 void depthwise_tile(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias, int64_t block,
                     int64_t oh, int64_t ow0) {
@@ -200,14 +200,19 @@ void depthwise_tile_rows(const X86ConvArgs& a, const float* xb, const typename V
   });
 }
 
+// The tile shape of K x K kernels: the ISA's for 3x3, one row of four columns for 5x5.
+template <class V, int K>
+constexpr int kDepthwiseTileRows = K == 3 ? V::kDepthwiseRows3x3 : 1;
+template <class V, int K>
+constexpr int kDepthwiseTileCols = K == 3 ? V::kDepthwiseCols3x3 : 4;
+
 // Channel blocks [block_begin, block_end), output rows [row_begin, row_end), the tiles reading each
 // block's plane at xb(block) with the geometry of `a` (the image itself, or a padded copy of it).
 template <class V, int K, int S, class PlaneOf>
 inline void depthwise_kxk_blocks(const X86ConvArgs& a, const X86ConvRange& r, PlaneOf xb_of) {
   using T = typename V::T;
   constexpr int P = V::kLanes;
-  constexpr int ROWS = K == 3 ? V::kDepthwiseRows3x3 : 1;
-  constexpr int COLS = K == 3 ? V::kDepthwiseCols3x3 : 4;
+  constexpr int ROWS = kDepthwiseTileRows<V, K>, COLS = kDepthwiseTileCols<V, K>;
   for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
     const float* xb = xb_of(block);
     const float* wb = a.weights + block * K * K * P;
@@ -268,7 +273,7 @@ bool row_tiles_copy(const X86ConvArgs& a) {
 template <class V, int K, int S>
 void depthwise_kxk(const X86ConvArgs& a, const X86ConvRange& r) {
   constexpr int P = V::kLanes;
-  constexpr int COLS = K == 3 ? V::kDepthwiseCols3x3 : 4;
+  constexpr int COLS = kDepthwiseTileCols<V, K>;
   const int64_t padded_h = padded_extent(a.in_h, a.pad_top, a.out_h, S, K);
   const int64_t padded_w = padded_extent(a.in_w, a.pad_left, a.out_w, S, K);
   const bool has_padding = padded_h > a.in_h || padded_w > a.in_w || a.pad_top > 0 || a.pad_left > 0;

@@ -547,7 +547,6 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArg
   }
 }
 
-
 // `count` dense tiles side by side from pixel p0, the first asking for the next blocks' weights if
 // prefetch_next. One call for a row of tiles rather than one per tile: the call's fixed cost had been a
 // few percent of a tile's time with 16 input channels (Zen 4 core, in-model A/B in one process:
