@@ -26,8 +26,8 @@
 #include "ops/conv_indirect.h"
 #include "ops/conv_strassen.h"
 #include "ops/conv_winograd.h"
-#include "runtime/cpu_features.h"
-#include "runtime/machine_peak.h"
+#include "core/cpu_features.h"
+#include "machine_peak.h"
 
 namespace ninegrid {
 namespace {
@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
   using namespace ninegrid;
   benchmark::Initialize(&argc, argv);
   const bool avx512 = hardware_isa() == Isa::Avx512;
-  if (avx512) g_peak = measure_fma_peak_gflops(Isa::Avx512, PeakClock::ThreadCpu);
+  if (avx512) g_peak = measure_fma_peak_gflops("avx512", PeakClock::ThreadCpu);
   std::printf("512-bit FMA peak, one core, per CPU second: %.1f GFLOP/s\n", g_peak);
   std::vector<Isa> isas;
   if (avx512) isas.push_back(Isa::Avx512);

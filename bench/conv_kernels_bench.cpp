@@ -21,8 +21,8 @@
 #include "kernels/pool_blocked_fast.h"
 #include "kernels/x86/conv_kernels_x86.h"
 #include "ops/conv_fast.h"
-#include "runtime/cpu_features.h"
-#include "runtime/machine_peak.h"
+#include "core/cpu_features.h"
+#include "machine_peak.h"
 
 namespace ninegrid {
 namespace {
@@ -40,8 +40,8 @@ struct Peak {
 
 Peak measure_peak() {
   Peak p;
-  if (hardware_isa() >= Isa::Avx2) p.avx2 = measure_fma_peak_gflops(Isa::Avx2, PeakClock::ThreadCpu);
-  if (hardware_isa() == Isa::Avx512) p.avx512 = measure_fma_peak_gflops(Isa::Avx512, PeakClock::ThreadCpu);
+  if (hardware_isa() >= Isa::Avx2) p.avx2 = measure_fma_peak_gflops("avx2", PeakClock::ThreadCpu);
+  if (hardware_isa() == Isa::Avx512) p.avx512 = measure_fma_peak_gflops("avx512", PeakClock::ThreadCpu);
   return p;
 }
 

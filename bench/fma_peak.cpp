@@ -5,14 +5,14 @@
 #include <cstdio>
 #include <cstring>
 
-#include "runtime/machine_peak.h"
+#include "machine_peak.h"
 
 int main(int argc, char** argv) {
   using namespace ninegrid;
   const bool json = argc > 1 && std::strcmp(argv[1], "--json") == 0;
-  const CpuFeatures& f = cpu_features();
-  const double g256 = (f.avx2 && f.fma) ? measure_fma_peak_gflops(Isa::Avx2) : 0;
-  const double g512 = f.avx512f ? measure_fma_peak_gflops(Isa::Avx512) : 0;
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const double g256 = avx2 ? measure_fma_peak_gflops("avx2") : 0;
+  const double g512 = __builtin_cpu_supports("avx512f") ? measure_fma_peak_gflops("avx512") : 0;
   const double vnni = measure_vnni_peak_gops();
   const double bw = measure_memory_bandwidth_gbs();
   const double best = g512 > g256 ? g512 : g256;

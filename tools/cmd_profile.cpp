@@ -10,7 +10,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "json_writer.h"
-#include "runtime/machine_peak.h"
+#include "core/cpu_features.h"
+#include "machine_peak.h"
 #include "runtime/session_impl.h"
 
 namespace ninegrid::cli {
@@ -65,7 +66,7 @@ Profile measure(const LoadedModel& loaded, int runs, int warmup) {
   p.threads = s.pool().size();
   Isa isa = preferred_isa();
   p.isa = isa_name(isa);
-  p.peak_gflops = measure_fma_peak_gflops(isa) * p.threads;
+  p.peak_gflops = measure_fma_peak_gflops(p.isa) * p.threads;
   p.bandwidth_gbs = measure_memory_bandwidth_gbs();
   const Plan& plan = s.plan();
   for (size_t i = 0; i < plan.steps.size(); ++i) {

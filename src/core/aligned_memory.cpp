@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <new>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -192,6 +194,14 @@ void free_aligned_memory(void* p) {
   if (pool().release(p)) return;
 #endif
   std::free(p);
+}
+
+AlignedFloats::AlignedFloats(int64_t count) : size_(count) {
+  const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * sizeof(float) + 63) / 64 * 64;
+  void* p = allocate_aligned_memory(bytes);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  data_.reset(static_cast<float*>(p));
 }
 
 }  // namespace ninegrid

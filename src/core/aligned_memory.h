@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 
 namespace ninegrid {
 
@@ -13,5 +15,22 @@ namespace ninegrid {
 void* allocate_aligned_memory(size_t bytes);
 // Frees a block from allocate_aligned_memory (null: nothing).
 void free_aligned_memory(void* p);
+
+// A 64-byte aligned float array (vector loads of packed weights never straddle cache lines).
+class AlignedFloats {
+ public:
+  AlignedFloats() = default;
+  explicit AlignedFloats(int64_t count);  // zero-filled
+  float* data() { return data_.get(); }
+  const float* data() const { return data_.get(); }
+  int64_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { free_aligned_memory(p); }
+  };
+  std::unique_ptr<float[], Free> data_;
+  int64_t size_ = 0;
+};
 
 }  // namespace ninegrid

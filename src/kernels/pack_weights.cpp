@@ -11,14 +11,6 @@ bool is_kernel_channel_block(int64_t block, int64_t channels) {
   return (block == 1 || block == 8 || block == 16) && channels % block == 0;
 }
 
-AlignedFloats::AlignedFloats(int64_t count) : size_(count) {
-  const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * sizeof(float) + 63) / 64 * 64;
-  void* p = allocate_aligned_memory(bytes);
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
-  data_.reset(static_cast<float*>(p));
-}
-
 AlignedFloats pack_conv_weights(const float* oihw, int64_t out_channels, int64_t in_channels_per_group,
                                 int64_t kernel_h, int64_t kernel_w, int64_t block) {
   const int64_t taps = kernel_h * kernel_w;

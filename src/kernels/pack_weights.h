@@ -15,23 +15,6 @@ namespace ninegrid {
 // the channel count.
 bool is_kernel_channel_block(int64_t block, int64_t channels);
 
-// A 64-byte aligned float array (vector loads of packed weights never straddle cache lines).
-class AlignedFloats {
- public:
-  AlignedFloats() = default;
-  explicit AlignedFloats(int64_t count);  // zero-filled
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
-  int64_t size() const { return size_; }
-
- private:
-  struct Free {
-    void operator()(float* p) const { free_aligned_memory(p); }
-  };
-  std::unique_ptr<float[], Free> data_;
-  int64_t size_ = 0;
-};
-
 // Output channels rounded up to a whole number of blocks.
 inline int64_t round_up_to_block(int64_t channels, int64_t block) { return (channels + block - 1) / block * block; }
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kernels/ref/softmax.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "kernels/ref/unary_f32.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 

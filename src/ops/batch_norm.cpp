@@ -8,7 +8,7 @@
 
 #include "kernels/ref/normalization_ref.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -3,7 +3,7 @@
 // those of ref::cast_elements.
 #include "kernels/ref/cast.h"
 #include "ops/data_movement.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

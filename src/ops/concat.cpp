@@ -7,7 +7,7 @@
 
 #include "kernels/ref/copy_strided.h"
 #include "ops/data_movement.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

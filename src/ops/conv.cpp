@@ -19,7 +19,7 @@
 #include "ops/fused_activation.h"
 #include "ops/op.h"
 #include "ops/sliding_window.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "ninegrid/tensor.h"
-#include "runtime/thread_pool.h"
-#include "runtime/thread_scratch.h"
+#include "core/thread_pool.h"
+#include "core/thread_scratch.h"
 
 namespace ninegrid {
 
@@ -169,6 +169,7 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
       algorithm_name_ = "first-layer";
       block_channels = 8;  // channel octets
       weights_ = pack_conv_weights(weights, p.out_channels, p.in_channels, p.kernel_h, p.kernel_w, block_channels);
+      scratch_floats_ = 1;  // sized below, once the arguments are complete
       break;
     case ConvAlgorithm::Depthwise:
       kernel_ = avx512 ? avx512::conv2d_depthwise : avx2::conv2d_depthwise;
@@ -216,6 +217,10 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
     slope_ = pad_per_channel(activation.slope, p.out_channels, lanes_);
     a.slope = slope_.data();
   }
+#if defined(__x86_64__)
+  if (scratch_floats_)
+    scratch_floats_ = (avx512 ? avx512::conv2d_first_layer_scratch_floats : avx2::conv2d_first_layer_scratch_floats)(a);
+#endif
 }
 
 namespace {
@@ -319,7 +324,9 @@ void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const fl
 
   const int threads = pool ? pool->size() : 1;
   if (threads <= 1) {
-    for (int64_t n = 0; n < p.batch; ++n) kernel_(image_args(n), X86ConvRange{0, blocks_, 0, p.out_h});
+    X86ConvRange r{0, blocks_, 0, p.out_h};
+    r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_) : nullptr;
+    for (int64_t n = 0; n < p.batch; ++n) kernel_(image_args(n), r);
     return;
   }
   // Tasks: (image, group of whole tiles of output blocks, chunk of rows), enough of them that the pool's
@@ -343,6 +350,7 @@ void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const fl
       r.oc_block_end = std::min(blocks_, r.oc_block_begin + blocks_per_tile_);
       r.row_begin = p.out_h * chunk / row_chunks;
       r.row_end = p.out_h * (chunk + 1) / row_chunks;
+      r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_) : nullptr;
       kernel_(image_args(n), r);
     }
   });

@@ -15,7 +15,7 @@
 #include "kernels/conv_params.h"
 #include "kernels/pack_weights.h"
 #include "kernels/x86/conv_kernels_x86.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 
@@ -64,6 +64,7 @@ class FastConv2d {
   int64_t lanes_ = 1;
   int64_t in_block_ = 1;       // the caller's input block
   bool stage_input_ = false;   // depthwise input restaged into lanes_ blocks before the kernel runs
+  int64_t scratch_floats_ = 0;  // per-thread work area of the kernel (the first-layer kernel's window)
   bool subsample_input_ = false;  // strided 1x1: the pixels read gathered into an output-sized plane first
   int64_t blocks_ = 0;          // output channel blocks of lanes_ channels (first-layer: of 8 channels)
   int64_t blocks_per_tile_ = 1;  // blocks a kernel tile computes together: work splits keep them whole

@@ -5,7 +5,7 @@
 
 #include "kernels/x86/conv_indirect_x86.h"
 #include "ninegrid/tensor.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 

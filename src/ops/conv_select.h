@@ -21,7 +21,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/conv_params.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 

@@ -24,8 +24,8 @@
 #include "ops/fused_activation.h"
 #include "ops/op.h"
 #include "ops/sliding_window.h"
-#include "runtime/cpu_features.h"
-#include "runtime/thread_pool.h"
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

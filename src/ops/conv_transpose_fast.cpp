@@ -6,8 +6,8 @@
 
 #include "kernels/x86/stage_rows_x86.h"
 #include "ninegrid/tensor.h"
-#include "runtime/thread_pool.h"
-#include "runtime/thread_scratch.h"
+#include "core/thread_pool.h"
+#include "core/thread_scratch.h"
 
 namespace ninegrid {
 

@@ -28,7 +28,7 @@
 #include "kernels/conv_params.h"
 #include "kernels/x86/col2im_x86.h"
 #include "ops/conv_fast.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 

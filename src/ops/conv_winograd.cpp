@@ -8,8 +8,8 @@
 #include "kernels/ref/winograd_ref.h"
 #include "kernels/x86/winograd_x86.h"
 #include "ninegrid/tensor.h"
-#include "runtime/thread_pool.h"
-#include "runtime/thread_scratch.h"
+#include "core/thread_pool.h"
+#include "core/thread_scratch.h"
 
 namespace ninegrid {
 

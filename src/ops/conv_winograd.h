@@ -15,7 +15,7 @@
 #include "kernels/activation.h"
 #include "kernels/conv_params.h"
 #include "kernels/pack_weights.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "kernels/ref/copy_strided.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 

@@ -11,7 +11,7 @@
 #include "kernels/ref/broadcast.h"
 #include "kernels/ref/elementwise_loops.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 

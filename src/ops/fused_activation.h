@@ -5,7 +5,7 @@
 // PRelu's slopes are a tensor, so the operator takes them as an input (see the op's own comment).
 #pragma once
 
-#include "graph/attribute.h"
+#include "ir/attribute.h"
 #include "kernels/activation.h"
 
 namespace ninegrid {

@@ -12,7 +12,7 @@
 #include "kernels/ref/gemm_ref.h"
 #include "ops/conv_fast.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -7,7 +7,7 @@
 #include "kernels/ref/pool_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

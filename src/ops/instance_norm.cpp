@@ -2,7 +2,7 @@
 // variance, then y = scale[c] * x_hat + B[c].
 #include "kernels/ref/normalization_ref.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -1,7 +1,7 @@
 // LpPool (ONNX opsets 1-22): (sum |x|^p)^(1/p) over each window; strides, pads, auto_pad, and from
 // opset 18 dilations and ceil_mode.
 #include "ops/pool_common.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -1,7 +1,7 @@
 // LRN (ONNX opsets 1-13): local response normalisation across channels, as in AlexNet / GoogLeNet.
 #include "kernels/ref/normalization_ref.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

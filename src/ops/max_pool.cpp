@@ -6,8 +6,8 @@
 #include "kernels/pool_blocked_fast.h"
 #include "ops/blocked_layout.h"
 #include "ops/pool_common.h"
-#include "runtime/cpu_features.h"
-#include "runtime/thread_pool.h"
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

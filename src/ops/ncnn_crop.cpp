@@ -15,7 +15,7 @@
 #include "ops/blocked_layout.h"
 #include "ops/ncnn_blob.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -13,7 +13,7 @@
 #include "kernels/ref/spatial_blocked_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

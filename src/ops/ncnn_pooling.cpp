@@ -6,7 +6,7 @@
 // count_include_pad (0/1).
 #include "kernels/ref/ncnn_pooling_ref.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 #include "ninegrid/tensor.h"
 
 namespace ninegrid {

@@ -2,9 +2,9 @@
 // on the channel block (1 = plain NCHW, 8 or 16 = NCHW8c / NCHW16c). The logical shape is unchanged.
 #include "kernels/ref/reorder_ref.h"
 #include "kernels/x86/conv_kernels_x86.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

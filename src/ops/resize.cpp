@@ -25,7 +25,7 @@
 #include "kernels/ref/resize_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/op.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -8,7 +8,7 @@
 #include "kernels/ref/spatial_blocked_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/data_movement.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/attribute.h"
+#include "ir/attribute.h"
 #include "ninegrid/tensor.h"
 
 namespace ninegrid {

@@ -6,8 +6,8 @@
 #include "kernels/ref/softmax.h"
 #include "kernels/softmax_fast.h"
 #include "ops/elementwise_common.h"
-#include "runtime/cpu_features.h"
-#include "runtime/thread_pool.h"
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

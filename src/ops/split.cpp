@@ -3,7 +3,7 @@
 // the outputs (opset 18's num_outputs allows a smaller last piece).
 #include "kernels/ref/copy_strided.h"
 #include "ops/data_movement.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

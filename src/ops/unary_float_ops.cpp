@@ -7,7 +7,7 @@
 #include "kernels/ref/unary_f32.h"
 #include "kernels/unary_f32_fast.h"
 #include "ops/elementwise_common.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 namespace {

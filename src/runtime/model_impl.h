@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 #include "ninegrid/ninegrid.h"
 
 namespace ninegrid {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 

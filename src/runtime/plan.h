@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 #include "ops/op.h"
 
 namespace ninegrid {

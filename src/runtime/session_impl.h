@@ -8,7 +8,7 @@
 #include "ninegrid/ninegrid.h"
 #include "runtime/model_impl.h"
 #include "runtime/plan.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 

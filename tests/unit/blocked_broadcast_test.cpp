@@ -18,7 +18,7 @@
 
 #include "graph/passes/passes.h"
 #include "kernels/ref/reorder_ref.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 #include "runtime/model_impl.h"
 #include "unit/blocked_test_util.h"
 #include "unit/elementwise_test_util.h"

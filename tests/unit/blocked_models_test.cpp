@@ -12,7 +12,7 @@
 
 #include "core/npy.h"
 #include "ninegrid/ninegrid.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 #include "runtime/model_impl.h"
 
 #ifndef NINEGRID_CACHE_DIR

@@ -21,7 +21,7 @@
 #include "kernels/ref/conv2d_indirect_ref.h"
 #include "ninegrid/tensor.h"
 #include "ops/conv_indirect.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

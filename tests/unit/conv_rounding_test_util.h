@@ -19,7 +19,7 @@
 #include "conv_test_util.h"
 #include "kernels/ref/conv2d_ref.h"
 #include "kernels/ref/reorder_ref.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 namespace conv_rounding {

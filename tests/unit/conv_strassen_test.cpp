@@ -23,7 +23,7 @@
 #include "conv_test_util.h"
 #include "ninegrid/tensor.h"
 #include "ops/conv_strassen.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -12,7 +12,7 @@
 #include "kernels/activation.h"
 #include "kernels/conv_params.h"
 #include "kernels/ref/conv2d_blocked_ref.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 namespace conv_test {

@@ -16,9 +16,9 @@
 #include "ninegrid/ninegrid.h"
 #include "ops/conv_transpose_fast.h"
 #include "ops/fused_activation.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 #include "runtime/model_impl.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 #include "unit/elementwise_test_util.h"
 #include "unit/onnx_proto_writer.h"
 

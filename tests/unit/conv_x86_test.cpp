@@ -17,8 +17,8 @@
 #include "kernels/x86/conv_kernels_x86.h"
 #include "ninegrid/tensor.h"
 #include "ops/conv_fast.h"
-#include "runtime/cpu_features.h"
-#include "runtime/thread_pool.h"
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 #include "ninegrid/ninegrid.h"
 #include "runtime/model_impl.h"
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 namespace accuracy {

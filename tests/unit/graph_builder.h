@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 #include "runtime/model_impl.h"
 
 namespace ninegrid {

@@ -1,7 +1,7 @@
 // The IR's structural checks: topological order, cycles, dangling inputs.
 #include <gtest/gtest.h>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 
 namespace ninegrid {
 namespace {

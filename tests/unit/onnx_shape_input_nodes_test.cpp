@@ -14,7 +14,7 @@
 #include <iterator>
 #include <map>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 #include "import/onnx/onnx_importer.h"
 #include "import/onnx/tensor_proto.h"
 #include "ninegrid/ninegrid.h"

@@ -13,7 +13,7 @@
 #include "ninegrid/detect.h"
 #include "ninegrid/ninegrid.h"
 #include "core/npy.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 #include "runtime/model_impl.h"
 
 #ifndef NINEGRID_CACHE_DIR

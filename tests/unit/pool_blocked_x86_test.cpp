@@ -17,7 +17,7 @@
 
 #include "kernels/pool_blocked_fast.h"
 #include "kernels/ref/pool_blocked_ref.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 #include "unit/conv_test_util.h"
 
 namespace ninegrid {

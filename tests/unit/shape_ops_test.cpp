@@ -16,7 +16,7 @@
 #include "kernels/ref/float16.h"
 #include "ops/op.h"
 #include "runtime/plan.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

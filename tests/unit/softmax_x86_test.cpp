@@ -23,7 +23,7 @@
 #include "float_accuracy_test_util.h"
 #include "kernels/ref/softmax.h"
 #include "kernels/softmax_fast.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 namespace {

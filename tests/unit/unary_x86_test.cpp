@@ -21,7 +21,7 @@
 #include "float_accuracy_test_util.h"
 #include "kernels/ref/unary_f32.h"
 #include "kernels/unary_f32_fast.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 #if defined(__x86_64__)
 #include "kernels/x86/unary_x86.h"

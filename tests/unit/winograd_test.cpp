@@ -33,8 +33,8 @@
 #include "kernels/ref/winograd_ref.h"
 #include "ninegrid/tensor.h"
 #include "ops/conv_winograd.h"
-#include "runtime/cpu_features.h"
-#include "runtime/thread_pool.h"
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 namespace {

@@ -5,7 +5,7 @@
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
 #include "runtime/plan.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 

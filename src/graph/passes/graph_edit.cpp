@@ -1,7 +1,7 @@
 #include "graph/passes/graph_edit.h"
 
 #include "runtime/plan.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace ninegrid {
 

@@ -2,7 +2,7 @@
 // returns how many rewrites it made (for tests and `ninegrid info`).
 #pragma once
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 
 namespace ninegrid {
 

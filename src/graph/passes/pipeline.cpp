@@ -2,7 +2,7 @@
 
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
-#include "runtime/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 

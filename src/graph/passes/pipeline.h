@@ -1,7 +1,7 @@
 // The graph optimiser: the sequence of passes run once at load time, chosen by the optimisation level.
 #pragma once
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 
 namespace ninegrid {
 

@@ -12,7 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 #include "import/ncnn/ncnn_param.h"
 #include "import/ncnn/ncnn_weights.h"
 

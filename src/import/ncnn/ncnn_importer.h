@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 
 namespace ninegrid {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 
 namespace ninegrid {
 

@@ -6,7 +6,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "graph/graph.h"
+#include "ir/graph.h"
 
 namespace ninegrid {
 

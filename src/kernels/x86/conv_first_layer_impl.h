@@ -28,7 +28,6 @@
 
 #include "kernels/x86/conv_epilogue_impl.h"
 #include "kernels/x86/conv_kernels_x86.h"
-#include "runtime/thread_scratch.h"
 
 namespace ninegrid {
 namespace {
@@ -192,13 +191,19 @@ void first_layer_row(const X86ConvArgs& a, int64_t chunk, int64_t oh, float* win
 
 // The kernel: range blocks are channel octets. Every octet of a row runs before the next row, while the
 // row's input lines are in L1.
+// Floats of r.scratch the kernel needs: the widest tile's window (every input channel and kernel row,
+// whole vectors of columns), copied there where the tile crosses the image's border.
+template <class V, int NV>
+int64_t first_layer_scratch_floats(const X86ConvArgs& a) {
+  constexpr int P = V::kLanes;
+  const int64_t span = a.stride_w == 1 ? tile_span<P, 1>(a, NV) : tile_span<P, 2>(a, NV);
+  return a.in_channels * a.kernel_h * ((span + P - 1) / P * P);
+}
+
 template <class V, int NV>
 void first_layer_conv(const X86ConvArgs& a, const X86ConvRange& r) {
-  constexpr int P = V::kLanes;
   const bool s1 = a.stride_w == 1;
-  // The widest tile's window: every input channel and kernel row, whole vectors of columns.
-  const int64_t span = s1 ? tile_span<P, 1>(a, NV) : tile_span<P, 2>(a, NV);
-  float* window = thread_scratch(a.in_channels * a.kernel_h * ((span + P - 1) / P * P));
+  float* window = r.scratch;
   auto row = s1 ? first_layer_row<V, 1, NV> : first_layer_row<V, 2, NV>;
   for (int64_t oh = r.row_begin; oh < r.row_end; ++oh)
     for (int64_t chunk = r.oc_block_begin; chunk < r.oc_block_end; ++chunk) row(a, chunk, oh, window);

@@ -52,6 +52,9 @@ struct X86ConvArgs {
 struct X86ConvRange {
   int64_t oc_block_begin = 0, oc_block_end = 0;
   int64_t row_begin = 0, row_end = 0;
+  // The calling thread's work area, for the kernels that need one (conv2d_first_layer: as many floats
+  // as conv2d_first_layer_scratch_floats says); null for the others.
+  float* scratch = nullptr;
 };
 
 #define NINEGRID_X86_CONV_KERNELS                                                                          \
@@ -65,6 +68,8 @@ struct X86ConvRange {
      packed [ceil(out_channels / 8)][in_channels][kernel_h][kernel_w][8]; range blocks are 8-channel       \
      octets; output block 1, 8 or (P = 16 only) 16. */                                                     \
   void conv2d_first_layer(const X86ConvArgs& a, const X86ConvRange& r);                                      \
+  /* The floats of X86ConvRange::scratch conv2d_first_layer needs for these arguments. */                   \
+  int64_t conv2d_first_layer_scratch_floats(const X86ConvArgs& a);                                          \
   /* Depthwise (groups == in_channels == out_channels, in_block == P): any kernel, stride and dilation;   \
      3x3 and 5x5 with stride 1 or 2 and dilation 1 run unrolled register tiles. */                          \
   void conv2d_depthwise(const X86ConvArgs& a, const X86ConvRange& r);                                        \

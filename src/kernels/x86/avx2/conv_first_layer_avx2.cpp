@@ -31,6 +31,9 @@ namespace ninegrid {
 namespace avx2 {
 
 void conv2d_first_layer(const X86ConvArgs& a, const X86ConvRange& r) { first_layer_conv<FirstLayerAvx2, 1>(a, r); }
+int64_t conv2d_first_layer_scratch_floats(const X86ConvArgs& a) {
+  return first_layer_scratch_floats<FirstLayerAvx2, 1>(a);
+}
 
 }  // namespace avx2
 }  // namespace ninegrid

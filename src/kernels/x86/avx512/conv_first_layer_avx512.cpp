@@ -60,6 +60,9 @@ namespace ninegrid {
 namespace avx512 {
 
 void conv2d_first_layer(const X86ConvArgs& a, const X86ConvRange& r) { first_layer_conv<FirstLayerAvx512, 3>(a, r); }
+int64_t conv2d_first_layer_scratch_floats(const X86ConvArgs& a) {
+  return first_layer_scratch_floats<FirstLayerAvx512, 3>(a);
+}
 
 }  // namespace avx512
 }  // namespace ninegrid

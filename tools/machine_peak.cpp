@@ -1,4 +1,4 @@
-#include "runtime/machine_peak.h"
+#include "machine_peak.h"
 
 #include <immintrin.h>
 #include <time.h>
@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace ninegrid {
@@ -111,17 +113,21 @@ float scalar_loop() {
 
 }  // namespace
 
-double measure_fma_peak_gflops(Isa isa, PeakClock clock) {
+double measure_fma_peak_gflops(const std::string& isa, PeakClock clock) {
   volatile float sink = 0;
-  switch (isa) {
-    case Isa::Avx512: return 12.0 * 16 * 2 * kIters / best_seconds([&] { sink = sink + fma_loop_512(); }, clock) / 1e9;
-    case Isa::Avx2: return 12.0 * 8 * 2 * kIters / best_seconds([&] { sink = sink + fma_loop_256(); }, clock) / 1e9;
-    default: return 12.0 * 2 * (kIters / 8) / best_seconds([&] { sink = sink + scalar_loop(); }, clock) / 1e9;
+  if (isa == "avx512") {
+    if (!__builtin_cpu_supports("avx512f")) throw std::invalid_argument("this CPU has no AVX-512");
+    return 12.0 * 16 * 2 * kIters / best_seconds([&] { sink = sink + fma_loop_512(); }, clock) / 1e9;
   }
+  if (isa == "avx2") {
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) throw std::invalid_argument("this CPU has no AVX2");
+    return 12.0 * 8 * 2 * kIters / best_seconds([&] { sink = sink + fma_loop_256(); }, clock) / 1e9;
+  }
+  return 12.0 * 2 * (kIters / 8) / best_seconds([&] { sink = sink + scalar_loop(); }, clock) / 1e9;
 }
 
 double measure_vnni_peak_gops() {
-  if (!cpu_features().avx512vnni) return 0;
+  if (!__builtin_cpu_supports("avx512vnni")) return 0;
   volatile int sink = 0;
   return 12.0 * 64 * 2 * kIters / best_seconds([&] { sink = sink + vnni_loop_512(); }) / 1e9;
 }

@@ -1,5 +1,5 @@
 // Graph bookkeeping: value lookup, topological order, structural validation.
-#include "graph/graph.h"
+#include "ir/graph.h"
 
 #include <queue>
 

@@ -3,7 +3,7 @@
 // read+write over buffers much larger than the caches). Kernel efficiency is reported against these.
 #pragma once
 
-#include "runtime/cpu_features.h"
+#include <string>
 
 namespace ninegrid {
 
@@ -12,9 +12,10 @@ namespace ninegrid {
 // (which Google Benchmark times in CPU time) compare against a CPU-time peak.
 enum class PeakClock { Wall, ThreadCpu };
 
-// Peak fp32 GFLOP/s of one core with the given ISA's vectors (Ref: scalar FMA). Takes ~50 ms (more
-// with ThreadCpu: the best of 9 runs rather than 3).
-double measure_fma_peak_gflops(Isa isa, PeakClock clock = PeakClock::Wall);
+// Peak fp32 GFLOP/s of one core with the vectors of `isa` ("avx512", "avx2"; anything else: scalar FMA),
+// as ninegrid::Model::isa() names them. Throws std::invalid_argument if the CPU lacks that instruction
+// set. Takes ~50 ms (more with ThreadCpu: the best of 9 runs rather than 3).
+double measure_fma_peak_gflops(const std::string& isa, PeakClock clock = PeakClock::Wall);
 // Peak int8 GOP/s of one core with AVX-512 VNNI (vpdpbusd: 64 multiply-adds per instruction); 0 if the
 // CPU lacks it.
 double measure_vnni_peak_gops();

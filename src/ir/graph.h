@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "graph/attribute.h"
+#include "ir/attribute.h"
 #include "ninegrid/tensor.h"
 
 namespace ninegrid {

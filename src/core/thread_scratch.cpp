@@ -1,6 +1,6 @@
-#include "runtime/thread_scratch.h"
+#include "core/thread_scratch.h"
 
-#include "kernels/pack_weights.h"
+#include "core/aligned_memory.h"
 
 namespace ninegrid {
 

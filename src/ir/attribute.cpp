@@ -1,4 +1,4 @@
-#include "graph/attribute.h"
+#include "ir/attribute.h"
 
 namespace ninegrid {
 
