@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/thread_pool.h"
+#include "runtime/arena_layout.h"
 
 namespace ninegrid {
 
@@ -13,37 +14,6 @@ namespace {
 constexpr int64_t kMaxFoldBytes = int64_t(64) << 20;
 
 size_t align_up(size_t n) { return (n + 63) / 64 * 64; }
-
-struct Interval {
-  int value;
-  size_t bytes;
-  int first, last;  // step indices where the buffer is written first and read last
-};
-
-// Greedy offset assignment, largest first: each buffer goes at the lowest offset that does not overlap
-// a buffer already placed whose lifetime intersects its own.
-size_t assign_offsets(std::vector<Interval>& items, std::vector<ValueSlot>& slots) {
-  std::sort(items.begin(), items.end(), [](const Interval& a, const Interval& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes : a.first < b.first;
-  });
-  std::vector<const Interval*> placed;
-  size_t total = 0;
-  for (const Interval& it : items) {
-    std::vector<std::pair<size_t, size_t>> busy;
-    for (const Interval* p : placed)
-      if (p->first <= it.last && it.first <= p->last) busy.push_back({slots[p->value].offset, p->bytes});
-    std::sort(busy.begin(), busy.end());
-    size_t offset = 0;
-    for (auto& b : busy) {
-      if (offset + it.bytes <= b.first) break;
-      offset = std::max(offset, b.first + b.second);
-    }
-    slots[it.value].offset = offset;
-    total = std::max(total, offset + it.bytes);
-    placed.push_back(&it);
-  }
-  return total;
-}
 
 }  // namespace
 
@@ -166,13 +136,19 @@ Plan make_plan(const Graph& graph, const std::vector<Shape>& input_shapes, std::
         if (slots[r].storage == Storage::Arena) last[r] = std::max(last[r], static_cast<int>(s));
       }
   }
-  std::vector<Interval> items;
+  std::vector<ArenaBuffer> buffers;
+  std::vector<int> buffer_value;
   for (size_t v = 0; v < graph.values.size(); ++v)
-    if (slots[v].storage == Storage::Arena)
-      items.push_back({static_cast<int>(v),
-                       align_up(static_cast<size_t>(shape_numel(slots[v].desc.shape)) * dtype_size(slots[v].desc.dtype)),
-                       first[v], last[v]});
-  plan.arena_bytes = assign_offsets(items, slots);
+    if (slots[v].storage == Storage::Arena) {
+      ArenaBuffer b;
+      b.bytes = align_up(static_cast<size_t>(shape_numel(slots[v].desc.shape)) * dtype_size(slots[v].desc.dtype));
+      b.first = first[v];
+      b.last = last[v];
+      buffers.push_back(b);
+      buffer_value.push_back(static_cast<int>(v));
+    }
+  plan.arena_bytes = assign_arena_offsets(buffers);
+  for (size_t i = 0; i < buffers.size(); ++i) slots[buffer_value[i]].offset = buffers[i].offset;
   return plan;
 }
 
