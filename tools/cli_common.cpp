@@ -8,8 +8,9 @@
 #include <cstring>
 #include <limits>
 
-#include "core/npy.h"
-#include "runtime/session_impl.h"
+#include <cstdlib>
+
+#include "ninegrid/npy.h"
 
 namespace ninegrid::cli {
 
@@ -110,6 +111,46 @@ void add_model_options(ArgParser& parser, ModelArgs& args, ModelOptionSet which)
     parser.option_int("--opt-level", "N",
                       "graph optimisation: 0 none, 1 fusion and constant folding, 2 also layout planning",
                       &args.opt_level, 0, 2);
+  parser.option("--isa", "ISA", "cap the kernels' instruction set: ref, avx2, avx512 (env NINEGRID_ISA)", &args.isa,
+                "the best this CPU has");
+  parser.option("--conv-algorithms", "LIST",
+                "convolution algorithms allowed, a subset of winograd,strassen,direct,indirect "
+                "(env NINEGRID_CONV_ALGORITHMS)",
+                &args.conv_algorithms, "all");
+  parser.option_int("--winograd-tile", "M", "force Winograd's output tile: 2, 4 or 6 (env NINEGRID_WINOGRAD_TILE)",
+                    &args.winograd_tile, 0, 6, "chosen per layer");
+  parser.option_int("--max-tensor-mb", "MB", "refuse a model whose any one tensor needs more (0: no limit)",
+                    &args.max_tensor_mb, 0, 1 << 30, "4096");
+  parser.option_int("--max-memory-mb", "MB", "refuse a model whose working memory needs more (0: no limit)",
+                    &args.max_arena_mb, 0, 1 << 30, "8192");
+  parser.option_int("--max-file-mb", "MB", "refuse model, weights and --input files larger than this (0: no limit)",
+                    &args.max_file_mb, 0, 1 << 30, "4096");
+}
+
+Options options_from_args(const ModelArgs& args) {
+  Options o;
+  o.threads = args.threads;
+  o.weights_path = args.weights;
+  o.opt_level = args.opt_level;
+  // The environment variables are documented overrides for the command line; the library reads none.
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  o.isa = !args.isa.empty() ? args.isa : env("NINEGRID_ISA");
+  o.conv_algorithms = !args.conv_algorithms.empty() ? args.conv_algorithms : env("NINEGRID_CONV_ALGORITHMS");
+  if (args.winograd_tile >= 0) {
+    o.winograd_tile = args.winograd_tile;
+  } else if (!env("NINEGRID_WINOGRAD_TILE").empty()) {
+    const std::string t = env("NINEGRID_WINOGRAD_TILE");
+    if (t != "2" && t != "4" && t != "6") throw Error("NINEGRID_WINOGRAD_TILE must be 2, 4 or 6, got '" + t + "'");
+    o.winograd_tile = std::stoi(t);
+  }
+  constexpr int64_t kMiB = int64_t(1) << 20;
+  if (args.max_tensor_mb >= 0) o.max_tensor_bytes = args.max_tensor_mb * kMiB;
+  if (args.max_arena_mb >= 0) o.max_arena_bytes = args.max_arena_mb * kMiB;
+  if (args.max_file_mb >= 0) o.max_file_bytes = args.max_file_mb * kMiB;
+  return o;
 }
 
 std::pair<std::string, Shape> parse_shape_arg(const std::string& text) {
@@ -123,14 +164,14 @@ std::pair<std::string, Shape> parse_shape_arg(const std::string& text) {
   return {name, shape};
 }
 
-GivenInput read_input_arg(const std::string& text) {
+GivenInput read_input_arg(const std::string& text, int64_t max_file_bytes) {
   GivenInput g;
   auto [name, path] = split_name(text);
   if (path.empty()) throw Error("--input '" + text + "' names no file; use --input NAME=FILE.npy");
   g.name = name;
   g.path = path;
   try {
-    g.value = read_npy(path);
+    g.value = read_npy(path, max_file_bytes);
   } catch (const Error& e) {
     throw Error("--input " + (name.empty() ? "" : "'" + name + "' ") + "from '" + path + "': " + e.what());
   }
@@ -138,10 +179,7 @@ GivenInput read_input_arg(const std::string& text) {
 }
 
 LoadedModel load_model(const ModelArgs& args, std::vector<GivenInput>& given, bool require_shapes) {
-  Options opts;
-  opts.threads = args.threads;
-  opts.weights_path = args.weights;
-  opts.opt_level = args.opt_level;
+  Options opts = options_from_args(args);
 
   // Shapes from --shape; a bare one applies to the model's only input, known after loading.
   std::map<std::string, Shape> shapes;
@@ -248,7 +286,9 @@ LoadedModel load_model(const ModelArgs& args, std::vector<GivenInput>& given, bo
     model = Model::load(args.model_path, opts);
   }
   out.session = model->create_session();
-  out.session->impl().prepare(out.input_shapes);
+  std::map<std::string, Shape> planned;
+  for (size_t i = 0; i < model->inputs().size(); ++i) planned[model->inputs()[i].name] = out.input_shapes[i];
+  out.session->prepare(planned);
   out.load_ms = now_ms() - t0;
   out.model = model;
   return out;

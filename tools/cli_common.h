@@ -20,7 +20,16 @@ struct ModelArgs {
   int threads = 0;                  // 0 = one per core
   std::string weights;              // ncnn .bin; empty = beside the .param
   int opt_level = 2;
+  // Kernel settings (Options::isa, conv_algorithms, winograd_tile); empty / -1: the environment's
+  // NINEGRID_ISA, NINEGRID_CONV_ALGORITHMS, NINEGRID_WINOGRAD_TILE, else the library's default.
+  std::string isa, conv_algorithms;
+  int winograd_tile = -1;
+  // Resource budget in MiB (Options::max_tensor_bytes, max_arena_bytes, max_file_bytes); -1: default.
+  int max_tensor_mb = -1, max_arena_mb = -1, max_file_mb = -1;
 };
+
+// The Options these arguments (and the documented environment overrides) ask for.
+Options options_from_args(const ModelArgs& args);
 
 // Which of the shared options a subcommand offers.
 struct ModelOptionSet {
@@ -41,8 +50,9 @@ struct GivenInput {
   std::string path;
   Tensor value;
 };
-// "NAME=FILE.npy" or a bare "FILE.npy"; reads the file. Throws Error naming the file on failure.
-GivenInput read_input_arg(const std::string& text);
+// "NAME=FILE.npy" or a bare "FILE.npy"; reads the file (at most max_file_bytes; 0: no limit). Throws
+// Error naming the file on failure.
+GivenInput read_input_arg(const std::string& text, int64_t max_file_bytes);
 
 struct LoadedModel {
   std::shared_ptr<Model> model;

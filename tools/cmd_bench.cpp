@@ -9,7 +9,6 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "json_writer.h"
-#include "runtime/session_impl.h"
 
 namespace ninegrid::cli {
 
@@ -87,7 +86,7 @@ int cmd_bench(int argc, char** argv) {
   std::vector<GivenInput> none;
   LoadedModel loaded = load_model(margs, none);
   std::vector<Tensor> bound = bind_inputs(loaded, none);
-  int threads = loaded.session->impl().pool().size();
+  int threads = loaded.session->threads();
 
   Progress progress(warmup + runs);
   for (int i = 0; i < warmup; ++i) {

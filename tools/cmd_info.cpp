@@ -12,7 +12,6 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "json_writer.h"
-#include "runtime/session_impl.h"
 
 namespace ninegrid::cli {
 
@@ -23,10 +22,10 @@ struct LayerInfo {
   std::string op;
   std::vector<Shape> output_shapes;
   int64_t macs = 0;
-  std::string activation;  // fused into the op's epilogue by the optimiser ("" if none)
-  bool residual = false;   // a residual Add fused into the epilogue
-  std::string layout;      // storage of output 0: "NCHW", "NCHW16c", ...
-  std::string algorithm;   // the op's chosen kernel, if it has a choice
+  std::vector<std::string> fused;  // moved into the op's epilogue by the optimiser: "Add" (residual), "Relu" ...
+  std::string layout;              // storage of output 0: "NCHW", "NCHW16c", ...
+  std::string algorithm;           // the op's chosen kernel ("ref": the reference kernels)
+  std::string precision;           // "fp32", "int8" ...
 };
 
 struct ModelSummary {
@@ -47,64 +46,50 @@ struct ModelSummary {
   int layout_transforms = 0;  // ng.Reorder nodes the layout pass inserted
 };
 
-// "NCHW16c" for a node whose output 0 the layout pass blocked, "NCHW" otherwise.
-std::string output_layout(const Node& n) {
-  int64_t block = n.attrs.get_int("ng.out_block", 1);
-  if (n.op_type == "ng.Reorder") block = n.attrs.get_int("to_block", 1);
-  return block > 1 ? "NCHW" + std::to_string(block) + "c" : "NCHW";
-}
-
 bool is_float_type(DataType t) {
   return t == DataType::Float32 || t == DataType::Float16 || t == DataType::BFloat16 || t == DataType::Float64;
 }
 
 ModelSummary summarize(const std::string& path, const LoadedModel& loaded) {
   ModelSummary s;
-  const ModelImpl& impl = loaded.model->impl();
-  const Graph& g = impl.graph();
+  const ModelDescription g = loaded.model->describe();
   s.path = path;
-  s.format = impl.format();
-  s.opt_level = impl.options().opt_level;
+  s.format = g.format;
+  s.opt_level = g.opt_level;
   s.inputs = loaded.declared_inputs;
   s.outputs = loaded.model->outputs();
   s.nodes = static_cast<int>(g.nodes.size());
-  for (const Node& n : g.nodes) {
+  for (const GraphNodeInfo& n : g.nodes) {
     ++s.op_counts[n.op_type];
     if (n.op_type == "ng.Reorder") ++s.layout_transforms;
   }
 
   // Parameters: the float constants that nodes read (weights and biases), each counted once.
   std::set<int> params;
-  for (const Node& n : g.nodes)
+  for (const GraphNodeInfo& n : g.nodes)
     for (int v : n.inputs)
-      if (v >= 0 && g.values[v].is_constant() && is_float_type(g.values[v].dtype)) params.insert(v);
+      if (v >= 0 && g.values[v].constant && is_float_type(g.values[v].dtype)) params.insert(v);
   for (int v : params) {
-    s.parameters += g.values[v].constant.numel();
-    s.parameter_bytes += static_cast<int64_t>(g.values[v].constant.nbytes());
+    s.parameters += g.values[v].elements;
+    s.parameter_bytes += g.values[v].elements * static_cast<int64_t>(dtype_size(g.values[v].dtype));
   }
 
   if (!loaded.session) {
     s.not_planned_reason = loaded.unresolved;
     return s;
   }
-  const Plan& plan = loaded.session->impl().plan();
   s.planned = true;
   s.planned_inputs = loaded.input_shapes;
-  for (size_t i = 0; i < s.outputs.size() && i < g.outputs.size(); ++i) {
-    s.outputs[i].shape = plan.slots[g.outputs[i]].desc.shape;
-    s.outputs[i].dtype = plan.slots[g.outputs[i]].desc.dtype;
-  }
-  for (const PlanStep& st : plan.steps) {
+  for (const StepProfile& st : loaded.session->profile()) {
     LayerInfo l;
-    const Node& n = g.nodes[st.node];
-    l.name = n.name;
-    l.op = n.op_type;
-    for (int v : st.outputs) l.output_shapes.push_back(plan.slots[v].desc.shape);
-    l.macs = st.op->macs();
-    l.activation = n.attrs.get_string("ng.activation", "");
-    l.residual = n.inputs.size() > 3 && n.inputs[3] >= 0 && n.op_type == "Conv";
-    l.layout = output_layout(n);
-    l.algorithm = st.op->algorithm();
+    l.name = st.name;
+    l.op = st.op_type;
+    l.output_shapes = st.output_shapes;
+    l.macs = st.macs;
+    l.fused = st.fused;
+    l.layout = st.layout;
+    l.algorithm = st.algorithm;
+    l.precision = st.precision;
     s.macs += l.macs;
     s.layers.push_back(std::move(l));
   }
@@ -171,8 +156,8 @@ void print_text(const ModelSummary& s) {
               "output shape", "MACs", "layout", "fused", "algorithm");
   for (size_t i = 0; i < s.layers.size(); ++i) {
     const LayerInfo& l = s.layers[i];
-    std::string fused = l.residual ? "+residual" : "";
-    if (!l.activation.empty()) fused += (fused.empty() ? "" : ",") + l.activation;
+    std::string fused;
+    for (const std::string& f : l.fused) fused += (fused.empty() ? "" : ",") + (f == "Add" ? "+residual" : f);
     std::printf("%5zu  %-*s  %-*s  %-*s  %15s  %-9s  %-16s  %s\n", i, int(name_w), shortened(l.name, name_w).c_str(),
                 int(op_w), l.op.c_str(), int(shape_w), shapes_str(l.output_shapes).c_str(), grouped(l.macs).c_str(),
                 l.layout.c_str(), fused.c_str(), l.algorithm.c_str());
@@ -230,9 +215,11 @@ void print_json(const ModelSummary& s) {
     w.end_array();
     w.key("macs").value(l.macs);
     w.key("layout").value(l.layout);
-    if (!l.activation.empty()) w.key("activation").value(l.activation);
-    if (l.residual) w.key("residual").value(true);
-    if (!l.algorithm.empty()) w.key("algorithm").value(l.algorithm);
+    w.key("fused").begin_array();
+    for (const std::string& f : l.fused) w.value(f);
+    w.end_array();
+    w.key("algorithm").value(l.algorithm);
+    w.key("precision").value(l.precision);
     w.end_object();
   }
   w.end_array();
@@ -242,7 +229,7 @@ void print_json(const ModelSummary& s) {
 
 // The optimised graph in Graphviz DOT: one box per node (op, fused epilogue, output layout), edges
 // labelled with the tensor's shape where known.
-void write_dot(const std::string& path, const Graph& g) {
+void write_dot(const std::string& path, const ModelDescription& g) {
   std::string out = "digraph ninegrid {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n";
   auto esc = [](const std::string& t) {
     std::string r;
@@ -252,23 +239,24 @@ void write_dot(const std::string& path, const Graph& g) {
     }
     return r;
   };
-  std::vector<int> prod = g.producers();
+  std::vector<int> producer(g.values.size(), -1);
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    for (int v : g.nodes[n].outputs)
+      if (v >= 0) producer[v] = static_cast<int>(n);
   for (int v : g.inputs) out += "  v" + std::to_string(v) + " [shape=ellipse, label=\"" + esc(g.values[v].name) + "\"];\n";
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const Node& node = g.nodes[n];
+    const GraphNodeInfo& node = g.nodes[n];
     std::string label = node.op_type;
-    std::string act = node.attrs.get_string("ng.activation", "");
-    if (node.op_type == "Conv" && node.inputs.size() > 3 && node.inputs[3] >= 0) label += " +residual";
-    if (!act.empty()) label += " +" + act;
-    label += "\\n" + output_layout(node) + "\\n" + esc(node.name);
+    for (const std::string& f : node.fused) label += f == "Add" ? " +residual" : " +" + f;
+    label += "\\n" + node.layout + "\\n" + esc(node.name);
     const char* color = node.op_type == "ng.Reorder" ? ", style=filled, fillcolor=\"#f4b6b6\"" :
                         node.op_type == "Conv" ? ", style=filled, fillcolor=\"#cfe2f3\"" : "";
     out += "  n" + std::to_string(n) + " [label=\"" + label + "\"" + color + "];\n";
   }
-  auto source = [&](int v) { return prod[v] >= 0 ? "n" + std::to_string(prod[v]) : "v" + std::to_string(v); };
+  auto source = [&](int v) { return producer[v] >= 0 ? "n" + std::to_string(producer[v]) : "v" + std::to_string(v); };
   for (size_t n = 0; n < g.nodes.size(); ++n)
     for (int v : g.nodes[n].inputs) {
-      if (v < 0 || g.values[v].is_constant()) continue;
+      if (v < 0 || g.values[v].constant) continue;
       std::string lbl = g.values[v].shape_known ? shape_str(g.values[v].shape) : "";
       out += "  " + source(v) + " -> n" + std::to_string(n) + " [label=\"" + lbl + "\", fontsize=8];\n";
     }
@@ -308,7 +296,7 @@ int cmd_info(int argc, char** argv) {
   std::vector<GivenInput> none;
   LoadedModel loaded = load_model(margs, none, /*require_shapes=*/false);
   ModelSummary summary = summarize(margs.model_path, loaded);
-  if (!dot_path.empty()) write_dot(dot_path, loaded.model->impl().graph());
+  if (!dot_path.empty()) write_dot(dot_path, loaded.model->describe());
   if (json)
     print_json(summary);
   else

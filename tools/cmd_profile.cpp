@@ -10,16 +10,14 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "json_writer.h"
-#include "core/cpu_features.h"
 #include "machine_peak.h"
-#include "runtime/session_impl.h"
 
 namespace ninegrid::cli {
 
 namespace {
 
 struct LayerProfile {
-  std::string name, op, fused, algorithm;
+  std::string name, op, fused, algorithm, precision;
   std::vector<Shape> inputs, outputs;
   double median_ms = 0, share = 0;
   int64_t macs = 0;
@@ -41,55 +39,43 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-std::string fused_of(const Node& n) {
-  std::string f;
-  if (n.op_type == "Conv" && n.inputs.size() > 3 && n.inputs[3] >= 0) f = "Add";
-  std::string act = n.attrs.get_string("ng.activation", "");
-  if (!act.empty()) f += (f.empty() ? "" : "+") + act;
-  return f;
+std::string joined(const std::vector<std::string>& parts) {
+  std::string s;
+  for (const std::string& p : parts) s += (s.empty() ? "" : "+") + p;
+  return s;
 }
 
 Profile measure(const LoadedModel& loaded, int runs, int warmup) {
-  SessionImpl& s = loaded.session->impl();
-  const Graph& g = s.model().graph();
+  Session& s = *loaded.session;
   s.set_profiling(true);
   for (int i = 0; i < warmup; ++i) s.run();
   std::vector<std::vector<double>> times;
+  std::vector<StepProfile> steps;
   for (int r = 0; r < runs; ++r) {
     s.run();
-    const auto& t = s.step_ms();
-    if (times.empty()) times.resize(t.size());
-    for (size_t i = 0; i < t.size(); ++i) times[i].push_back(t[i]);
+    steps = s.profile();
+    if (times.empty()) times.resize(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) times[i].push_back(steps[i].time_ms);
   }
   Profile p;
   p.runs = runs;
-  p.threads = s.pool().size();
-  Isa isa = preferred_isa();
-  p.isa = isa_name(isa);
+  p.threads = s.threads();
+  p.isa = loaded.model->isa();
   p.peak_gflops = measure_fma_peak_gflops(p.isa) * p.threads;
   p.bandwidth_gbs = measure_memory_bandwidth_gbs();
-  const Plan& plan = s.plan();
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const PlanStep& st = plan.steps[i];
-    const Node& n = g.nodes[st.node];
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepProfile& st = steps[i];
     LayerProfile l;
-    l.name = n.name;
-    l.op = n.op_type;
-    l.fused = fused_of(n);
-    l.algorithm = st.op->algorithm();
-    if (l.algorithm.empty()) l.algorithm = "ref";
-    for (int v : st.inputs)
-      if (v >= 0) {
-        l.inputs.push_back(plan.slots[v].desc.shape);
-        l.bytes += double(shape_numel(plan.slots[v].desc.shape)) * dtype_size(plan.slots[v].desc.dtype);
-      }
-    for (int v : st.outputs)
-      if (v >= 0) {
-        l.outputs.push_back(plan.slots[v].desc.shape);
-        l.bytes += double(shape_numel(plan.slots[v].desc.shape)) * dtype_size(plan.slots[v].desc.dtype);
-      }
+    l.name = st.name;
+    l.op = st.op_type;
+    l.fused = joined(st.fused);
+    l.algorithm = st.algorithm;
+    l.precision = st.precision;
+    l.inputs = st.input_shapes;
+    l.outputs = st.output_shapes;
+    l.bytes = static_cast<double>(st.bytes);
     l.median_ms = median(times[i]);
-    l.macs = st.op->macs();
+    l.macs = st.macs;
     const double flops = 2.0 * l.macs;
     l.gflops = l.median_ms > 0 ? flops / (l.median_ms * 1e6) : 0;
     l.intensity = l.bytes > 0 ? flops / l.bytes : 0;
@@ -112,13 +98,14 @@ void print_table(const Profile& p) {
               p.model.c_str(), p.threads, p.isa.c_str(), p.runs, p.peak_gflops, p.bandwidth_gbs);
   size_t w = 4;
   for (const auto& l : p.layers) w = std::max(w, std::min<size_t>(l.name.size(), 40));
-  std::printf("%4s  %-*s  %-11s %-14s %-18s %-22s %9s %6s %13s %8s %9s %6s %6s\n", "#", int(w), "name", "op", "fused",
-              "algorithm", "output", "ms", "share", "MACs", "GFLOP/s", "MB", "F/B", "peak");
+  std::printf("%4s  %-*s  %-11s %-14s %-18s %-5s %-22s %9s %6s %13s %8s %9s %6s %6s\n", "#", int(w), "name", "op",
+              "fused", "algorithm", "prec", "output", "ms", "share", "MACs", "GFLOP/s", "MB", "F/B", "peak");
   for (size_t i = 0; i < p.layers.size(); ++i) {
     const auto& l = p.layers[i];
     std::string name = l.name.size() > 40 ? "..." + l.name.substr(l.name.size() - 37) : l.name;
-    std::printf("%4zu  %-*s  %-11s %-14s %-18s %-22s %9.3f %5.1f%% %13lld %8.2f %9.3f %6.2f %5.1f%%\n", i, int(w),
-                name.c_str(), l.op.c_str(), l.fused.c_str(), l.algorithm.c_str(), shapes_text(l.outputs).c_str(),
+    std::printf("%4zu  %-*s  %-11s %-14s %-18s %-5s %-22s %9.3f %5.1f%% %13lld %8.2f %9.3f %6.2f %5.1f%%\n", i,
+                int(w), name.c_str(), l.op.c_str(), l.fused.c_str(), l.algorithm.c_str(), l.precision.c_str(),
+                shapes_text(l.outputs).c_str(),
                 l.median_ms, 100 * l.share, static_cast<long long>(l.macs), l.gflops, l.bytes / 1e6, l.intensity,
                 100 * l.peak_fraction);
   }
@@ -141,6 +128,7 @@ void write_json_data(JsonWriter& w, const Profile& p) {
     w.key("op").value(l.op);
     w.key("fused").value(l.fused);
     w.key("algorithm").value(l.algorithm);
+    w.key("precision").value(l.precision);
     w.key("inputs").value(shapes_text(l.inputs));
     w.key("outputs").value(shapes_text(l.outputs));
     w.key("median_ms").value(l.median_ms);

@@ -7,7 +7,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "core/npy.h"
+#include "ninegrid/npy.h"
 
 namespace ninegrid::cli {
 
@@ -43,7 +43,8 @@ int cmd_run(int argc, char** argv) {
   if (!p.parse(argc, argv, &exit_code)) return exit_code;
 
   std::vector<GivenInput> given;
-  for (const std::string& a : input_args) given.push_back(read_input_arg(a));
+  for (const std::string& a : input_args)
+    given.push_back(read_input_arg(a, options_from_args(margs).max_file_bytes));
 
   LoadedModel loaded = load_model(margs, given);
   std::vector<Tensor> bound = bind_inputs(loaded, given);

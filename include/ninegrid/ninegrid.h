@@ -7,7 +7,8 @@
 //   ninegrid::Tensor scores = session->output("scores");
 //
 // A Model is immutable once loaded and may be shared by any number of Sessions; each Session is used by
-// one thread at a time, and different Sessions of one Model may run at once on different threads.
+// one thread at a time (a second thread's call throws Error), and different Sessions of one Model may run
+// at once on different threads.
 #pragma once
 
 #include <map>
@@ -28,6 +29,23 @@ struct Options {
   int opt_level = 2;
   // ncnn models: the .bin weights file. Empty means the .param path with its extension replaced by .bin.
   std::string weights_path;
+
+  // Kernels. The instruction set they may use: empty for the best this CPU has, or a cap ("ref",
+  // "avx2", "avx512"; never raised above what the CPU has). Lowering it runs every path on one machine.
+  std::string isa;
+  // The algorithms a convolution may choose among: empty for all, or a comma-separated subset of
+  // "winograd", "strassen", "direct", "indirect" (to bisect a wrong answer to an algorithm).
+  std::string conv_algorithms;
+  // Winograd's output tile: 0 chooses per layer (2 or 4); 2, 4 or 6 forces it on every Winograd layer
+  // (6 is faster on some cores and rounds about twice as badly as 4).
+  int winograd_tile = 0;
+
+  // Resource budget, checked when a session is planned, before anything is allocated or run: a model
+  // or input shape that needs more is refused with an error naming the node and the size. The defaults
+  // are far above what real models need; 0 removes a limit.
+  int64_t max_tensor_bytes = int64_t(4) << 30;  // any one tensor
+  int64_t max_arena_bytes = int64_t(8) << 30;   // a session's working memory for intermediate tensors
+  int64_t max_file_bytes = int64_t(4) << 30;    // a model or weights file read by load()
 };
 
 // Name, element type and shape of a model input or output. Dimensions not known until the inputs are
@@ -36,6 +54,46 @@ struct ValueInfo {
   std::string name;
   DataType dtype = DataType::Float32;
   Shape shape;
+};
+
+// The optimised graph, for tools that show it (`ninegrid info --optimized --dot`).
+struct GraphValueInfo {
+  std::string name;
+  DataType dtype = DataType::Undefined;
+  Shape shape;               // as inferred at load time; empty with shape_known false when not known
+  bool shape_known = false;
+  bool constant = false;     // a weight or a folded constant
+  int64_t elements = 0;      // constants: how many elements
+};
+struct GraphNodeInfo {
+  std::string name;
+  std::string op_type;               // ONNX's names, ncnn's as "ng.<Layer>", layout transforms "ng.Reorder"
+  std::vector<int> inputs, outputs;  // indices into ModelDescription::values; -1 for an omitted input
+  std::vector<std::string> fused;    // work the optimiser moved into this node: "Add" (a residual), "Relu" ...
+  std::string layout;                // storage of output 0: "NCHW", or blocked "NCHW16c", "NCHW8c"
+};
+struct ModelDescription {
+  std::string format;                 // "onnx" or "ncnn"
+  int opt_level = 2;
+  std::string isa;                    // the kernels' instruction set, as Options::isa names it
+  std::vector<GraphValueInfo> values;
+  std::vector<GraphNodeInfo> nodes;   // in execution order
+  std::vector<int> inputs, outputs;   // indices into values
+};
+
+// One step of a session's plan, for profiling (Session::profile).
+struct StepProfile {
+  std::string name;                 // the node's name
+  std::string op_type;
+  std::vector<std::string> fused;   // as GraphNodeInfo::fused
+  std::string algorithm;            // the kernel and its instruction set, e.g. "winograd43/avx512"; "ref"
+  std::string precision;            // arithmetic of its output: "fp32", "int8", or another type's name
+  std::string layout;               // as GraphNodeInfo::layout
+  std::vector<Shape> input_shapes;  // every input present, weights included
+  std::vector<Shape> output_shapes;
+  int64_t macs = 0;                 // multiply-accumulates (0 for ops that do none)
+  int64_t bytes = 0;                // bytes of its inputs and outputs
+  double time_ms = 0;               // wall time in the last run() with profiling on (0 otherwise)
 };
 
 class Session;
@@ -55,17 +113,22 @@ class Model : public std::enable_shared_from_this<Model> {
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
   const Options& options() const;
+  // "onnx" or "ncnn".
+  const std::string& format() const;
+  // The instruction set the kernels use ("avx512", "avx2", "ref"): the best the CPU has, capped by
+  // Options::isa.
+  std::string isa() const;
+  // The graph after optimisation: nodes, values, fused epilogues, layouts.
+  ModelDescription describe() const;
 
   // A new session with its own working memory and threads. Throws Error if an input shape is unusable.
   std::unique_ptr<Session> create_session() const;
-
-  // Internal representation, for the tools in this repository.
-  const ModelImpl& impl() const { return *impl_; }
 
   explicit Model(std::unique_ptr<ModelImpl> impl);
   ~Model();
 
  private:
+  friend struct InternalAccess;  // the library's own code and tests (runtime/model_impl.h)
   std::unique_ptr<ModelImpl> impl_;
 };
 
@@ -73,23 +136,40 @@ class SessionImpl;
 
 class Session {
  public:
-  // Binds an input. The tensor's memory is read in place during run() (no copy), so it must stay alive
-  // and unchanged until run() returns. A shape different from the last run's re-plans the session.
+  // Binds an input. The tensor's memory is read in place during run() (no copy). A borrowed tensor
+  // (Tensor::wrap without an owner) is bound for the next run() only: run() releases it when it returns,
+  // so the session never holds memory the caller may free; bind it again for the next run. Tensors that
+  // own their storage stay bound until replaced. A shape different from the last run's re-plans the
+  // session.
   void set_input(const std::string& name, const Tensor& value);
   // Runs the model on the bound inputs. Throws Error on a missing input or a wrong shape or type.
   void run();
   // An output of the last run. Its storage belongs to the caller: the next run() writes new tensors.
   Tensor output(const std::string& name) const;
 
-  // Convenience: bind all inputs, run, return every output by name.
+  // Convenience: bind these inputs, run, return every output by name. An input not in `inputs` must be
+  // bound already by a tensor that owns its storage.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
 
-  SessionImpl& impl() { return *impl_; }
+  // Plans the session for these input shapes (every input with a dynamic shape must be given) without
+  // running: kernels are chosen and weights packed, so the first run() does only the work.
+  void prepare(const std::map<std::string, Shape>& input_shapes);
+  // Worker threads, the calling thread included.
+  int threads() const;
+
+  // Profiling: with it on, run() times every step. profile() describes the current plan's steps (and
+  // their times in the last profiled run); empty before the session is planned.
+  void set_profiling(bool on);
+  std::vector<StepProfile> profile() const;
+
+  // A session is used by one thread at a time; a call made while another thread is inside one of these
+  // methods on the same session throws Error instead of racing. Sessions of one model may run at once.
 
   explicit Session(std::unique_ptr<SessionImpl> impl);
   ~Session();
 
  private:
+  friend struct InternalAccess;
   std::unique_ptr<SessionImpl> impl_;
 };
 

@@ -70,6 +70,8 @@ class Tensor {
   static Tensor from_vector(DataType dtype, const Shape& shape, const std::vector<T>& values);
 
   bool defined() const { return dtype_ != DataType::Undefined; }
+  // Whether the elements are memory this tensor does not keep alive (made by wrap() without an owner).
+  bool borrowed() const { return data_ != nullptr && !storage_; }
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }

@@ -1,6 +1,7 @@
 #include "core/npy.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -99,10 +100,19 @@ Tensor parse_npy(const void* data, size_t size) {
   return t;
 }
 
-Tensor read_npy(const std::string& path) {
+Tensor read_npy(const std::string& path, int64_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error("cannot read '" + path + "': it is a directory");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error("cannot open '" + path + "'");
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  char chunk[1 << 16];
+  while (f.read(chunk, sizeof chunk) || f.gcount() > 0) {
+    bytes.append(chunk, static_cast<size_t>(f.gcount()));
+    if (max_bytes > 0 && bytes.size() > static_cast<size_t>(max_bytes))
+      throw Error("'" + path + "' is larger than the limit of " + std::to_string(max_bytes) + " bytes");
+  }
+  if (f.bad()) throw Error("cannot read '" + path + "'");
   try {
     return parse_npy(bytes.data(), bytes.size());
   } catch (const Error& e) {

@@ -1,12 +1,14 @@
 // Tensor storage, data-type names and shape helpers.
 #include "ninegrid/tensor.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <sstream>
 
 #include "core/aligned_memory.h"
+#include "core/checked_math.h"
 
 namespace ninegrid {
 
@@ -58,11 +60,34 @@ int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) throw Error("shape " + shape_str(shape) + " has a negative or unknown dimension");
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
-      throw Error("shape " + shape_str(shape) + " has more elements than can be counted");
-    n *= d;
+    int64_t r;
+    if (__builtin_mul_overflow(n, d, &r)) throw Error("shape " + shape_str(shape) + " has more elements than can be counted");
+    n = r;
   }
   return n;
+}
+
+void throw_size_overflow(const char* what) {
+  throw Error(std::string(what) + " overflows a 64-bit integer");
+}
+
+int64_t tensor_bytes(DataType dtype, const Shape& shape) {
+  int64_t bytes;
+  if (__builtin_mul_overflow(shape_numel(shape), static_cast<int64_t>(dtype_size(dtype)), &bytes))
+    throw Error("a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_str(shape) +
+                " has more bytes than can be counted");
+  return bytes;
+}
+
+std::string bytes_str(int64_t bytes) {
+  static const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  double v = static_cast<double>(bytes);
+  int u = -1;
+  while (v >= 1024 && u < 5) v /= 1024, ++u;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", v, units[u]);
+  return text;
 }
 
 std::string shape_str(const Shape& shape) {

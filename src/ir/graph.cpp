@@ -50,15 +50,6 @@ std::vector<int> Graph::producers() const {
   return prod;
 }
 
-std::vector<int> Graph::use_counts() const {
-  std::vector<int> uses(values.size(), 0);
-  for (const Node& n : nodes)
-    for (int i : n.inputs)
-      if (i >= 0) uses[i]++;
-  for (int o : outputs) uses[o]++;
-  return uses;
-}
-
 void Graph::validate() const {
   const int nv = static_cast<int>(values.size());
   auto check_id = [&](int id, const Node* node, const char* what) {

@@ -43,6 +43,9 @@ class Graph {
   std::vector<Node> nodes;   // in topological order after topo_sort()
   std::vector<int> inputs;   // value ids of the graph inputs (not initializers)
   std::vector<int> outputs;  // value ids of the graph outputs
+  // Set when every value's dtype and shape were recorded by value inference (graph/passes/graph_edit.h);
+  // until then a shape may be only what the model file declared.
+  bool shapes_inferred = false;
 
   // Adds a value and returns its id; throws if the name is already taken.
   int add_value(const std::string& name);
@@ -58,8 +61,6 @@ class Graph {
   void validate() const;
   // For each value id, the node index that produces it (-1 for graph inputs and constants).
   std::vector<int> producers() const;
-  // For each value id, how many node inputs and graph outputs use it.
-  std::vector<int> use_counts() const;
 
  private:
   // name -> id; rebuilt when a pass has renamed or added values behind add_value's back.

@@ -28,7 +28,11 @@ class AveragePool final : public PoolOp {
     expect_blockable(*this, block_, in[0]);
     out[0].dtype = DataType::Float32;
     out[0].shape = infer_window(in[0]);
-    isa_ = block_ > 1 ? pool_blocked_isa(block_, preferred_isa()) : Isa::Ref;
+    isa_ = Isa::Ref;
+  }
+
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
+    if (block_ > 1) isa_ = pool_blocked_isa(block_, settings.isa);
   }
 
   void run(OpContext& ctx) override {

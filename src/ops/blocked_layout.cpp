@@ -1,5 +1,6 @@
 #include "ops/blocked_layout.h"
 
+#include "ir/fused_conv.h"
 #include "kernels/ref/blocked_lanes.h"
 
 namespace ninegrid {
@@ -7,8 +8,8 @@ namespace ninegrid {
 int64_t read_spatial_block(const Op& op) {
   int64_t in = 1, out = 1;
   try {
-    in = op.node().attrs.get_int("ng.in_block", 1);
-    out = op.node().attrs.get_int("ng.out_block", 1);
+    in = op.node().attrs.get_int(fused::kInBlock, 1);
+    out = op.node().attrs.get_int(fused::kOutBlock, 1);
   } catch (const Error& e) {
     op.error(e.what());
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/conv_params.h"
+#include "ir/fused_conv.h"
 #include "kernels/ref/conv2d_ref.h"
 #include "kernels/ref/conv3d_ref.h"
 #include "kernels/ref/reorder_ref.h"
@@ -24,9 +25,6 @@
 namespace ninegrid {
 namespace {
 
-constexpr size_t kResidualInput = 3;
-constexpr size_t kSlopeInput = 4;
-
 class Conv final : public Op {
  public:
   explicit Conv(const Node& node) : Op(node) {
@@ -34,8 +32,8 @@ class Conv final : public Op {
       window_ = read_window_attrs(node.attrs);
       group_ = node.attrs.get_int("group", 1);
       activation_ = read_fused_activation(node.attrs);
-      in_block_ = node.attrs.get_int("ng.in_block", 1);
-      out_block_ = node.attrs.get_int("ng.out_block", 1);
+      in_block_ = node.attrs.get_int(fused::kInBlock, 1);
+      out_block_ = node.attrs.get_int(fused::kOutBlock, 1);
     } catch (const Error& e) {
       error(e.what());
     }
@@ -77,22 +75,22 @@ class Conv final : public Op {
     Shape y_shape = {x.shape[0], out_channels};
     y_shape.insert(y_shape.end(), geom_.out.begin(), geom_.out.end());
 
-    if (in.size() > kResidualInput && in[kResidualInput].present) {
-      expect_float(in[kResidualInput], "fused residual");
-      if (in[kResidualInput].shape != y_shape)
-        error("fused residual " + shape_str(in[kResidualInput].shape) + " must have the output's shape " +
+    if (in.size() > fused::kResidualInput && in[fused::kResidualInput].present) {
+      expect_float(in[fused::kResidualInput], "fused residual");
+      if (in[fused::kResidualInput].shape != y_shape)
+        error("fused residual " + shape_str(in[fused::kResidualInput].shape) + " must have the output's shape " +
               shape_str(y_shape));
     }
-    const bool has_slope = in.size() > kSlopeInput && in[kSlopeInput].present;
+    const bool has_slope = in.size() > fused::kSlopeInput && in[fused::kSlopeInput].present;
     if (activation_.kind == ActivationKind::PRelu) {
-      if (!has_slope) error("fused PRelu needs its slope as input " + std::to_string(kSlopeInput));
-      expect_float(in[kSlopeInput], "PRelu slope");
-      int64_t n = shape_numel(in[kSlopeInput].shape);
+      if (!has_slope) error("fused PRelu needs its slope as input " + std::to_string(fused::kSlopeInput));
+      expect_float(in[fused::kSlopeInput], "PRelu slope");
+      int64_t n = shape_numel(in[fused::kSlopeInput].shape);
       if (n != 1 && n != out_channels)
-        error("PRelu slope " + shape_str(in[kSlopeInput].shape) + " must hold 1 or " + std::to_string(out_channels) +
+        error("PRelu slope " + shape_str(in[fused::kSlopeInput].shape) + " must hold 1 or " + std::to_string(out_channels) +
               " values (one per output channel)");
     } else if (has_slope) {
-      error("input " + std::to_string(kSlopeInput) + " (PRelu slope) is given without ng.activation = PRelu");
+      error("input " + std::to_string(fused::kSlopeInput) + " (PRelu slope) is given without ng.activation = PRelu");
     }
 
     if (in_block_ != 1 || out_block_ != 1) {
@@ -103,14 +101,14 @@ class Conv final : public Op {
     }
     x_shape_ = x.shape;
     y_shape_ = y_shape;
-    choose_fast_kernel(in);
+    fast_.reset();
     out[0].dtype = DataType::Float32;
     out[0].shape = y_shape;
   }
 
   void run(OpContext& ctx) override {
     if (fast_) {
-      const float* residual = ctx.has_input(kResidualInput) ? ctx.input(kResidualInput).data_as<float>() : nullptr;
+      const float* residual = ctx.has_input(fused::kResidualInput) ? ctx.input(fused::kResidualInput).data_as<float>() : nullptr;
       fast_->run(ctx.input(0).data_as<float>(), ctx.output(0).data_as<float>(), residual, ctx.pool);
     } else if (in_block_ != 1 || out_block_ != 1) {
       run_blocked_via_reference(ctx);
@@ -131,17 +129,15 @@ class Conv final : public Op {
  private:
   // Picks a vector kernel when one handles this shape and layout (weights known at plan time, as they are
   // for every imported model); it prepacks the weights once per input shape. Otherwise the reference.
-  void choose_fast_kernel(const std::vector<TensorDesc>& in) {
-    fast_.reset();
-    if (!prepare_kernels_ || geom_.rank() != 2 || !in[1].value) return;
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
+    if (geom_.rank() != 2 || !in[1].value) return;
     if (in.size() > 2 && in[2].present && !in[2].value) return;
-    if (activation_.kind == ActivationKind::PRelu && !in[kSlopeInput].value) return;
+    if (activation_.kind == ActivationKind::PRelu && !in[fused::kSlopeInput].value) return;
     const Conv2dParams p = params2d();
-    const Isa isa = preferred_isa();
-    if (isa == Isa::Ref) return;
+    if (settings.isa == Isa::Ref) return;
     Activation act = activation_;
     if (act.kind == ActivationKind::PRelu) {
-      const Tensor& slope = *in[kSlopeInput].value;
+      const Tensor& slope = *in[fused::kSlopeInput].value;
       slopes_.assign(static_cast<size_t>(p.out_channels), slope.data_as<float>()[0]);
       if (slope.numel() == p.out_channels)
         std::copy(slope.data_as<float>(), slope.data_as<float>() + slope.numel(), slopes_.begin());
@@ -149,7 +145,7 @@ class Conv final : public Op {
     }
     const float* bias = in.size() > 2 && in[2].present ? in[2].value->data_as<float>() : nullptr;
     try {
-      fast_ = select_conv2d_kernel(p, in[1].value->data_as<float>(), bias, act, isa, in_block_, out_block_);
+      fast_ = select_conv2d_kernel(p, in[1].value->data_as<float>(), bias, act, in_block_, out_block_, settings);
     } catch (const Error& e) {
       error(e.what());
     }
@@ -163,9 +159,9 @@ class Conv final : public Op {
 
     Epilogue epilogue;
     epilogue.activation = activation_;
-    if (ctx.has_input(kResidualInput)) epilogue.residual = ctx.input(kResidualInput).data_as<float>();
+    if (ctx.has_input(fused::kResidualInput)) epilogue.residual = ctx.input(fused::kResidualInput).data_as<float>();
     if (activation_.kind == ActivationKind::PRelu) {
-      const Tensor& slope = ctx.input(kSlopeInput);
+      const Tensor& slope = ctx.input(fused::kSlopeInput);
       slopes_.assign(static_cast<size_t>(y_shape_[1]), slope.data_as<float>()[0]);
       if (slope.numel() == y_shape_[1]) std::copy(slope.data_as<float>(), slope.data_as<float>() + slope.numel(), slopes_.begin());
       epilogue.activation.slope = slopes_.data();
@@ -197,11 +193,11 @@ class Conv final : public Op {
     };
     Tensor x = to_plain(ctx.input(0), c, in_plane, in_block_);
     Tensor residual;
-    if (ctx.has_input(kResidualInput)) residual = to_plain(ctx.input(kResidualInput), m, out_plane, out_block_);
+    if (ctx.has_input(fused::kResidualInput)) residual = to_plain(ctx.input(fused::kResidualInput), m, out_plane, out_block_);
     Tensor y = Tensor::empty(DataType::Float32, y_shape_);
     OpContext plain = ctx;
     plain.inputs[0] = &x;
-    if (residual.defined()) plain.inputs[kResidualInput] = &residual;
+    if (residual.defined()) plain.inputs[fused::kResidualInput] = &residual;
     plain.outputs[0] = &y;
     run_plain(plain);
     reorder_blocks_ref(y.data_as<float>(), ctx.output(0).data_as<float>(), n, m, out_plane, 1, out_block_);

@@ -1,6 +1,5 @@
 #include "ops/conv_select.h"
 
-#include <cstdlib>
 #include <sstream>
 #include <utility>
 
@@ -56,9 +55,12 @@ class KernelOf final : public Conv2dKernel {
   Impl impl_;
 };
 
-unsigned parse_algorithms(const char* text) {
+}  // namespace
+
+unsigned parse_conv_algorithms(const std::string& names) {
+  if (names.empty()) return kConvAll;
   unsigned flags = 0;
-  std::stringstream list(text);
+  std::stringstream list(names);
   std::string name;
   while (std::getline(list, name, ',')) {
     if (name == "winograd") flags |= kConvWinograd;
@@ -66,25 +68,21 @@ unsigned parse_algorithms(const char* text) {
     else if (name == "direct") flags |= kConvDirect;
     else if (name == "indirect") flags |= kConvIndirect;
     else if (!name.empty())
-      throw Error("NINEGRID_CONV_ALGORITHMS: unknown algorithm '" + name +
+      throw Error("unknown convolution algorithm '" + name +
                   "' (expected a comma-separated list of winograd, strassen, direct, indirect)");
   }
   return flags;
 }
 
-}  // namespace
-
-unsigned allowed_conv_algorithms() {
-  const char* env = std::getenv("NINEGRID_CONV_ALGORITHMS");
-  return env ? parse_algorithms(env) : kConvAll;
-}
-
 std::unique_ptr<Conv2dKernel> select_conv2d_kernel(const Conv2dParams& p, const float* weights, const float* bias,
-                                                   const Activation& activation, Isa isa, int64_t in_block,
-                                                   int64_t out_block, unsigned allowed) {
+                                                   const Activation& activation, int64_t in_block, int64_t out_block,
+                                                   const ExecSettings& settings) {
+  const Isa isa = settings.isa;
+  const unsigned allowed = settings.conv_algorithms;
+  const int tile = settings.winograd_tile;
   if ((allowed & kConvWinograd) && WinogradConv2d::supports(p, in_block, out_block, isa) &&
       WinogradConv2d::estimated_speedup(p, isa) >= kWinogradMinSpeedup)
-    return std::make_unique<KernelOf<WinogradConv2d>>(p, weights, bias, activation, isa, in_block, out_block);
+    return std::make_unique<KernelOf<WinogradConv2d>>(p, weights, bias, activation, isa, in_block, out_block, tile);
   if ((allowed & kConvStrassen) && StrassenConv1x1::supports(p, in_block, out_block, isa) &&
       StrassenConv1x1::splittable(p, in_block, out_block) &&
       StrassenConv1x1::estimated_saving(p, isa) >= kStrassenMinSaving)

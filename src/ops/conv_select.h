@@ -11,8 +11,8 @@
 //   indirect   again, for what the direct kernels cannot do (grouped convs with few channels per group).
 // When none applies the caller runs the reference kernel.
 //
-// NINEGRID_CONV_ALGORITHMS (comma-separated subset of "winograd,strassen,direct,indirect", default all)
-// restricts the choice: a wrong answer can be bisected to an algorithm, and benchmarks can compare them.
+// ExecSettings::conv_algorithms (Options::conv_algorithms) restricts the choice: a wrong answer can be
+// bisected to an algorithm, and benchmarks can compare them; ExecSettings::winograd_tile forces a tile.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/conv_params.h"
-#include "core/cpu_features.h"
+#include "ops/exec_settings.h"
 
 namespace ninegrid {
 
@@ -37,23 +37,11 @@ class Conv2dKernel {
   virtual std::string name() const = 0;
 };
 
-enum ConvAlgorithmFlags : unsigned {
-  kConvWinograd = 1u << 0,
-  kConvStrassen = 1u << 1,
-  kConvDirect = 1u << 2,
-  kConvIndirect = 1u << 3,
-  kConvAll = kConvWinograd | kConvStrassen | kConvDirect | kConvIndirect,
-};
-
-// The algorithms NINEGRID_CONV_ALGORITHMS allows (read once; kConvAll when unset). Throws Error naming
-// the variable on an unknown algorithm name.
-unsigned allowed_conv_algorithms();
-
 // Chooses and builds the kernel for one conv (weights OIHW, bias out_channels values or null; a PRelu
-// activation's slopes are copied), or returns null when no vector kernel among `allowed` handles this
-// shape, layout and ISA.
+// activation's slopes are copied), or returns null when no vector kernel among the settings' algorithms
+// handles this shape, layout and ISA.
 std::unique_ptr<Conv2dKernel> select_conv2d_kernel(const Conv2dParams& p, const float* weights, const float* bias,
-                                                   const Activation& activation, Isa isa, int64_t in_block,
-                                                   int64_t out_block, unsigned allowed = allowed_conv_algorithms());
+                                                   const Activation& activation, int64_t in_block, int64_t out_block,
+                                                   const ExecSettings& settings);
 
 }  // namespace ninegrid

@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "ir/fused_conv.h"
 #include "kernels/conv_params.h"
 #include "kernels/ref/conv_transpose_ref.h"
 #include "ops/conv_transpose_fast.h"
@@ -31,7 +32,6 @@ namespace ninegrid {
 namespace {
 
 constexpr size_t kUnusedResidualInput = 3;
-constexpr size_t kSlopeInput = 4;
 
 std::string ints_str(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -55,7 +55,7 @@ class ConvTranspose final : public Op {
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
-    expect_inputs(in, 2, kSlopeInput + 1);
+    expect_inputs(in, 2, fused::kSlopeInput + 1);
     const TensorDesc& x = in[0];
     const TensorDesc& w = in[1];
     expect_float(x, "input X");
@@ -79,16 +79,16 @@ class ConvTranspose final : public Op {
     }
     if (in.size() > kUnusedResidualInput && in[kUnusedResidualInput].present)
       error("input " + std::to_string(kUnusedResidualInput) + " must be absent (ConvTranspose has no fused residual)");
-    const bool has_slope = in.size() > kSlopeInput && in[kSlopeInput].present;
+    const bool has_slope = in.size() > fused::kSlopeInput && in[fused::kSlopeInput].present;
     if (activation_.kind == ActivationKind::PRelu) {
-      if (!has_slope) error("fused PRelu needs its slope as input " + std::to_string(kSlopeInput));
-      expect_float(in[kSlopeInput], "PRelu slope");
-      const int64_t n = shape_numel(in[kSlopeInput].shape);
+      if (!has_slope) error("fused PRelu needs its slope as input " + std::to_string(fused::kSlopeInput));
+      expect_float(in[fused::kSlopeInput], "PRelu slope");
+      const int64_t n = shape_numel(in[fused::kSlopeInput].shape);
       if (n != 1 && n != out_channels)
-        error("PRelu slope " + shape_str(in[kSlopeInput].shape) + " must hold 1 or " + std::to_string(out_channels) +
+        error("PRelu slope " + shape_str(in[fused::kSlopeInput].shape) + " must hold 1 or " + std::to_string(out_channels) +
               " values (one per output channel)");
     } else if (has_slope) {
-      error("input " + std::to_string(kSlopeInput) + " (PRelu slope) is given without ng.activation = PRelu");
+      error("input " + std::to_string(fused::kSlopeInput) + " (PRelu slope) is given without ng.activation = PRelu");
     }
 
     const size_t sr = static_cast<size_t>(rank - 2);
@@ -166,7 +166,7 @@ class ConvTranspose final : public Op {
     y_shape.insert(y_shape.end(), out_.begin(), out_.end());
     out[0].dtype = DataType::Float32;
     out[0].shape = y_shape;
-    choose_fast_kernel(in);
+    fast_.reset();
   }
 
   void run(OpContext& ctx) override {
@@ -180,7 +180,7 @@ class ConvTranspose final : public Op {
     const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
     float* y = ctx.output(0).data_as<float>();
     Activation act = activation_;
-    if (act.kind == ActivationKind::PRelu) act.slope = expand_slopes(ctx.input(kSlopeInput));
+    if (act.kind == ActivationKind::PRelu) act.slope = expand_slopes(ctx.input(fused::kSlopeInput));
     const int64_t out_plane = p.out[0] * p.out[1] * p.out[2];
     auto fn = [&](int64_t b, int64_t e) {
       conv_transpose_ref_planes(p, x, w, bias, y, b, e);
@@ -204,16 +204,15 @@ class ConvTranspose final : public Op {
   // The GEMM + col2im kernel when it handles this shape on this CPU and the weights (and bias, and PRelu
   // slopes) are known at plan time, as they are in every imported model; it prepacks the weights once per
   // input shape. Otherwise the reference.
-  void choose_fast_kernel(const std::vector<TensorDesc>& in) {
-    fast_.reset();
-    if (!prepare_kernels_ || !in[1].value) return;
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
+    if (!in[1].value) return;
     if (in.size() > 2 && in[2].present && !in[2].value) return;
-    if (activation_.kind == ActivationKind::PRelu && !in[kSlopeInput].value) return;
+    if (activation_.kind == ActivationKind::PRelu && !in[fused::kSlopeInput].value) return;
     const ConvTransposeParams p = params();
-    const Isa isa = preferred_isa();
+    const Isa isa = settings.isa;
     if (!FastConvTranspose2d::supports(p, isa)) return;
     Activation act = activation_;
-    if (act.kind == ActivationKind::PRelu) act.slope = expand_slopes(*in[kSlopeInput].value);
+    if (act.kind == ActivationKind::PRelu) act.slope = expand_slopes(*in[fused::kSlopeInput].value);
     const float* bias = in.size() > 2 && in[2].present ? in[2].value->data_as<float>() : nullptr;
     try {
       fast_ = std::make_unique<FastConvTranspose2d>(p, in[1].value->data_as<float>(), bias, act, isa);

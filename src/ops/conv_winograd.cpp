@@ -138,7 +138,7 @@ double direct_seconds(const CoreCosts& k, const Conv2dParams& p, bool avx512) {
 // 239 GFLOP/s), but it rounds about twice as badly: ResNet-50 with F(6x6) in its 64-channel 56x56 layers
 // drifts 2.1e-4 from the unoptimised run (absolute, on an output range of 13), past the 1e-5 of the range
 // (1.3e-4) the optimiser tests allow; with F(4x4) it drifts 1.26e-4.
-// NINEGRID_WINOGRAD_TILE=6 (forced_tile) trades that accuracy for the speed.
+// Forcing tile 6 (ExecSettings::winograd_tile) trades that accuracy for the speed.
 int best_tile(const CoreCosts& k, const Conv2dParams& p, bool avx512, double* seconds) {
   const double four = winograd_seconds(k, p, 4, avx512), two = winograd_seconds(k, p, 2, avx512);
   if (seconds) *seconds = std::min(four, two);
@@ -166,20 +166,7 @@ WinogradCore WinogradConv2d::this_core() {
 int WinogradConv2d::default_tile(const Conv2dParams& p, Isa isa) { return default_tile(p, isa, this_core()); }
 
 int WinogradConv2d::default_tile(const Conv2dParams& p, Isa isa, WinogradCore core) {
-  if (const int forced = forced_tile()) return forced;
   return best_tile(costs_of(core), p, effective_isa(isa) != Isa::Avx2, nullptr);
-}
-
-int WinogradConv2d::forced_tile() {
-  static const int tile = [] {
-    const char* env = std::getenv("NINEGRID_WINOGRAD_TILE");
-    if (!env || !*env) return 0;
-    const std::string v = env;
-    if (v != "2" && v != "4" && v != "6")
-      throw Error("NINEGRID_WINOGRAD_TILE: expected 2, 4 or 6 (the output tile of F(m x m, 3 x 3)), got '" + v + "'");
-    return std::stoi(v);
-  }();
-  return tile;
 }
 
 double WinogradConv2d::estimated_speedup(const Conv2dParams& p, Isa isa) {

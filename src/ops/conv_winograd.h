@@ -37,17 +37,14 @@ class WinogradConv2d {
   // capped by what the CPU has). Either ISA reads and writes any of those blocks.
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
   // The output tile the constructor picks when given tile = 0: 4 or 2, whichever a cost model of the
-  // kernels (GEMM rate, streaming of the transformed weights, transforms; conv_winograd.cpp) finds faster,
-  // unless NINEGRID_WINOGRAD_TILE forces one. (6 is never chosen on its own: it rounds about twice as
-  // badly as 4; see conv_winograd.cpp.)
+  // kernels (GEMM rate, streaming of the transformed weights, transforms; conv_winograd.cpp) finds faster.
+  // (6 is never chosen on its own: it rounds about twice as badly as 4; see conv_winograd.cpp. The
+  // constructor's `tile` forces it, from ExecSettings::winograd_tile.)
   static int default_tile(const Conv2dParams& p, Isa isa);
   // The same for a given kind of core (the choices above use this_core()).
   static int default_tile(const Conv2dParams& p, Isa isa, WinogradCore core);
   // The kind of core this process runs on, as the cost model sees it.
   static WinogradCore this_core();
-  // The tile NINEGRID_WINOGRAD_TILE (2, 4 or 6) forces on every Winograd layer, or 0 when it is unset:
-  // a wrong answer or a slow layer can be bisected to the tile. Throws Error on another value.
-  static int forced_tile();
   // The same model's estimate of (direct conv time) / (Winograd time with the default tile) for one image
   // (0 when not applicable): Winograd pays on planes large enough to reuse its alpha^2 / 9 times larger
   // transformed weights, e.g. about 2.5 for ResNet's 64-channel 56x56 layers, about 1.2 at 512 channels

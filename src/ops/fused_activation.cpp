@@ -1,4 +1,5 @@
 #include "ops/fused_activation.h"
+#include "ir/fused_conv.h"
 
 #include <string>
 #include <vector>
@@ -6,8 +7,8 @@
 namespace ninegrid {
 
 Activation read_fused_activation(const Attributes& attrs) {
-  const std::string name = attrs.get_string("ng.activation", "");
-  const std::vector<float> params = attrs.get_floats("ng.activation_params");
+  const std::string name = attrs.get_string(fused::kActivation, "");
+  const std::vector<float> params = attrs.get_floats(fused::kActivationParams);
   auto expect_params = [&](size_t n) {
     if (params.size() != n)
       throw Error("fused activation " + name + " expects " + std::to_string(n) +

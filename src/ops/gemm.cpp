@@ -60,7 +60,28 @@ class Gemm final : public Op {
     }
     out[0].dtype = DataType::Float32;
     out[0].shape = {m_, n_};
-    choose_fast_kernel(in);
+    fast_.reset();
+  }
+
+  // The fully connected layer as a pointwise conv, when its weights are constants.
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
+    const bool has_c = in.size() > 2 && in[2].present && beta_ != 0.f;
+    if (trans_a_ || !in[1].value || (has_c && (!in[2].value || c_rows_ != 1)) || m_ < 1 || n_ < 1 || k_ < 1) return;
+    Conv2dParams p;
+    p.batch = m_, p.in_channels = k_, p.out_channels = n_;
+    p.in_h = p.in_w = p.out_h = p.out_w = 1;
+    const Isa isa = settings.isa;
+    if (isa == Isa::Ref || !FastConv2d::supports(p, 1, 1, isa, ConvAlgorithm::Pointwise)) return;
+    const float* b = in[1].value->data_as<float>();
+    std::vector<float> w(static_cast<size_t>(n_ * k_)), bias(static_cast<size_t>(n_), 0.f);
+    for (int64_t j = 0; j < n_; ++j)
+      for (int64_t k = 0; k < k_; ++k) w[j * k_ + k] = alpha_ * (trans_b_ ? b[j * k_ + k] : b[k * n_ + j]);
+    if (has_c) {
+      const float* c = in[2].value->data_as<float>();
+      for (int64_t j = 0; j < n_; ++j) bias[j] = beta_ * c[c_cols_ == 1 ? 0 : j];
+    }
+    fast_ = std::make_unique<FastConv2d>(p, w.data(), bias.data(), Activation::none(), isa, 1, 1,
+                                         ConvAlgorithm::Pointwise);
   }
 
   void run(OpContext& ctx) override {
@@ -101,28 +122,6 @@ class Gemm final : public Op {
   bool trans_a_ = false, trans_b_ = false;
   int64_t m_ = 0, n_ = 0, k_ = 0, c_rows_ = 0, c_cols_ = 0;
   std::unique_ptr<FastConv2d> fast_;  // the fully connected layer as a pointwise conv, when it applies
-
-  void choose_fast_kernel(const std::vector<TensorDesc>& in) {
-    fast_.reset();
-    if (!prepare_kernels_) return;
-    const bool has_c = in.size() > 2 && in[2].present && beta_ != 0.f;
-    if (trans_a_ || !in[1].value || (has_c && (!in[2].value || c_rows_ != 1)) || m_ < 1 || n_ < 1 || k_ < 1) return;
-    Conv2dParams p;
-    p.batch = m_, p.in_channels = k_, p.out_channels = n_;
-    p.in_h = p.in_w = p.out_h = p.out_w = 1;
-    const Isa isa = preferred_isa();
-    if (isa == Isa::Ref || !FastConv2d::supports(p, 1, 1, isa, ConvAlgorithm::Pointwise)) return;
-    const float* b = in[1].value->data_as<float>();
-    std::vector<float> w(static_cast<size_t>(n_ * k_)), bias(static_cast<size_t>(n_), 0.f);
-    for (int64_t j = 0; j < n_; ++j)
-      for (int64_t k = 0; k < k_; ++k) w[j * k_ + k] = alpha_ * (trans_b_ ? b[j * k_ + k] : b[k * n_ + j]);
-    if (has_c) {
-      const float* c = in[2].value->data_as<float>();
-      for (int64_t j = 0; j < n_; ++j) bias[j] = beta_ * c[c_cols_ == 1 ? 0 : j];
-    }
-    fast_ = std::make_unique<FastConv2d>(p, w.data(), bias.data(), Activation::none(), isa, 1, 1,
-                                         ConvAlgorithm::Pointwise);
-  }
 };
 
 NINEGRID_REGISTER_OP("Gemm", Gemm);

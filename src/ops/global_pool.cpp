@@ -39,7 +39,10 @@ class GlobalPool final : public Op {
     }
     out[0].dtype = t;
     out[0].shape = y;
+    isa_ = Isa::Ref;
   }
+
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override { isa_ = settings.isa; }
 
   std::string algorithm() const override {
     const Isa isa = is_max_ || block_ == 1 ? Isa::Ref : pool_blocked_isa(block_, isa_);
@@ -81,7 +84,7 @@ class GlobalPool final : public Op {
  private:
   bool is_max_;
   int64_t block_ = 1;  // channel block of X (1 = plain NCHW)
-  Isa isa_ = preferred_isa();  // for the blocked average's vector kernel
+  Isa isa_ = Isa::Ref;  // for the blocked average's vector kernel
   int64_t planes_ = 0, plane_size_ = 0;
 };
 

@@ -34,13 +34,17 @@ class MaxPool final : public PoolOp {
       error(std::string("unsupported: input X of type ") + dtype_name(t) + " (float32, uint8 and int8 supported)");
     expect_blockable(*this, block_, in[0]);
     const Shape y = infer_window(in[0]);
-    isa_ = block_ > 1 ? pool_blocked_isa(block_, preferred_isa()) : Isa::Ref;
+    isa_ = Isa::Ref;
     out[0].dtype = t;
     out[0].shape = y;
     if (out.size() > 1) {
       out[1].dtype = DataType::Int64;
       out[1].shape = y;
     }
+  }
+
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
+    if (block_ > 1) isa_ = pool_blocked_isa(block_, settings.isa);
   }
 
   void run(OpContext& ctx) override {

@@ -58,10 +58,4 @@ std::unique_ptr<Op> OpRegistry::create(const Node& node) const {
   return it->second(node);
 }
 
-std::vector<std::string> OpRegistry::op_types() const {
-  std::vector<std::string> v;
-  for (const auto& kv : factories_) v.push_back(kv.first);
-  return v;
-}
-
 }  // namespace ninegrid

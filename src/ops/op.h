@@ -1,6 +1,8 @@
 // The operator interface. One Op object exists per graph node per session. It is created from the node
 // (validating attributes: errors name the node), asked for its output shapes whenever the input shapes
-// change (infer), then run any number of times (run).
+// change (infer: shapes and types only, cheap, also used by the graph passes and to fold constants),
+// prepared when a session will run it with those shapes (prepare: algorithm choice, weight packing,
+// indirection buffers), then run any number of times (run).
 //
 // Writing an operator:
 //   class Relu final : public Op { ... };
@@ -16,6 +18,7 @@
 
 #include "ir/graph.h"
 #include "ninegrid/tensor.h"
+#include "ops/exec_settings.h"
 
 namespace ninegrid {
 
@@ -46,9 +49,14 @@ class Op {
   virtual ~Op() = default;
 
   // Fills `out` (one entry per node output) with dtype and shape. Validates inputs' count, types and
-  // shapes, throwing with error() on anything unusable. `out[i].value` may be left null.
+  // shapes, throwing with error() on anything unusable. `out[i].value` may be left null. Prepares no
+  // kernel, and drops what an earlier prepare() built for other shapes.
   virtual void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) = 0;
-  // Computes the outputs. Called only after infer() with the same shapes.
+  // Builds what run() needs to be fast for the shapes of the last infer() (the same `in`): chooses the
+  // kernel for settings.isa, packs constant weights. Not called for nodes folded at plan time.
+  virtual void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) {}
+  // Computes the outputs. Called only after infer() with the same shapes; correct with or without
+  // prepare() (without it, ops run their reference kernels: constant folding does that).
   virtual void run(OpContext& ctx) = 0;
 
   // If output `out_index` is the same bytes as an input (Reshape, Squeeze, Identity ...), that input's
@@ -73,15 +81,8 @@ class Op {
   const Node& node() const { return node_; }
   [[noreturn]] void error(const std::string& message) const { throw_node_error(node_, message); }
 
-  // Whether infer() may prepare run-time kernels (prepack or transform weights, build indirection
-  // buffers). Plans made only for shapes or constant folding (graph passes, model loading) switch it off:
-  // those kernels would be built and thrown away several times per load. run() must still compute
-  // correctly without them (ops fall back to their reference path).
-  void set_prepare_kernels(bool on) { prepare_kernels_ = on; }
 
  protected:
-  bool prepare_kernels_ = true;
-
   // Common checks, each throwing a node error.
   void expect_inputs(const std::vector<TensorDesc>& in, size_t min, size_t max) const;
   void expect_dtype(const TensorDesc& t, DataType dtype, const char* what) const;
@@ -104,7 +105,6 @@ class OpRegistry {
   // Creates the op for a node; throws "unsupported operator" naming the node if none is registered.
   std::unique_ptr<Op> create(const Node& node) const;
   bool supports(const std::string& op_type) const { return factories_.count(op_type) != 0; }
-  std::vector<std::string> op_types() const;
 
  private:
   std::map<std::string, OpFactory> factories_;

@@ -25,7 +25,9 @@ class Reorder final : public Op {
       error("blocks " + std::to_string(from_) + " and " + std::to_string(to_) + " must divide the " +
             std::to_string(c) + " channels");
     out[0] = {DataType::Float32, in[0].shape, nullptr, true};
+    isa_ = Isa::Ref;
   }
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override { isa_ = settings.isa; }
   void run(OpContext& ctx) override {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
@@ -34,7 +36,7 @@ class Reorder final : public Op {
     float* dst = y.data_as<float>();
 #if defined(__x86_64__)
     // Plain <-> the vector width's block: the ISA kernels transpose whole P x P tiles in registers.
-    const Isa isa = preferred_isa();
+    const Isa isa = isa_;
     const int64_t blocked = from_ == 1 ? to_ : to_ == 1 ? from_ : 0;
     if ((blocked == 16 && isa >= Isa::Avx512) || (blocked == 8 && isa >= Isa::Avx2)) {
       const bool wide = blocked == 16;
@@ -58,6 +60,7 @@ class Reorder final : public Op {
 
  private:
   int64_t from_ = 1, to_ = 1;
+  Isa isa_ = Isa::Ref;  // the vector transposes' instruction set (Ref: the reference kernel)
 };
 
 NINEGRID_REGISTER_OP("ng.Reorder", Reorder);

@@ -24,9 +24,14 @@ class Softmax final : public Op {
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 1, 1);
     require_dtype(*this, TypeList<float>(), in[0].dtype, "input");
-    isa_ = softmax_f32_isa(kind_, geometry(in[0].shape).inner, preferred_isa());  // validates rank and axis
+    geometry(in[0].shape);  // validates rank and axis
+    isa_ = Isa::Ref;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
+  }
+
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
+    isa_ = softmax_f32_isa(kind_, geometry(in[0].shape).inner, settings.isa);
   }
 
   void run(OpContext& ctx) override {
@@ -34,7 +39,7 @@ class Softmax final : public Op {
     float* y = ctx.output(0).data_as<float>();
     if (ctx.input(0).numel() == 0) return;
     const Geometry g = geometry(ctx.input(0).shape());
-    const Isa isa = preferred_isa();  // the kernels narrow it to what applies to this shape
+    const Isa isa = isa_;
     const int threads = ctx.pool ? ctx.pool->size() : 1;
     constexpr int64_t kColumns = 1024;  // columns per task when slices are split
     if (threads > 1 && g.outer < threads && g.inner >= 2 * kColumns) {

@@ -71,7 +71,6 @@ class UnaryFloat final : public Op {
       }
       default: break;
     }
-    isa_ = unary_f32_isa(kind_, preferred_isa());
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -79,6 +78,11 @@ class UnaryFloat final : public Op {
     require_dtype(*this, TypeList<float>(), in[0].dtype, "input");
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
+    isa_ = Isa::Ref;
+  }
+
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
+    isa_ = unary_f32_isa(kind_, settings.isa);
   }
 
   void run(OpContext& ctx) override {

@@ -5,6 +5,8 @@
 #include <iterator>
 #include <memory>
 
+#include "core/checked_math.h"
+#include "graph/infer_values.h"
 #include "graph/passes/pipeline.h"
 #include "import/ncnn/ncnn_importer.h"
 #include "import/onnx/onnx_importer.h"
@@ -15,16 +17,24 @@ namespace ninegrid {
 
 namespace {
 
-std::string read_file(const std::string& path, const char* what) {
+// The whole file, refusing more than `max_bytes` (0: no limit) before reading it: a device or a pipe
+// given as a model (/dev/zero) must not fill the memory.
+std::string read_file(const std::string& path, const char* what, int64_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(std::string("cannot read ") + what + " '" + path + "': it is a directory");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(std::string("cannot open ") + what + " '" + path + "'");
+  auto too_large = [&] {
+    return Error(std::string(what) + " '" + path + "' is larger than the limit of " + bytes_str(max_bytes) +
+                 " (Options::max_file_bytes)");
+  };
   std::string data;
-  // A regular file in one read of its known size (ResNet-50's 100 MB: the character-by-character copy
-  // below was an eighth of the model's load time); anything else (a pipe, a directory) the general way.
-  std::error_code ec;
+  // A regular file in one read of its known size (ResNet-50's 100 MB: a character-by-character copy
+  // was an eighth of the model's load time); anything else (a pipe, a device) in chunks up to the limit.
   if (std::filesystem::is_regular_file(path, ec)) {
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
     if (!ec) {
+      if (max_bytes > 0 && size > static_cast<std::uintmax_t>(max_bytes)) throw too_large();
       data.resize(static_cast<size_t>(size));
       f.read(data.data(), static_cast<std::streamsize>(size));
       if (static_cast<std::uintmax_t>(f.gcount()) != size || f.bad())
@@ -32,11 +42,10 @@ std::string read_file(const std::string& path, const char* what) {
       return data;
     }
   }
-  try {
-    // libstdc++ throws from the stream buffer on read errors such as EISDIR (a directory opens fine).
-    data.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  } catch (const std::exception& e) {
-    throw Error(std::string("cannot read ") + what + " '" + path + "': " + e.what());
+  char chunk[1 << 16];
+  while (f.read(chunk, sizeof chunk) || f.gcount() > 0) {
+    data.append(chunk, static_cast<size_t>(f.gcount()));
+    if (max_bytes > 0 && data.size() > static_cast<size_t>(max_bytes)) throw too_large();
   }
   if (f.bad()) throw Error(std::string("cannot read ") + what + " '" + path + "'");
   return data;
@@ -47,6 +56,12 @@ bool looks_like_ncnn_param(const std::string& bytes) {
   size_t i = 0;
   while (i < bytes.size() && (bytes[i] == ' ' || bytes[i] == '\t' || bytes[i] == '\r' || bytes[i] == '\n')) ++i;
   return bytes.compare(i, 7, "7767517") == 0;
+}
+
+// A file named *.param is meant as an ncnn model, whatever its contents: say so when it is not one,
+// rather than reporting it as a bad ONNX file.
+bool named_like_ncnn_param(const std::string& path) {
+  return path.size() > 6 && path.compare(path.size() - 6, 6, ".param") == 0;
 }
 
 std::string default_weights_path(const std::string& param_path) {
@@ -61,10 +76,7 @@ std::string default_weights_path(const std::string& param_path) {
 
 ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
     : graph_(std::move(graph)), options_(std::move(options)), format_(std::move(format)) {
-  if (options_.opt_level < 0 || options_.opt_level > 2)
-    throw Error("opt_level must be 0, 1 or 2, got " + std::to_string(options_.opt_level));
-  if (options_.threads < 0 || options_.threads > 1024)
-    throw Error("threads must be between 0 and 1024, got " + std::to_string(options_.threads));
+  resolved_ = resolve_options(options_);
   graph_.topo_sort();
 
   // Input shapes given by the user replace the model's declared (possibly dynamic) ones.
@@ -85,10 +97,10 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
       val.shape = kv.second;
       val.shape_known = true;
     }
-    if (!found) throw Error("--shape names '" + kv.first + "', which is not an input of the model");
+    if (!found) throw Error("a shape was given for '" + kv.first + "', which is not an input of the model");
   }
 
-  optimize_graph(graph_, options_.opt_level);
+  optimize_graph(graph_, options_.opt_level, isa_block(resolved_.exec.isa), resolved_.limits);
 
   for (int v : graph_.inputs) {
     const Value& val = graph_.values[v];
@@ -98,23 +110,14 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
   for (int v : graph_.outputs) outputs_.push_back({graph_.values[v].name, graph_.values[v].dtype, graph_.values[v].shape});
 
   // Create every operator once: unsupported operators and bad attributes are reported at load time.
-  std::vector<std::unique_ptr<Op>> ops;
-  for (const Node& n : graph_.nodes) {
-    ops.push_back(OpRegistry::instance().create(n));
-    ops.back()->set_prepare_kernels(false);  // shapes only: sessions build the kernels
-  }
-  // With all input shapes known, infer the output shapes now, so shape errors surface at load time too.
+  std::vector<std::unique_ptr<Op>> ops = create_ops(graph_);
+  // With all input shapes known, infer the outputs' now, so shape errors surface at load time too.
   std::vector<Shape> shapes;
-  for (const ValueInfo& in : inputs_) {
-    for (int64_t d : in.shape)
-      if (d < 0) return;
-    shapes.push_back(in.shape);
-  }
-  ThreadPool pool(1);
-  Plan plan = make_plan(graph_, shapes, ops, &pool);
+  if (!fixed_input_shapes(graph_, &shapes)) return;
+  const ValueInference values = infer_values(graph_, shapes, ops, resolved_.limits);
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    outputs_[i].shape = plan.slots[graph_.outputs[i]].desc.shape;
-    outputs_[i].dtype = plan.slots[graph_.outputs[i]].desc.dtype;
+    outputs_[i].shape = values.values[graph_.outputs[i]].desc.shape;
+    outputs_[i].dtype = values.values[graph_.outputs[i]].desc.dtype;
   }
 }
 
@@ -124,6 +127,8 @@ Model::~Model() = default;
 const std::vector<ValueInfo>& Model::inputs() const { return impl_->inputs(); }
 const std::vector<ValueInfo>& Model::outputs() const { return impl_->outputs(); }
 const Options& Model::options() const { return impl_->options(); }
+const std::string& Model::format() const { return impl_->format(); }
+std::string Model::isa() const { return isa_name(impl_->resolved().exec.isa); }
 
 std::shared_ptr<Model> Model::load_onnx(const void* data, size_t size, const Options& options) {
   return std::make_shared<Model>(std::make_unique<ModelImpl>(import_onnx(data, size), options, "onnx"));
@@ -136,6 +141,7 @@ std::shared_ptr<Model> Model::load_ncnn(const std::string& param_text, const voi
 }
 
 std::shared_ptr<Model> Model::load(const std::string& path, const Options& options) {
+  const int64_t max_bytes = resolve_options(options).max_file_bytes;
   // A regular file that is not an ncnn .param is parsed as ONNX straight from the file: reading it whole
   // first cost a copy and as much fresh memory as the weights (the kernel zeroing those pages was much of
   // ResNet-50's load time).
@@ -144,10 +150,13 @@ std::shared_ptr<Model> Model::load(const std::string& path, const Options& optio
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
     std::ifstream f(path, std::ios::binary);
     if (!ec && f) {
+      if (max_bytes > 0 && size > static_cast<std::uintmax_t>(max_bytes))
+        throw Error("model file '" + path + "' is larger than the limit of " + bytes_str(max_bytes) +
+                    " (Options::max_file_bytes)");
       std::string head(4096, '\0');
       f.read(head.data(), static_cast<std::streamsize>(head.size()));
       head.resize(static_cast<size_t>(f.gcount()));
-      if (!f.bad() && !looks_like_ncnn_param(head)) {
+      if (!f.bad() && !looks_like_ncnn_param(head) && !named_like_ncnn_param(path)) {
         f.clear();
         f.seekg(0);
         try {
@@ -159,13 +168,15 @@ std::shared_ptr<Model> Model::load(const std::string& path, const Options& optio
       }
     }
   }
-  std::string bytes = read_file(path, "model file");
+  std::string bytes = read_file(path, "model file", max_bytes);
   try {
     if (looks_like_ncnn_param(bytes)) {
       std::string wpath = options.weights_path.empty() ? default_weights_path(path) : options.weights_path;
-      std::string weights = read_file(wpath, "ncnn weights file");
+      std::string weights = read_file(wpath, "ncnn weights file", max_bytes);
       return load_ncnn(bytes, weights.data(), weights.size(), options);
     }
+    if (named_like_ncnn_param(path))
+      throw Error("not an ncnn .param file: its first line must be ncnn's magic number 7767517");
     return std::make_shared<Model>(std::make_unique<ModelImpl>(import_onnx(std::move(bytes)), options, "onnx"));
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());

@@ -6,6 +6,7 @@
 
 #include "ir/graph.h"
 #include "ninegrid/ninegrid.h"
+#include "runtime/resolved_options.h"
 
 namespace ninegrid {
 
@@ -17,6 +18,7 @@ class ModelImpl {
 
   const Graph& graph() const { return graph_; }
   const Options& options() const { return options_; }
+  const ResolvedOptions& resolved() const { return resolved_; }
   const std::string& format() const { return format_; }  // "onnx" or "ncnn"
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
@@ -24,9 +26,18 @@ class ModelImpl {
  private:
   Graph graph_;
   Options options_;
+  ResolvedOptions resolved_;
   std::string format_;
   std::vector<ValueInfo> inputs_;
   std::vector<ValueInfo> outputs_;
+};
+
+class SessionImpl;
+
+// The implementation behind the public classes, for the library's own code and its tests.
+struct InternalAccess {
+  static const ModelImpl& impl(const Model& m) { return *m.impl_; }
+  static SessionImpl& impl(Session& s) { return *s.impl_; }
 };
 
 }  // namespace ninegrid

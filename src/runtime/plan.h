@@ -1,22 +1,22 @@
-// Execution plan for one set of input shapes: which nodes run (the rest were folded to constants at
-// plan time), the shape of every value, and where each intermediate tensor lives in one shared arena
-// whose slots are reused once a tensor's last consumer has run.
+// Execution plan for one set of input shapes: which nodes run (the others were folded to constants by
+// value inference), and where each value's bytes live: constants and folded values in their own
+// tensors, intermediate tensors in one shared arena whose slots are reused once a tensor's last reader
+// has run, views (Reshape, Squeeze ...) in the bytes of the tensor they alias.
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "graph/infer_values.h"
 #include "ir/graph.h"
 #include "ops/op.h"
 
 namespace ninegrid {
 
-class ThreadPool;
-
 struct PlanStep {
   int node = -1;  // index into graph.nodes
   Op* op = nullptr;
-  std::vector<int> inputs;   // value ids (-1 omitted)
+  std::vector<int> inputs;   // value ids (-1 omitted), as the node's
   std::vector<int> outputs;  // value ids (-1 omitted)
 };
 
@@ -24,22 +24,23 @@ enum class Storage { None, Constant, Folded, GraphInput, Arena, Alias, FreshOutp
 
 struct ValueSlot {
   Storage storage = Storage::None;
-  TensorDesc desc;
   size_t offset = 0;   // Arena: byte offset
-  int alias_of = -1;   // Alias: the value whose bytes this one shares
-  Tensor folded;       // Folded: the value computed at plan time
+  int alias_of = -1;   // Alias: the value (itself never an alias) whose bytes this one shares
 };
 
 struct Plan {
   std::vector<Shape> input_shapes;  // per graph input, what this plan was made for
+  ValueInference values;            // per value: type, shape, known contents
   std::vector<PlanStep> steps;
   std::vector<ValueSlot> slots;     // per value id
   size_t arena_bytes = 0;
+
+  const TensorDesc& desc(int value) const { return values.values[value].desc; }
 };
 
-// Infers shapes for all values given the graph inputs' shapes, evaluates what can be known before run
-// time, and lays out the arena. `ops` has one op per node. Throws Error naming the node on a bad shape.
-Plan make_plan(const Graph& graph, const std::vector<Shape>& input_shapes, std::vector<std::unique_ptr<Op>>& ops,
-               ThreadPool* pool);
+// Lays out the steps and the arena for values inferred with infer_values(graph, input_shapes, ops).
+// Throws Error when the arena would exceed limits.max_arena_bytes.
+Plan make_plan(const Graph& graph, std::vector<Shape> input_shapes, ValueInference values,
+               std::vector<std::unique_ptr<Op>>& ops, const ResourceLimits& limits);
 
 }  // namespace ninegrid

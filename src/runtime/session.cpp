@@ -1,5 +1,9 @@
+#include <chrono>
 #include <cstring>
+#include <new>
 
+#include "core/checked_math.h"
+#include "runtime/describe.h"
 #include "runtime/session_impl.h"
 
 namespace ninegrid {
@@ -8,8 +12,7 @@ SessionImpl::SessionImpl(std::shared_ptr<const Model> model)
     : model_(std::move(model)),
       pool_(model_->options().threads > 0 ? model_->options().threads : ThreadPool::default_threads()) {
   const Graph& g = this->model().graph();
-  ops_.reserve(g.nodes.size());
-  for (const Node& n : g.nodes) ops_.push_back(OpRegistry::instance().create(n));
+  ops_ = create_ops(g);
   inputs_.resize(g.inputs.size());
   // Plan now when every input shape is known, so shape errors surface at session creation.
   std::vector<Shape> shapes;
@@ -21,12 +24,67 @@ SessionImpl::SessionImpl(std::shared_ptr<const Model> model)
   prepare(shapes);
 }
 
+SessionImpl::Use::Use(const SessionImpl& s, const char* method) : s_(s) {
+  if (s_.busy_.exchange(true, std::memory_order_acquire))
+    throw Error(std::string("Session::") + method +
+                " was called while another thread is inside a call on the same session; a session runs one "
+                "call at a time (give each thread its own session: sessions of one model may run at once)");
+}
+
+SessionImpl::Use::~Use() { s_.busy_.store(false, std::memory_order_release); }
+
 void SessionImpl::prepare(const std::vector<Shape>& input_shapes) {
   if (planned_ && plan_.input_shapes == input_shapes) return;
   planned_ = false;
-  plan_ = make_plan(model().graph(), input_shapes, ops_, &pool_);
-  arena_ = Tensor::empty(DataType::UInt8, {static_cast<int64_t>(plan_.arena_bytes)});
+  tensors_.clear();
+  arena_ = Tensor();
+  const Graph& g = model().graph();
+  const ResolvedOptions& o = model().resolved();
+  ValueInference values = infer_values(g, input_shapes, ops_, o.limits);
+  plan_ = make_plan(g, input_shapes, std::move(values), ops_, o.limits);
+  std::vector<TensorDesc> in;
+  for (const PlanStep& st : plan_.steps) {
+    in.clear();
+    for (int v : st.inputs) {
+      if (v < 0) {
+        in.emplace_back();
+        in.back().present = false;
+      } else {
+        in.push_back(plan_.desc(v));
+      }
+    }
+    st.op->prepare(in, o.exec);
+  }
+  try {
+    arena_ = Tensor::empty(DataType::UInt8, {static_cast<int64_t>(plan_.arena_bytes)});
+  } catch (const std::bad_alloc&) {
+    throw Error("out of memory allocating the session's working memory (" +
+                bytes_str(static_cast<int64_t>(plan_.arena_bytes)) + ")");
+  }
   planned_ = true;
+}
+
+std::vector<Shape> SessionImpl::input_shapes(const std::map<std::string, Shape>& given) const {
+  const auto& ins = model().inputs();
+  for (const auto& kv : given) {
+    bool found = false;
+    for (const ValueInfo& in : ins) found = found || in.name == kv.first;
+    if (!found) throw Error("model has no input named '" + kv.first + "'");
+  }
+  std::vector<Shape> shapes;
+  for (const ValueInfo& in : ins) {
+    auto it = given.find(in.name);
+    const Shape& s = it != given.end() ? it->second : in.shape;
+    bool ok = s.size() == in.shape.size();
+    for (size_t d = 0; ok && d < s.size(); ++d) ok = s[d] >= 0 && (in.shape[d] < 0 || in.shape[d] == s[d]);
+    if (!ok)
+      throw Error(it == given.end() ? "input '" + in.name + "' has dynamic shape " + shape_str(in.shape) +
+                                          ": give its shape"
+                                    : "input '" + in.name + "' expects shape " + shape_str(in.shape) + ", got " +
+                                          shape_str(s));
+    shapes.push_back(s);
+  }
+  return shapes;
 }
 
 void SessionImpl::set_input(const std::string& name, const Tensor& value) {
@@ -48,36 +106,50 @@ void SessionImpl::set_input(const std::string& name, const Tensor& value) {
   throw Error("model has no input named '" + name + "' (inputs: " + names + ")");
 }
 
+void SessionImpl::release_borrowed_inputs() {
+  for (Tensor& t : inputs_)
+    if (t.borrowed()) t = Tensor();
+  // The tensors of the last run may point at them too (graph inputs, and views of them).
+  for (size_t i = 0; i < model().graph().inputs.size() && !tensors_.empty(); ++i) {
+    const int v = model().graph().inputs[i];
+    if (tensors_[v].borrowed()) tensors_[v] = Tensor();
+  }
+}
+
 void SessionImpl::bind_tensors() {
   const Graph& g = model().graph();
   tensors_.assign(g.values.size(), Tensor());
   uint8_t* arena = static_cast<uint8_t*>(arena_.data());
   for (size_t v = 0; v < g.values.size(); ++v) {
     const ValueSlot& s = plan_.slots[v];
+    const TensorDesc& d = plan_.desc(static_cast<int>(v));
     switch (s.storage) {
       case Storage::Constant: tensors_[v] = g.values[v].constant; break;
-      case Storage::Folded: tensors_[v] = s.folded; break;
-      case Storage::Arena: tensors_[v] = Tensor::wrap(s.desc.dtype, s.desc.shape, arena + s.offset); break;
-      case Storage::FreshOutput: tensors_[v] = Tensor::empty(s.desc.dtype, s.desc.shape); break;
+      case Storage::Folded: tensors_[v] = plan_.values.values[v].folded; break;
+      case Storage::Arena: tensors_[v] = Tensor::wrap(d.dtype, d.shape, arena + s.offset); break;
+      case Storage::FreshOutput: tensors_[v] = Tensor::empty(d.dtype, d.shape); break;
       default: break;
     }
   }
   for (size_t i = 0; i < g.inputs.size(); ++i) tensors_[g.inputs[i]] = inputs_[i];
-  // Aliases follow their sources in step order.
-  for (const PlanStep& st : plan_.steps)
-    for (int v : st.outputs)
-      if (v >= 0 && plan_.slots[v].storage == Storage::Alias) {
-        const Tensor& src = tensors_[plan_.slots[v].alias_of];
-        tensors_[v] = Tensor::wrap(plan_.slots[v].desc.dtype, plan_.slots[v].desc.shape, nullptr,
-                                   const_cast<void*>(src.data()));
-      }
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const ValueSlot& s = plan_.slots[v];
+    if (s.storage != Storage::Alias) continue;
+    const TensorDesc& d = plan_.desc(static_cast<int>(v));
+    tensors_[v] = Tensor::wrap(d.dtype, d.shape, nullptr, const_cast<void*>(tensors_[s.alias_of].data()));
+  }
 }
 
 void SessionImpl::run() {
+  struct Release {  // borrowed inputs are bound for one run, however it ends
+    SessionImpl& s;
+    ~Release() { s.release_borrowed_inputs(); }
+  } release{*this};
   const auto& ins = model().inputs();
   std::vector<Shape> shapes;
   for (size_t i = 0; i < ins.size(); ++i) {
-    if (!inputs_[i].defined()) throw Error("input '" + ins[i].name + "' was not set");
+    if (!inputs_[i].defined())
+      throw Error("input '" + ins[i].name + "' was not set (a borrowed tensor is bound for one run only)");
     shapes.push_back(inputs_[i].shape());
   }
   prepare(shapes);
@@ -113,20 +185,88 @@ Tensor SessionImpl::output(const std::string& name) const {
   throw Error("model has no output named '" + name + "'");
 }
 
-// ---- public wrappers ----
+std::vector<StepProfile> SessionImpl::profile() const {
+  std::vector<StepProfile> out;
+  if (!planned_) return out;
+  const Graph& g = model().graph();
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep& st = plan_.steps[i];
+    const Node& n = g.nodes[st.node];
+    StepProfile p;
+    p.name = n.name;
+    p.op_type = n.op_type;
+    p.fused = fused_ops(n);
+    p.algorithm = st.op->algorithm();
+    if (p.algorithm.empty()) p.algorithm = "ref";
+    p.layout = output_layout(n);
+    for (int v : st.inputs)
+      if (v >= 0) {
+        p.input_shapes.push_back(plan_.desc(v).shape);
+        p.bytes += tensor_bytes(plan_.desc(v).dtype, plan_.desc(v).shape);
+      }
+    for (int v : st.outputs)
+      if (v >= 0) {
+        p.output_shapes.push_back(plan_.desc(v).shape);
+        p.bytes += tensor_bytes(plan_.desc(v).dtype, plan_.desc(v).shape);
+      }
+    const int first_out = st.outputs.empty() ? -1 : st.outputs[0];
+    p.precision = first_out >= 0 ? precision_name(plan_.desc(first_out).dtype) : "";
+    p.macs = st.op->macs();
+    p.time_ms = i < step_ms_.size() ? step_ms_[i] : 0.0;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// ---- public wrappers: each call marks the session busy for its duration ----
 
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
-void Session::set_input(const std::string& name, const Tensor& value) { impl_->set_input(name, value); }
-void Session::run() { impl_->run(); }
-Tensor Session::output(const std::string& name) const { return impl_->output(name); }
+
+void Session::set_input(const std::string& name, const Tensor& value) {
+  SessionImpl::Use use(*impl_, "set_input");
+  impl_->set_input(name, value);
+}
+
+void Session::run() {
+  SessionImpl::Use use(*impl_, "run");
+  impl_->run();
+}
+
+Tensor Session::output(const std::string& name) const {
+  SessionImpl::Use use(*impl_, "output");
+  return impl_->output(name);
+}
 
 std::map<std::string, Tensor> Session::run(const std::map<std::string, Tensor>& inputs) {
-  for (const auto& kv : inputs) impl_->set_input(kv.first, kv.second);
+  SessionImpl::Use use(*impl_, "run");
+  try {
+    for (const auto& kv : inputs) impl_->set_input(kv.first, kv.second);
+  } catch (...) {
+    impl_->release_borrowed_inputs();  // none of this call's borrowed inputs outlives it
+    throw;
+  }
   impl_->run();
   std::map<std::string, Tensor> out;
   for (const ValueInfo& o : impl_->model().outputs()) out[o.name] = impl_->output(o.name);
   return out;
+}
+
+void Session::prepare(const std::map<std::string, Shape>& input_shapes) {
+  SessionImpl::Use use(*impl_, "prepare");
+  impl_->prepare(impl_->input_shapes(input_shapes));
+}
+
+int Session::threads() const { return impl_->pool().size(); }
+
+void Session::set_profiling(bool on) {
+  SessionImpl::Use use(*impl_, "set_profiling");
+  impl_->set_profiling(on);
+}
+
+std::vector<StepProfile> Session::profile() const {
+  SessionImpl::Use use(*impl_, "profile");
+  return impl_->profile();
 }
 
 }  // namespace ninegrid

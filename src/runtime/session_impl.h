@@ -1,36 +1,52 @@
 // A session: per-thread state for running one model (ops, plan, arena, thread pool).
 #pragma once
 
-#include <chrono>
+#include <atomic>
 #include <memory>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "ninegrid/ninegrid.h"
 #include "runtime/model_impl.h"
 #include "runtime/plan.h"
-#include "core/thread_pool.h"
 
 namespace ninegrid {
 
 class SessionImpl {
  public:
-  SessionImpl(std::shared_ptr<const Model> model);
+  explicit SessionImpl(std::shared_ptr<const Model> model);
 
   void set_input(const std::string& name, const Tensor& value);
+  // Runs on the bound inputs, then releases the borrowed ones (Session::set_input).
   void run();
+  // Unbinds every input whose memory the session does not own.
+  void release_borrowed_inputs();
   Tensor output(const std::string& name) const;
 
-  // Makes sure a plan exists for these input shapes (one per graph input) without running.
+  // Makes sure a plan exists for these input shapes (one per graph input) without running: infers
+  // values, lays out the arena, prepares every step's kernels.
   void prepare(const std::vector<Shape>& input_shapes);
+  // The shapes of every input for prepare(): `given` by name, the rest as the model declares them.
+  std::vector<Shape> input_shapes(const std::map<std::string, Shape>& given) const;
 
-  const ModelImpl& model() const { return model_->impl(); }
+  const ModelImpl& model() const { return InternalAccess::impl(*model_); }
   const Plan& plan() const { return plan_; }
-  bool has_plan() const { return planned_; }
   ThreadPool& pool() { return pool_; }
 
-  // Per-step wall time of the last run, in milliseconds, when enabled.
   void set_profiling(bool on) { profiling_ = on; }
-  const std::vector<double>& step_ms() const { return step_ms_; }
+  std::vector<StepProfile> profile() const;
+
+  // Marks the session busy for one public call; a second thread's call meanwhile throws Error.
+  class Use {
+   public:
+    Use(const SessionImpl& s, const char* method);
+    ~Use();
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+   private:
+    const SessionImpl& s_;
+  };
 
  private:
   void bind_tensors();
@@ -44,7 +60,8 @@ class SessionImpl {
   std::vector<Tensor> tensors_;  // per value id, during and after a run
   Tensor arena_;
   bool profiling_ = false;
-  std::vector<double> step_ms_;
+  std::vector<double> step_ms_;  // per step, of the last profiled run
+  mutable std::atomic<bool> busy_{false};
 };
 
 }  // namespace ninegrid

@@ -247,8 +247,8 @@ GraphBuilder se_graph(int64_t c, int64_t size, const std::string& op = "Mul", bo
 }
 
 TEST(BlockedBroadcastLayout, SqueezeExciteNeedsNoTransform) {
-  if (isa_block(preferred_isa()) <= 1) GTEST_SKIP() << "no vector block on this CPU: nothing is blocked";
-  const int64_t block = isa_block(preferred_isa());
+  if (isa_block(hardware_isa()) <= 1) GTEST_SKIP() << "no vector block on this CPU: nothing is blocked";
+  const int64_t block = isa_block(hardware_isa());
   for (const char* op : {"Mul", "Add", "Sub", "Div"}) {
     for (bool gate_first : {false, true}) {
       SCOPED_TRACE(std::string(op) + (gate_first ? "(gate, x)" : "(x, gate)"));
@@ -281,7 +281,7 @@ TEST(BlockedBroadcastLayout, SqueezeExciteNeedsNoTransform) {
 }
 
 TEST(BlockedBroadcastLayout, ChannelsNoBlockDividesStayPlain) {
-  if (isa_block(preferred_isa()) <= 1) GTEST_SKIP() << "no vector block on this CPU: nothing is blocked";
+  if (isa_block(hardware_isa()) <= 1) GTEST_SKIP() << "no vector block on this CPU: nothing is blocked";
   GraphBuilder b = se_graph(20, 10);  // 20 channels: neither 16 nor 8 divides them
   Graph planned = b.g;
   plan_layout(planned, 16);

@@ -45,14 +45,14 @@ std::shared_ptr<Model> load_opt2(const std::string& path, std::map<std::string, 
 
 int count_ops(const Model& m, const std::string& op) {
   int n = 0;
-  for (const Node& node : m.impl().graph().nodes) n += node.op_type == op;
+  for (const Node& node : InternalAccess::impl(m).graph().nodes) n += node.op_type == op;
   return n;
 }
 
 // The blocked ops the network relies on: after planning they carry a block (when the CPU has one).
 int blocked_count(const Model& m, const std::string& op) {
   int n = 0;
-  for (const Node& node : m.impl().graph().nodes)
+  for (const Node& node : InternalAccess::impl(m).graph().nodes)
     n += node.op_type == op && node.attrs.get_int("ng.in_block", 1) > 1;
   return n;
 }
@@ -93,7 +93,7 @@ TEST(RetinaFaceBlocked, NcnnModelHasNoLayoutTransforms) {
   for (int64_t side : {640, 512, 320}) {
     auto m = load_opt2(kNcnnModel, {{"data", {1, 3, side, side}}});
     EXPECT_EQ(count_ops(*m, "ng.Reorder"), 0) << side << "x" << side;
-    if (isa_block(preferred_isa()) > 1) {
+    if (isa_block(hardware_isa()) > 1) {
       EXPECT_EQ(blocked_count(*m, "Resize"), 2) << "both upsamplings run blocked";
       EXPECT_EQ(blocked_count(*m, "ng.Crop"), 2) << "both crops run blocked";
     }
@@ -104,7 +104,7 @@ TEST(RetinaFaceBlocked, OnnxModelHasNoLayoutTransforms) {
   ASSERT_TRUE(std::ifstream(onnx_model()).good()) << "missing " << onnx_model() << ": run scripts/make_test_models.sh";
   auto m = load_opt2(onnx_model());
   EXPECT_EQ(count_ops(*m, "ng.Reorder"), 0);
-  if (isa_block(preferred_isa()) > 1) EXPECT_EQ(blocked_count(*m, "Resize"), 2) << "both upsamplings run blocked";
+  if (isa_block(hardware_isa()) > 1) EXPECT_EQ(blocked_count(*m, "Resize"), 2) << "both upsamplings run blocked";
 }
 
 TEST(RetinaFaceBlocked, NcnnModelMatchesNcnnGolden) {

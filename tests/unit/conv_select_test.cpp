@@ -31,11 +31,18 @@ Conv2dParams conv(int64_t ic, int64_t oc, int64_t hw, int64_t k, int64_t stride,
   return p;
 }
 
+ExecSettings settings(Isa isa, unsigned allowed) {
+  ExecSettings s;
+  s.isa = isa;
+  s.conv_algorithms = allowed;
+  return s;
+}
+
 // The name of the kernel chosen for p ("" when none), without running it: for layers too large to check
 // against the (slow) reference in a unit test.
 std::string chosen(const Conv2dParams& p, Isa isa, int64_t in_block, int64_t out_block, unsigned allowed = kConvAll) {
   const std::vector<float> w(static_cast<size_t>(p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w));
-  auto kernel = select_conv2d_kernel(p, w.data(), nullptr, Activation::none(), isa, in_block, out_block, allowed);
+  auto kernel = select_conv2d_kernel(p, w.data(), nullptr, Activation::none(), in_block, out_block, settings(isa, allowed));
   return kernel ? kernel->name() : "";
 }
 
@@ -48,7 +55,8 @@ std::string choose_and_check(const Conv2dParams& p, Isa isa, int64_t in_block, i
   const auto w = random_vector(rng, static_cast<size_t>(p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w));
   const auto bias = random_vector(rng, static_cast<size_t>(p.out_channels));
   const auto residual = random_vector(rng, static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
-  auto kernel = select_conv2d_kernel(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block, allowed);
+  auto kernel =
+      select_conv2d_kernel(p, w.data(), bias.data(), Activation::relu(), in_block, out_block, settings(isa, allowed));
   if (!kernel) return "";
   std::vector<float> got(residual.size()), want(residual.size());
   kernel->run(x.data(), got.data(), residual.data(), nullptr);
@@ -124,22 +132,16 @@ TEST_P(ConvSelect, AllowedAlgorithmsRestrictTheChoice) {
 INSTANTIATE_TEST_SUITE_P(Isa, ConvSelect, ::testing::Values(Isa::Avx2, Isa::Avx512),
                          [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
 
-TEST(ConvSelectEnvironment, ParsesTheAlgorithmListAndNamesBadEntries) {
-  const char* saved = std::getenv("NINEGRID_CONV_ALGORITHMS");
-  const std::string restore = saved ? saved : "";
-  ::setenv("NINEGRID_CONV_ALGORITHMS", "direct,indirect", 1);
-  EXPECT_EQ(allowed_conv_algorithms(), unsigned(kConvDirect | kConvIndirect));
-  ::setenv("NINEGRID_CONV_ALGORITHMS", "direct,fft", 1);
+TEST(ConvSelectSettings, ParsesTheAlgorithmListAndNamesBadEntries) {
+  EXPECT_EQ(parse_conv_algorithms("direct,indirect"), unsigned(kConvDirect | kConvIndirect));
+  EXPECT_EQ(parse_conv_algorithms("winograd"), unsigned(kConvWinograd));
+  EXPECT_EQ(parse_conv_algorithms(""), unsigned(kConvAll));
   try {
-    allowed_conv_algorithms();
+    parse_conv_algorithms("direct,fft");
     ADD_FAILURE() << "an unknown algorithm was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'fft'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("NINEGRID_CONV_ALGORITHMS"), std::string::npos) << e.what();
   }
-  ::unsetenv("NINEGRID_CONV_ALGORITHMS");
-  EXPECT_EQ(allowed_conv_algorithms(), unsigned(kConvAll));
-  if (saved) ::setenv("NINEGRID_CONV_ALGORITHMS", restore.c_str(), 1);
 }
 
 }  // namespace

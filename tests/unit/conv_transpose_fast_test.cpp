@@ -409,7 +409,7 @@ TEST(ConvTransposeModel, ReluFusedAtOptLevel2GivesTheOptLevel0Output) {
     o.threads = 2;
     auto model = Model::load_onnx(bytes.data(), bytes.size(), o);
     int relus = 0, fused = 0;
-    for (const Node& n : model->impl().graph().nodes) {
+    for (const Node& n : InternalAccess::impl(*model).graph().nodes) {
       relus += n.op_type == "Relu";
       fused += n.op_type == "ConvTranspose" && n.attrs.get_string("ng.activation", "") == "Relu";
     }

@@ -104,7 +104,7 @@ const std::set<std::string> kActivations = {"Relu", "Clip", "LeakyRelu", "PRelu"
 
 // The graph outputs that a node of type `op` computes.
 std::set<std::string> outputs_made_by(const Model& m, const std::string& op) {
-  const Graph& g = m.impl().graph();
+  const Graph& g = InternalAccess::impl(m).graph();
   std::set<std::string> names;
   for (const Node& n : g.nodes)
     if (n.op_type == op)
@@ -147,7 +147,7 @@ TEST_P(OptimizedModel, MatchesUnoptimisedAndIsFused) {
   auto plain = load(mc, 0);
   auto optimized = load(mc, 2);
 
-  const Graph& g = optimized->impl().graph();
+  const Graph& g = InternalAccess::impl(*optimized).graph();
   std::vector<int> prod = g.producers();
   for (const Node& n : g.nodes) {
     EXPECT_NE(n.op_type, "BatchNormalization") << n.describe() << " survived optimisation";
@@ -198,7 +198,7 @@ TEST_P(RetinaFaceLayout, TransformsOnlyAtTheEdges) {
   const ModelCase& mc = GetParam();
   ASSERT_TRUE(std::ifstream(mc.path).good()) << "missing " << mc.path;
   auto m = load(mc, 2);
-  const Graph& g = m->impl().graph();
+  const Graph& g = InternalAccess::impl(*m).graph();
   std::vector<int> prod = g.producers();
   int transforms = 0;
   for (const Node& n : g.nodes) {
@@ -213,7 +213,7 @@ TEST_P(RetinaFaceLayout, TransformsOnlyAtTheEdges) {
   EXPECT_LE(transforms, static_cast<int>(g.outputs.size()));
   int blocked_convs = 0;
   for (const Node& n : g.nodes) blocked_convs += n.op_type == "Conv" && n.attrs.get_int("ng.out_block", 1) > 1;
-  if (isa_block(preferred_isa()) > 1) {
+  if (isa_block(hardware_isa()) > 1) {
     EXPECT_GT(blocked_convs, 10) << "the layout pass should keep most of the network blocked";
   }
 }
@@ -233,7 +233,7 @@ TEST_P(SqueezeExciteLayout, NoTransforms) {
   const ModelCase& mc = GetParam();
   ASSERT_TRUE(std::ifstream(mc.path).good()) << "missing " << mc.path << ": run scripts/make_test_models.sh";
   auto m = load(mc, 2);
-  const Graph& g = m->impl().graph();
+  const Graph& g = InternalAccess::impl(*m).graph();
   int transforms = 0, blocked_gated_muls = 0;
   for (const Node& n : g.nodes) {
     if (n.op_type == "ng.Reorder") ADD_FAILURE() << n.describe() << " is a layout transform";
@@ -245,7 +245,7 @@ TEST_P(SqueezeExciteLayout, NoTransforms) {
                               g.values[i].shape[3] == 1 && g.values[n.outputs[0]].shape[2] > 1;
   }
   EXPECT_EQ(transforms, 0);
-  if (isa_block(preferred_isa()) > 1) EXPECT_GT(blocked_gated_muls, 0) << "no SE gate Mul runs blocked";
+  if (isa_block(hardware_isa()) > 1) EXPECT_GT(blocked_gated_muls, 0) << "no SE gate Mul runs blocked";
 }
 
 std::vector<ModelCase> squeeze_excite_cases() {

@@ -668,20 +668,18 @@ GraphBuilder exported_flatten() {
 
 TEST(Planner, ShapeArithmeticFoldsAndReshapeAliases) {
   GraphBuilder b = exported_flatten();
-  std::vector<std::unique_ptr<Op>> ops;
-  for (const Node& n : b.g.nodes) ops.push_back(OpRegistry::instance().create(n));
-  ThreadPool pool(1);
-  Plan plan = make_plan(b.g, {{2, 3, 2}}, ops, &pool);
+  std::vector<std::unique_ptr<Op>> ops = create_ops(b.g);
+  Plan plan = make_plan(b.g, {{2, 3, 2}}, infer_values(b.g, {{2, 3, 2}}, ops), ops, {});
   // Only Reshape and Relu run; Shape, Gather, Unsqueeze and Concat were computed while planning.
   ASSERT_EQ(plan.steps.size(), 2u);
   EXPECT_EQ(b.g.nodes[plan.steps[0].node].op_type, "Reshape");
   const int target = b.g.nodes[plan.steps[0].node].inputs[1];
   ASSERT_EQ(plan.slots[target].storage, Storage::Folded);
-  EXPECT_EQ(values<int64_t>(plan.slots[target].folded), (std::vector<int64_t>{2, -1}));
+  EXPECT_EQ(values<int64_t>(plan.values.values[target].folded), (std::vector<int64_t>{2, -1}));
   // The Reshape output shares the input's bytes.
   const int reshaped = b.g.nodes[plan.steps[0].node].outputs[0];
   EXPECT_EQ(plan.slots[reshaped].storage, Storage::Alias);
-  EXPECT_EQ(plan.slots[reshaped].desc.shape, (Shape{2, 6}));
+  EXPECT_EQ(plan.desc(reshaped).shape, (Shape{2, 6}));
 }
 
 TEST(Planner, ExportedFlattenRunsThroughASession) {

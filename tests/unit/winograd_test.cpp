@@ -238,7 +238,6 @@ TEST(WinogradCostModel, ChoosesTilesLikeTheMeasurements) {
     p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
     return p;
   };
-  if (WinogradConv2d::forced_tile() != 0) GTEST_SKIP() << "NINEGRID_WINOGRAD_TILE forces the tile";
   for (WinogradCore core : {WinogradCore::FullRate512, WinogradCore::HalfRate512}) {
     const bool zen4 = core == WinogradCore::HalfRate512;
     for (Isa isa : {Isa::Avx2, Isa::Avx512}) {

@@ -6,6 +6,7 @@
 
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
+#include "ir/fused_conv.h"
 
 namespace ninegrid {
 
@@ -103,7 +104,7 @@ int fold_batchnorm(Graph& g) {
     if (prod[x] < 0) continue;
     Node& layer = g.nodes[prod[x]];
     if (layer.op_type != "Conv" && layer.op_type != "ConvTranspose" && layer.op_type != "Gemm") continue;
-    if (layer.attrs.has("ng.activation") || (layer.inputs.size() > 3 && layer.inputs[3] >= 0)) continue;
+    if (layer.attrs.has(fused::kActivation) || fused::has_residual(layer)) continue;
     Uses uses = find_uses(g);
     if (uses.count(x) != 1) continue;  // someone else reads the un-normalised output
     const Tensor* gamma = constant_input(g, bn, 1);

@@ -3,6 +3,7 @@
 // c[o] to the bias. Common in exported graphs (affine layers, BN exported as Mul+Add, PP-OCR's scales).
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
+#include "ir/fused_conv.h"
 
 namespace ninegrid {
 
@@ -42,8 +43,8 @@ int fold_channel_affine(Graph& g) {
         if (x < 0 || k < 0 || prod[x] < 0 || !g.values[k].is_constant()) continue;
         Node& conv = g.nodes[prod[x]];
         const bool transposed = conv.op_type == "ConvTranspose";
-        if ((conv.op_type != "Conv" && !transposed) || conv.attrs.has("ng.activation") ||
-            (conv.inputs.size() > 3 && conv.inputs[3] >= 0) || uses.count(x) != 1)
+        if ((conv.op_type != "Conv" && !transposed) || conv.attrs.has(fused::kActivation) ||
+            fused::has_residual(conv) || uses.count(x) != 1)
           continue;
         const Tensor* w = constant_input(g, conv, 1);
         if (!w || w->rank() < 3) continue;

@@ -10,16 +10,14 @@
 
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
+#include "ir/fused_conv.h"
 
 namespace ninegrid {
 
 namespace {
 
-constexpr size_t kResidualInput = 3;
-constexpr size_t kSlopeInput = 4;
-
 bool has_epilogue(const Node& conv) {
-  return conv.attrs.has("ng.activation") || (conv.inputs.size() > kResidualInput && conv.inputs[kResidualInput] >= 0);
+  return fused::has_activation(conv) || fused::has_residual(conv);
 }
 
 // A scalar float constant's value, if the value is one.
@@ -107,14 +105,14 @@ int64_t conv_output_channels(const Graph& g, const Node& conv) {
 
 // Records a fused activation on the conv (the attribute form of ops/fused_activation.h).
 void set_fused_activation(Node& conv, const std::string& name, const std::vector<float>& params) {
-  conv.attrs.set("ng.activation", Attribute::of_string(name));
-  if (!params.empty()) conv.attrs.set("ng.activation_params", Attribute::of_floats(params));
+  conv.attrs.set(fused::kActivation, Attribute::of_string(name));
+  if (!params.empty()) conv.attrs.set(fused::kActivationParams, Attribute::of_floats(params));
 }
 
 }  // namespace
 
 int fuse_residual_add(Graph& g) {
-  if (!annotate_shapes(g)) return 0;  // needs both operands' shapes to prove there is no broadcasting
+  if (!ensure_shapes(g)) return 0;  // needs both operands' shapes to prove there is no broadcasting
   int fused = 0;
   bool reorder = false;
   std::vector<char> dead(g.nodes.size(), 0);
@@ -144,8 +142,8 @@ int fuse_residual_add(Graph& g) {
     // When the other operand is computed after the conv (FPN: conv, then upsample the coarser level, then
     // add), the conv moves after it: its inputs come earlier still, and its only reader was the Add.
     if (other >= 0 && prod[other] > prod[conv_out]) reorder = true;
-    if (conv.inputs.size() <= kResidualInput) conv.inputs.resize(kResidualInput + 1, -1);
-    conv.inputs[kResidualInput] = other;
+    if (conv.inputs.size() <= fused::kResidualInput) conv.inputs.resize(fused::kResidualInput + 1, -1);
+    conv.inputs[fused::kResidualInput] = other;
     for (int& o : conv.outputs)
       if (o == conv_out) o = add.outputs[0];
     dead[n] = 1;
@@ -167,7 +165,7 @@ int fuse_activation(Graph& g) {
     int x = act.inputs[0];
     int p = prod[x];
     if (p < 0 || dead[p] || (g.nodes[p].op_type != "Conv" && g.nodes[p].op_type != "ConvTranspose") ||
-        g.nodes[p].attrs.has("ng.activation") || uses.count(x) != 1)
+        g.nodes[p].attrs.has(fused::kActivation) || uses.count(x) != 1)
       continue;
     Node& conv = g.nodes[p];
     const int64_t channels = conv_output_channels(g, conv);
@@ -177,8 +175,8 @@ int fuse_activation(Graph& g) {
     if (!activation_attrs(g, act, channels, name, params, slope)) continue;
     set_fused_activation(conv, name, params);
     if (slope >= 0) {
-      if (conv.inputs.size() <= kSlopeInput) conv.inputs.resize(kSlopeInput + 1, -1);
-      conv.inputs[kSlopeInput] = slope;
+      if (conv.inputs.size() <= fused::kSlopeInput) conv.inputs.resize(fused::kSlopeInput + 1, -1);
+      conv.inputs[fused::kSlopeInput] = slope;
     }
     for (int& o : conv.outputs)
       if (o == x) o = act.outputs[0];
@@ -214,7 +212,7 @@ int fuse_activation_through_concat(Graph& g) {
     for (size_t i = 0; i < cat.inputs.size() && all_convs; ++i) {
       const int v = cat.inputs[i];
       const int p = v >= 0 ? prod[v] : -1;
-      all_convs = p >= 0 && !dead[p] && g.nodes[p].op_type == "Conv" && !g.nodes[p].attrs.has("ng.activation") &&
+      all_convs = p >= 0 && !dead[p] && g.nodes[p].op_type == "Conv" && !g.nodes[p].attrs.has(fused::kActivation) &&
                   uses.count(v) == 1;
       for (size_t j = 0; j < i && all_convs; ++j) all_convs = cat.inputs[j] != v;
     }

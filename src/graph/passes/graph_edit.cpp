@@ -1,7 +1,6 @@
 #include "graph/passes/graph_edit.h"
 
-#include "runtime/plan.h"
-#include "core/thread_pool.h"
+#include "graph/infer_values.h"
 
 namespace ninegrid {
 
@@ -15,8 +14,6 @@ Uses find_uses(const Graph& g) {
   for (int o : g.outputs) u.is_graph_output[o] = 1;
   return u;
 }
-
-std::vector<int> find_producers(const Graph& g) { return g.producers(); }
 
 void replace_uses(Graph& g, int from, int to) {
   for (Node& n : g.nodes)
@@ -58,29 +55,33 @@ int add_constant(Graph& g, const std::string& base, Tensor t) {
   return id;
 }
 
-bool annotate_shapes(Graph& g) {
-  std::vector<Shape> shapes;
-  for (int v : g.inputs) {
-    const Value& val = g.values[v];
-    if (!val.shape_known) return false;
-    for (int64_t d : val.shape)
-      if (d < 0) return false;
-    shapes.push_back(val.shape);
-  }
-  std::vector<std::unique_ptr<Op>> ops;
-  for (const Node& n : g.nodes) {
-    ops.push_back(OpRegistry::instance().create(n));
-    ops.back()->set_prepare_kernels(false);  // shapes only: sessions build the kernels
-  }
-  ThreadPool pool(1);
-  Plan plan = make_plan(g, shapes, ops, &pool);
+void record_inferred_shapes(Graph& g, const ValueInference& inferred) {
   for (size_t v = 0; v < g.values.size(); ++v) {
-    if (plan.slots[v].storage == Storage::None) continue;
-    g.values[v].dtype = plan.slots[v].desc.dtype;
-    g.values[v].shape = plan.slots[v].desc.shape;
+    const InferredValue& iv = inferred.values[v];
+    if (iv.kind == ValueKind::Unknown) continue;
+    g.values[v].dtype = iv.desc.dtype;
+    g.values[v].shape = iv.desc.shape;
     g.values[v].shape_known = true;
   }
+  g.shapes_inferred = true;
+}
+
+bool annotate_shapes(Graph& g) {
+  std::vector<Shape> shapes;
+  if (!fixed_input_shapes(g, &shapes)) return false;
+  record_inferred_shapes(g, infer_values(g, shapes));
   return true;
+}
+
+bool ensure_shapes(Graph& g) {
+  if (g.shapes_inferred) {
+    bool all_known = true;
+    for (const Node& n : g.nodes)
+      for (int v : n.outputs)
+        if (v >= 0 && !g.values[v].shape_known) all_known = false;
+    if (all_known) return true;
+  }
+  return annotate_shapes(g);
 }
 
 void release_unused_constants(Graph& g) {

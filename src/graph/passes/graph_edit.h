@@ -15,9 +15,6 @@ struct Uses {
 };
 Uses find_uses(const Graph& g);
 
-// Index of the node producing each value (-1 if none).
-std::vector<int> find_producers(const Graph& g);
-
 // Makes every reader of `from` (node inputs and graph outputs) read `to` instead.
 void replace_uses(Graph& g, int from, int to);
 
@@ -32,9 +29,16 @@ bool is_float_zeros(const Tensor& t);
 // Adds a new constant value holding `t`, named after `base`.
 int add_constant(Graph& g, const std::string& base, Tensor t);
 
-// Records every value's dtype and shape (Value::shape) by planning the graph with its fixed input
-// shapes. False (nothing recorded) when an input shape is not fixed.
+// Records every value's dtype and shape (Value::shape) by inferring them for the graph's fixed input
+// shapes, and sets Graph::shapes_inferred. False (nothing recorded) when an input shape is not fixed.
 bool annotate_shapes(Graph& g);
+// annotate_shapes unless the graph's shapes were inferred already and every node output still has
+// one: passes that need shapes call this, so a load infers again only after a pass that added values
+// without shapes. A pass that changes an existing value's shape must annotate again itself.
+bool ensure_shapes(Graph& g);
+// Copies inferred types and shapes into the graph's values.
+struct ValueInference;
+void record_inferred_shapes(Graph& g, const ValueInference& inferred);
 
 // Drops the data of constants that no node or graph output reads any more (e.g. a folded BatchNorm's
 // statistics), so the model does not keep them in memory.

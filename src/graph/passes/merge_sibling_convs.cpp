@@ -17,6 +17,7 @@
 
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
+#include "ir/fused_conv.h"
 
 namespace ninegrid {
 
@@ -28,7 +29,7 @@ constexpr int64_t kMaxMergedChannels = 64;
 // past the output channels. Empty when the node cannot take part (tensor attributes, groups, residual).
 std::string merge_key(const Graph& g, const Node& n) {
   if (n.op_type != "Conv" || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1) return "";
-  if (n.attrs.get_int("group", 1) != 1 || n.attrs.get_int("ng.out_block", 1) != 1) return "";
+  if (n.attrs.get_int("group", 1) != 1 || n.attrs.get_int(fused::kOutBlock, 1) != 1) return "";
   const Tensor* w = constant_input(g, n, 1);
   if (!w || w->dtype() != DataType::Float32 || w->rank() != 4) return "";
   if (n.inputs.size() == 3 && n.inputs[2] >= 0) {

@@ -2,6 +2,7 @@
 // returns how many rewrites it made (for tests and `ninegrid info`).
 #pragma once
 
+#include "graph/infer_values.h"
 #include "ir/graph.h"
 
 namespace ninegrid {
@@ -11,8 +12,8 @@ int remove_identity(Graph& g);
 // Nodes none of whose outputs is read by another node or is a graph output.
 int remove_dead_nodes(Graph& g);
 // Nodes whose inputs are all known at load time (weights, and shapes when every input shape is fixed)
-// are evaluated once and replaced by constants.
-int fold_constants(Graph& g);
+// are evaluated once and replaced by constants; every value's shape is recorded (annotate_shapes).
+int fold_constants(Graph& g, const ResourceLimits& limits = {});
 // BatchNormalization after a Conv, ConvTranspose or Gemm whose output it alone reads is folded into the
 // weights and bias of that layer.
 int fold_batchnorm(Graph& g);

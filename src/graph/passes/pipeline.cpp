@@ -2,14 +2,15 @@
 
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
-#include "core/cpu_features.h"
 
 namespace ninegrid {
 
-void optimize_graph(Graph& graph, int opt_level) {
+void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLimits& limits) {
   if (opt_level < 1) return;
+  // Folding infers every value's shape too; the passes after it that need shapes reuse them
+  // (ensure_shapes) unless a pass added values without one.
+  fold_constants(graph, limits);
   remove_identity(graph);
-  fold_constants(graph);
   // Folding an Add into a ConvTranspose can expose a BatchNormalization behind it (PP-OCR's
   // ConvTranspose -> Add(bias) -> BN), so the two folds repeat until neither changes anything.
   while (fold_batchnorm(graph) + fold_channel_affine(graph) > 0) {
@@ -18,12 +19,12 @@ void optimize_graph(Graph& graph, int opt_level) {
   recognize_silu(graph);
   // Before the fusions, which would hide the Adds and ReLUs it reasons about; only when tensors will be
   // channel-blocked (8 channels: the smallest block either vector ISA's kernels take).
-  if (opt_level >= 2 && isa_block(preferred_isa()) > 1) widen_channels(graph, 8);
+  if (opt_level >= 2 && max_block > 1) widen_channels(graph, 8);
   fuse_residual_add(graph);
   fuse_activation(graph);
   fuse_activation_through_concat(graph);
   remove_dead_nodes(graph);
-  if (opt_level >= 2) plan_layout(graph, isa_block(preferred_isa()));
+  if (opt_level >= 2) plan_layout(graph, max_block);
   // After the layout plan: only convs that write plain NCHW merge, so no layout decision changes.
   merge_sibling_convs(graph);
   release_unused_constants(graph);

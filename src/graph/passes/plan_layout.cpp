@@ -24,6 +24,7 @@
 
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
+#include "ir/fused_conv.h"
 
 namespace ninegrid {
 
@@ -121,8 +122,8 @@ std::vector<char> layout_free_values(const Graph& g) {
     } else if (out.shape[2] != 1 || out.shape[3] != 1 || n.outputs.size() != 1) {
       qualifies = false;
     } else if (n.op_type == "Conv") {
-      const bool residual_ok = n.inputs.size() <= 3 || n.inputs[3] < 0 || is_free(n.inputs[3]) ||
-                               g.values[n.inputs[3]].is_constant();
+      const bool residual_ok = !fused::has_residual(n) || is_free(n.inputs[fused::kResidualInput]) ||
+                               g.values[n.inputs[fused::kResidualInput]].is_constant();
       qualifies = is_free(n.inputs[0]) && pointwise_conv(g, n) && residual_ok;
     } else if (kUnaryOblivious.count(n.op_type)) {
       qualifies = !n.inputs.empty() && is_free(n.inputs[0]);
@@ -302,7 +303,7 @@ Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_fre
 }  // namespace
 
 int plan_layout(Graph& g, int max_block) {
-  if (max_block <= 1 || !annotate_shapes(g)) return 0;
+  if (max_block <= 1 || !ensure_shapes(g)) return 0;
   auto block_for = [&](int64_t channels) -> int64_t {
     for (int64_t b = max_block; b >= 8; b /= 2)
       if (channels % b == 0) return b;
@@ -347,12 +348,12 @@ int plan_layout(Graph& g, int max_block) {
         if (is_free(out)) {
           // Its input (and residual) are layout-free or constant too: read and write plain data.
           block[out] = b;
-          node.attrs.set("ng.in_block", Attribute::of_int(1));
-          node.attrs.set("ng.out_block", Attribute::of_int(1));
+          node.attrs.set(fused::kInBlock, Attribute::of_int(1));
+          node.attrs.set(fused::kOutBlock, Attribute::of_int(1));
           break;
         }
         // A fused residual has the output's layout: adopt the residual's block rather than reorder it.
-        if (node.inputs.size() > 3 && node.inputs[3] >= 0) b = block[node.inputs[3]];
+        if (fused::has_residual(node)) b = block[node.inputs[fused::kResidualInput]];
         // A depthwise conv keeps its blocked input's block: each output channel reads only its own input
         // channel, and a wider output block would make the kernel restage its input into that block on
         // every run (BlazeFace's 32-channel depthwise at 64x64 from 8-channel blocks: 0.059 ms with the
@@ -360,8 +361,8 @@ int plan_layout(Graph& g, int max_block) {
         else if (b > 1 && depthwise_conv(g, node) && block[node.inputs[0]] > 1 && block[node.inputs[0]] < b)
           b = block[node.inputs[0]];
         block[out] = b;
-        node.attrs.set("ng.in_block", Attribute::of_int(block[node.inputs[0]]));
-        node.attrs.set("ng.out_block", Attribute::of_int(b));
+        node.attrs.set(fused::kInBlock, Attribute::of_int(block[node.inputs[0]]));
+        node.attrs.set(fused::kOutBlock, Attribute::of_int(b));
         break;
       }
       case Kind::Oblivious: {
@@ -400,12 +401,12 @@ int plan_layout(Graph& g, int max_block) {
         // A layout-free output is computed on plain data (its inputs are layout-free or constant);
         // b is only its readers' preference.
         if (b > 1 && !is_free(out)) {
-          node.attrs.set("ng.out_block", Attribute::of_int(b));
-          if (kChannelBroadcastOps.count(node.op_type)) node.attrs.set("ng.in_block", Attribute::of_int(b));
+          node.attrs.set(fused::kOutBlock, Attribute::of_int(b));
+          if (kChannelBroadcastOps.count(node.op_type)) node.attrs.set(fused::kInBlock, Attribute::of_int(b));
         }
         if (kBlockedOps.count(node.op_type)) {
-          node.attrs.set("ng.in_block", Attribute::of_int(b));
-          node.attrs.set("ng.out_block", Attribute::of_int(b));
+          node.attrs.set(fused::kInBlock, Attribute::of_int(b));
+          node.attrs.set(fused::kOutBlock, Attribute::of_int(b));
         }
         break;
       }
@@ -464,7 +465,7 @@ int plan_layout(Graph& g, int max_block) {
       r.outputs = {id};
       r.attrs.set("from_block", Attribute::of_int(block[v]));
       r.attrs.set("to_block", Attribute::of_int(f.to));
-      if (f.to > 1) r.attrs.set("ng.out_block", Attribute::of_int(f.to));
+      if (f.to > 1) r.attrs.set(fused::kOutBlock, Attribute::of_int(f.to));
       inserts.push_back(r);
       it = made.emplace(key, id).first;
     }

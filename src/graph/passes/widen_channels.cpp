@@ -120,9 +120,9 @@ Tensor widen_bias(const Tensor& b, int64_t out) {
 }  // namespace
 
 int widen_channels(Graph& g, int64_t multiple) {
-  if (multiple <= 1 || !annotate_shapes(g)) return 0;
+  if (multiple <= 1 || !ensure_shapes(g)) return 0;
   const Uses uses = find_uses(g);
-  const std::vector<int> producer = find_producers(g);
+  const std::vector<int> producer = g.producers();
   std::vector<Kind> kinds(g.nodes.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) kinds[n] = classify(g, g.nodes[n]);
 

@@ -27,7 +27,6 @@ class BroadcastIndexer {
   BroadcastIndexer(const std::vector<int64_t>& out, const std::vector<std::vector<int64_t>>& inputs);
 
   int64_t numel() const { return numel_; }
-  int num_inputs() const { return num_inputs_; }
   // Whether input i advances by one element per output element along a run (false: it repeats one).
   bool steps_along_run(int i) const { return strides_[i].back() != 0; }
 

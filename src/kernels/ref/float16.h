@@ -82,13 +82,6 @@ inline float bfloat16_to_float(uint16_t h) {
 
 inline uint16_t double_to_bfloat16(double x) { return double_to_narrow<8, 7>(x); }
 
-inline uint16_t float_to_bfloat16(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040u);  // quiet NaN
-  bits += 0x7FFFu + ((bits >> 16) & 1u);  // round to nearest even (an overflow carries into inf)
-  return static_cast<uint16_t>(bits >> 16);
-}
 
 }  // namespace ref
 }  // namespace ninegrid
