@@ -225,6 +225,19 @@ class RunTest(CliTestCase):
         self.fails("run", self.model, "--shape", "zzz=2x3", code=1, mentions=["zzz"])
         self.fails("run", self.model, "--shape", "a=4x3", code=1, mentions=["'a'", "4x3"])
 
+    def test_input_files_that_are_not_files(self):
+        # A directory gave "internal error: basic_filebuf::underflow"; /dev/zero was read until 3.8 GB and
+        # ended in "internal error: std::bad_alloc".
+        self.fails("run", self.model, "--input", f"a={self.tmp}", code=1, mentions=["'a'", "directory"])
+        self.fails("run", self.model, "--input", "a=/dev/zero", "--max-file-mb", "1", code=1,
+                   mentions=["'a'", "/dev/zero", "limit"])
+        r = self.cli("run", self.model, "--input", "a=/dev/zero", "--max-file-mb", "1")
+        self.assertNotIn("internal error", r.stderr)
+
+    def test_kernel_settings_are_checked(self):
+        self.fails("run", self.model, "--isa", "sse9", code=1, mentions=["isa", "sse9"])
+        self.fails("run", self.model, "--conv-algorithms", "direct,fft", code=1, mentions=["'fft'"])
+
 
 class InfoTest(CliTestCase):
     def test_json_op_counts_params_and_macs(self):
