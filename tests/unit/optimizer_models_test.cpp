@@ -14,6 +14,7 @@
 #include "ninegrid/ninegrid.h"
 #include "core/npy.h"
 #include "core/cpu_features.h"
+#include "graph/infer_values.h"
 #include "runtime/model_impl.h"
 
 #ifndef NINEGRID_CACHE_DIR
@@ -186,6 +187,27 @@ TEST_P(OptimizedModel, MatchesUnoptimisedAndIsFused) {
     for (int64_t i = 0; i < a.numel(); ++i) worst = std::max(worst, std::fabs(double(pa[i]) - pb[i]));
     EXPECT_LE(worst, 1e-5 * std::max(double(hi - lo), 1e-30)) << mc.name << " output " << kv.first;
   }
+}
+
+// The passes learn shapes once (constant folding records them) and reuse them unless a pass added a
+// value without one: every shape the optimised graph records must be what a fresh inference gives.
+TEST_P(OptimizedModel, RecordedShapesMatchAFreshInference) {
+  const ModelCase& mc = GetParam();
+  ASSERT_TRUE(std::ifstream(mc.path).good()) << "missing " << mc.path << ": run scripts/make_test_models.sh";
+  auto optimized = load(mc, 2);
+  const Graph& g = InternalAccess::impl(*optimized).graph();
+  std::vector<Shape> shapes;
+  ASSERT_TRUE(fixed_input_shapes(g, &shapes));
+  const ValueInference fresh = infer_values(g, shapes);
+  int checked = 0;
+  for (const Node& n : g.nodes)
+    for (int v : n.outputs) {
+      if (v < 0 || !g.values[v].shape_known) continue;
+      EXPECT_EQ(g.values[v].shape, fresh.values[v].desc.shape) << n.describe() << " output " << g.values[v].name;
+      EXPECT_EQ(g.values[v].dtype, fresh.values[v].desc.dtype) << n.describe() << " output " << g.values[v].name;
+      ++checked;
+    }
+  EXPECT_GT(checked, static_cast<int>(g.nodes.size()) / 2) << "most node outputs carry a recorded shape";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, OptimizedModel, testing::ValuesIn(model_cases()),
