@@ -12,6 +12,9 @@ faster), load time and peak resident memory, and the core's FMA peak measured in
 --models also takes layers:PREFIX, the single-layer models bench/make_layer_models.py writes (e.g.
 layers:dw for every depthwise layer).
 
+With --baseline BINARY (another build's ninegrid, e.g. the previous commit's), each round also runs it, and
+a second table compares the two builds: latency and load time, medians over the same rounds.
+
 With --opt-levels, each round also runs ninegrid at each listed optimisation level (same process pattern,
 interleaved with the others), and the report gets a second table: latency per opt-level, so the effect of
 the graph optimiser (fusion and folding at 1, layout planning at 2) is measured in the same run.
@@ -78,6 +81,7 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--out", default=None, help="also write the markdown report here")
     ap.add_argument("--opt-levels", default="", help="also time ninegrid at these --opt-level values, e.g. 0,1,2")
+    ap.add_argument("--baseline", default="", help="also time this other ninegrid binary (a previous build)")
     args = ap.parse_args()
 
     ort_runner = os.path.join(ROOT, "bench", "ort_runner.js")
@@ -114,12 +118,15 @@ def main():
                 common += ["--shape", shape]
             ours, theirs = [], []
             by_level = {level: [] for level in opt_levels}
+            base = []
             for r in range(args.rounds):
                 print(f"{name} threads={threads} round {r + 1}/{args.rounds}", file=sys.stderr)
                 ours.append(run_json([args.ninegrid, "bench", path] + common))
                 theirs.append(run_json(["node", ort_runner, path] + common))
                 for level in opt_levels:
                     by_level[level].append(run_json([args.ninegrid, "bench", path, "--opt-level", str(level)] + common))
+                if args.baseline:
+                    base.append(run_json([args.baseline, "bench", path] + common))
             ng = statistics.median([t for x in ours for t in samples(x)])
             ort = statistics.median([t for x in theirs for t in samples(x)])
             rows.append({
@@ -132,6 +139,9 @@ def main():
                 "opt_levels": {level: statistics.median([t for x in runs for t in samples(x)])
                                for level, runs in by_level.items()},
             })
+            if base:
+                rows[-1]["base_ms"] = statistics.median([t for x in base for t in samples(x)])
+                rows[-1]["base_load_ms"] = statistics.median(x["load_ms"] for x in base)
 
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -158,6 +168,15 @@ def main():
         for r in sorted(rows, key=lambda r: (r["threads"], r["model"])):
             lines.append(f"| {r['model']} | {r['threads']} | " +
                          " | ".join(f"{r['opt_levels'][l]:.3f}" for l in opt_levels) + f" | {r['ort_ms']:.3f} |")
+    if args.baseline:
+        lines += ["", f"This build against the baseline `{args.baseline}`, medians over the same rounds "
+                  "(ratio = this build / baseline).", "",
+                  "| model | threads | ms | baseline ms | ratio | load ms | baseline load ms | load ratio |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in sorted(rows, key=lambda r: (r["threads"], r["model"])):
+            lines.append(f"| {r['model']} | {r['threads']} | {r['ninegrid_ms']:.3f} | {r['base_ms']:.3f} | "
+                         f"{r['ninegrid_ms'] / r['base_ms']:.3f} | {r['ninegrid_load_ms']:.1f} | "
+                         f"{r['base_load_ms']:.1f} | {r['ninegrid_load_ms'] / r['base_load_ms']:.2f} |")
     report = "\n".join(lines) + "\n"
     print(report)
     if args.out:

@@ -2,6 +2,7 @@
 # Builds ninegrid and runs its whole test suite with CTest.
 #   bash scripts/test.sh              Release build in build/
 #   bash scripts/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
+#   bash scripts/test.sh --tsan       ThreadSanitizer build in build-tsan/
 # Installs missing dependencies first and generates the whole-model test models when they are missing.
 set -euo pipefail
 
@@ -9,17 +10,26 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${NINEGRID_JOBS:-2}"
 
 sanitize=0
+tsan=0
 for arg in "$@"; do
   case "$arg" in
     --sanitize) sanitize=1 ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    --tsan) tsan=1 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 
 log() { echo "[test] $*"; }
 
-if ((sanitize)); then
+if ((sanitize && tsan)); then
+  echo "test.sh: --sanitize and --tsan need separate builds; give one" >&2
+  exit 2
+elif ((tsan)); then
+  BUILD="${NINEGRID_BUILD_DIR:-$REPO/build-tsan}"
+  CMAKE_FLAGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNINEGRID_TSAN=ON)
+  TEST_TIMEOUT=1800
+elif ((sanitize)); then
   BUILD="${NINEGRID_BUILD_DIR:-$REPO/build-asan}"
   CMAKE_FLAGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNINEGRID_SANITIZE=ON)
   # Per-test limit: sanitised reference kernels on whole models are several times slower.
@@ -55,6 +65,11 @@ if ((sanitize)); then
   export ASAN_OPTIONS="detect_leaks=$leaks:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   log "ASAN_OPTIONS=$ASAN_OPTIONS"
+fi
+if ((tsan)); then
+  # Any report fails the test that produced it.
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+  log "TSAN_OPTIONS=$TSAN_OPTIONS"
 fi
 
 log "running ctest (-j$JOBS, per-test timeout ${TEST_TIMEOUT}s)"

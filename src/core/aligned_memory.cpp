@@ -4,15 +4,17 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <map>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+
+#include "ninegrid/tensor.h"
 
 namespace ninegrid {
 
@@ -199,7 +201,7 @@ void free_aligned_memory(void* p) {
 AlignedFloats::AlignedFloats(int64_t count) : size_(count) {
   const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * sizeof(float) + 63) / 64 * 64;
   void* p = allocate_aligned_memory(bytes);
-  if (!p) throw std::bad_alloc();
+  if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes for packed weights");
   std::memset(p, 0, bytes);
   data_.reset(static_cast<float*>(p));
 }

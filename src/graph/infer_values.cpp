@@ -142,7 +142,12 @@ ValueInference infer_values(const Graph& graph, const std::vector<Shape>& input_
 
     // Ops whose outputs follow from shapes alone fold too; their unknown inputs are passed as nullptr.
     if ((all_known || op.value_from_shapes()) && op.foldable() && out_bytes <= kMaxFoldBytes) {
-      fold_node(node, op, in, out, values, pool);
+      try {
+        fold_node(node, op, in, out, values, pool);
+      } catch (const Error& e) {
+        if (std::string(e.what()).rfind("node ", 0) == 0) throw;  // already names its node
+        throw_node_error(node, e.what());
+      }
       r.folded[n] = 1;
       continue;
     }

@@ -1,6 +1,5 @@
 #include <chrono>
 #include <cstring>
-#include <new>
 
 #include "core/checked_math.h"
 #include "runtime/describe.h"
@@ -57,9 +56,8 @@ void SessionImpl::prepare(const std::vector<Shape>& input_shapes) {
   }
   try {
     arena_ = Tensor::empty(DataType::UInt8, {static_cast<int64_t>(plan_.arena_bytes)});
-  } catch (const std::bad_alloc&) {
-    throw Error("out of memory allocating the session's working memory (" +
-                bytes_str(static_cast<int64_t>(plan_.arena_bytes)) + ")");
+  } catch (const Error& e) {
+    throw Error(std::string("cannot allocate the session's working memory: ") + e.what());
   }
   planned_ = true;
 }

@@ -51,6 +51,36 @@ TEST(Session, ConcurrentSessionsOfOneModelAgreeWithSequentialRuns) {
   }
 }
 
+// Many sessions of one model, each with its own workers, on more threads than the machine has cores
+// (the ThreadSanitizer build runs this too): every output is bit for bit what one session computes alone
+// with the same number of workers (the same work split).
+TEST(Session, ManySessionsOnManyThreadsAreBitIdenticalToOne) {
+  constexpr int kSessions = 8, kWorkers = 2, kRuns = 3;
+  Options o;
+  o.threads = kWorkers;
+  auto model = Model::load(kParam, o);
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < kSessions; ++i) inputs.push_back(image(64 + 16 * (i % 3), 80, 20 + i));
+  std::vector<std::map<std::string, Tensor>> expected;
+  {
+    auto s = model->create_session();
+    for (const Tensor& x : inputs) expected.push_back(s->run({{"data", x}}));
+  }
+  std::vector<int> mismatches(kSessions, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kSessions; ++t)
+    threads.emplace_back([&, t] {
+      auto s = model->create_session();
+      for (int r = 0; r < kRuns; ++r) {
+        const int i = (t + r) % kSessions;
+        auto got = s->run({{"data", inputs[i]}});
+        for (const auto& kv : expected[i]) mismatches[t] += !same(got.at(kv.first), kv.second);
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kSessions; ++t) EXPECT_EQ(mismatches[t], 0) << "session " << t;
+}
+
 TEST(Session, OutputsStayValidAfterTheNextRun) {
   auto model = Model::load(kParam);
   auto s = model->create_session();
