@@ -335,7 +335,7 @@ void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const fl
   // contiguous split gives every thread nearly the same share. When the weights outweigh the image, a
   // thread's consecutive tasks share the output blocks (each thread streams only its part of the
   // weights); otherwise they share the rows (each thread reads only its part of the image, the larger
-  // stream; RetinaFace's 64-channel pointwise layers at 80x80 scaled better on 2 cores so, measured:
+  // stream; with that, RetinaFace's 64-channel pointwise layers at 80x80 scaled much better on 2 cores:
   // bench/REPORT.md, "Design decisions and their measurements").
   const int64_t block_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
   const int64_t wanted = 4 * static_cast<int64_t>(threads);
