@@ -33,10 +33,10 @@ constexpr size_t kHugeFrom = 4 * kHugePage;
 // Blocks from kPoolFrom up to kHugeFrom share huge pages: 32 MiB regions mapped with MADV_HUGEPAGE and
 // cut up first-fit in 4 KiB units, freed runs merged with their neighbours. A model's packed weights are
 // mostly such blocks (MobileNetV2: 50 layers of 4 KB to 1.6 MB each); with 4 KiB pages each inference's
-// stream of 14 MB of weights missed the TLB all along (Zen 4 core, whole model, processes alternating,
-// two sets of eight: 5.94 -> 5.83 ms and 6.11 -> 5.95 ms). Tensors share the pool too: the decoded
-// weights a model's loading frees as it packs them make room for the packed ones (ResNet-50's peak RSS
-// 286 -> 282 MB; 323 MB with only the packed weights pooled and glibc keeping the freed ones).
+// stream of 14 MB of weights missed the TLB all along. Tensors share the pool too: the decoded weights a
+// model's loading frees as it packs them make room for the packed ones (with only the packed weights
+// pooled the peak RSS grew, glibc keeping the freed ones). Measured: bench/REPORT.md, "Design decisions
+// and their measurements".
 // (Not under AddressSanitizer, which checks only the blocks it hands out itself.)
 constexpr size_t kPoolFrom = size_t(64) << 10;
 constexpr size_t kPoolUnit = size_t(4) << 10;
@@ -59,10 +59,9 @@ class HugePagePool {
     r.mapped = static_cast<char*>(m);
     r.base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(r.mapped) + kHugePage - 1) / kHugePage * kHugePage);
     // Advice only: without THP the region keeps small pages. Up to a budget (enough for MobileNetV2's
-    // weights and activations): on a virtual machine the first touch of a huge page can cost a
-    // millisecond while the host backs it, and a large model's loading paid that for every region
-    // (ResNet-50's load, 255-370 ms with glibc's blocks, took 215-560 with every region in huge pages,
-    // 226-300 with the budget and a first run after a pause 640).
+    // weights and activations): on a virtual machine the first touch of a huge page can be slow while the
+    // host backs it, and a large model's loading paid that for every region (ResNet-50's load times with
+    // and without the budget: bench/REPORT.md, "Design decisions and their measurements").
     if (huge_bytes_ + r.size <= kHugeBudget) {
       madvise(r.base, r.size, MADV_HUGEPAGE);
       huge_bytes_ += r.size;
@@ -121,9 +120,8 @@ class HugePagePool {
 
   // Empty regions stay mapped while they hold no more than the live blocks do: a model's loading frees and
   // allocates temporaries in turn, and mapping a fresh region each time had the kernel clear its huge
-  // pages again (ResNet-50's load, 250-320 ms with glibc's blocks: 300-970 ms without the spares, 200-260
-  // with them; on this virtual machine the first run after a pause can take 450-750 ms either way while
-  // its memory is touched for the first time). Once nothing is live they all go back to the system.
+  // pages again, which made ResNet-50's load slower than with glibc's blocks (measured: bench/REPORT.md,
+  // "Design decisions and their measurements"). Once nothing is live they all go back to the system.
   void release_spare_regions() {
     size_t used = 0, empty = 0;
     for (const Region& r : regions_) {

@@ -11,7 +11,8 @@ namespace ninegrid {
 namespace {
 
 // The ops kernels/x86/unary_impl.h implements (tests/unit/unary_x86_test.cpp checks that the two agree).
-// Sigmoid among them: EfficientNet-B0's 65 SiLU gates ran 10 of its 26 ms on the reference's scalar expf.
+// Sigmoid among them: on the reference's scalar expf EfficientNet-B0's 65 SiLU gates took a large share
+// of its time (measured: bench/REPORT.md, "Design decisions and their measurements").
 bool has_vector_kernel(ref::UnaryF32 op) {
   using ref::UnaryF32;
   switch (op) {

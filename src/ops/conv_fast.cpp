@@ -30,7 +30,8 @@ bool is_pointwise(const Conv2dParams& p) {
 // A 1x1 conv with stride > 1 whose every output pixel reads inside the input (no padding on the
 // top/left, any bottom/right padding never reached): the input pixels it reads are gathered into a
 // plane of the output's size, then the pointwise kernel runs on that. ResNet's downsampling 1x1 s2
-// convs, where the direct and indirect kernels' short row tiles ran at 65-75% of the pointwise speed.
+// convs, where the direct and indirect kernels' short row tiles ran well below the pointwise kernel's
+// speed (measured: bench/REPORT.md, "Design decisions and their measurements").
 bool is_strided_pointwise(const Conv2dParams& p) {
   return p.kernel_h == 1 && p.kernel_w == 1 && (p.stride_h > 1 || p.stride_w > 1) && p.pad_top == 0 &&
          p.pad_left == 0 && (p.out_h - 1) * p.stride_h < p.in_h && (p.out_w - 1) * p.stride_w < p.in_w;
@@ -38,9 +39,9 @@ bool is_strided_pointwise(const Conv2dParams& p) {
 
 // The first-layer kernel (kernels/x86/conv_first_layer_impl.h) handles a plain NCHW input, one group and
 // stride 1 or 2 along the width, with any channel counts; the choice by shape takes it for an image with
-// few channels in and at most 8 out, where the direct kernel has one 8-lane FMA per broadcast
-// (ninegrid_kernel_bench first/ rows on a Zen 4 core: 3->8 3x3/s2 at 640, 62 vs 58 GFLOP/s; 3x3/s1 at
-// 320, 74 vs 58). From 16 output channels on the direct kernel was faster (3->16: 77 vs 59).
+// few channels in and at most 8 out, where the direct kernel has one 8-lane FMA per broadcast. From 16
+// output channels on the direct kernel was faster (ninegrid_kernel_bench first/ rows; measured:
+// bench/REPORT.md, "Design decisions and their measurements").
 constexpr int64_t kFirstLayerMaxInChannels = 4;
 constexpr int64_t kFirstLayerMaxOutChannels = 8;
 
@@ -101,10 +102,10 @@ bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
     // 16-lane kernels write NCHW8c as pairs of blocks (kernels/x86/conv_epilogue_impl.h): twice the
     // work per instruction, worth the padding vector's waste from 16 channels on (24: 32 computed).
     // (Not for a depthwise conv already in 8-channel blocks: restaging its input into 16-channel blocks
-    // costs more than the wider vectors save on a memory-bound layer; BlazeFace 24x64x64: 0.057 vs 0.025 ms.
-    // Nor for a plain image in with an odd number of 8-channel blocks out, where a quarter or more of the
-    // wide vectors' lanes would be padding: BlazeFace's 3->24 5x5/s2 first conv at 128x128, Zen 4 core,
-    // 8-lane 157-210 us vs 16-lane 198-207 us over three runs.)
+    // costs more than the wider vectors save on a memory-bound layer, as on BlazeFace's. Nor for a plain
+    // image in with an odd number of 8-channel blocks out, where a quarter or more of the wide vectors'
+    // lanes would be padding, as in BlazeFace's 3->24 first conv. Measured: bench/REPORT.md, "Design
+    // decisions and their measurements".)
     const bool wide_wastes = in_block == 1 && p.out_channels % 16 != 0;
     if (isa >= Isa::Avx512 && p.out_channels > 8 && !(is_depthwise(p) && in_block == 8) && !wide_wastes)
       widths[0] = 16, widths[1] = 8;
@@ -277,8 +278,9 @@ void FastConv2d::run(const float* x, float* y, const float* residual, ThreadPool
         const float* src = x + n * p.in_channels * plane;
         float* dst = staged + n * blocks * lanes_ * plane;
 #if defined(__x86_64__)
-        // Plain NCHW: vector transposes, P channels x P pixels at a time (BlazeFace's 28-channel
-        // depthwise, stride 2 from 64x64: 0.103 -> 0.044 ms with the restaging in it).
+        // Plain NCHW: vector transposes, P channels x P pixels at a time (they made BlazeFace's
+        // 28-channel depthwise, restaging included, much faster; measured: bench/REPORT.md, "Design
+        // decisions and their measurements").
         if (in_block_ == 1) {
           (kernel_isa_ == Isa::Avx512 ? avx512::reorder_nchw_to_blocked : avx2::reorder_nchw_to_blocked)(
               src, dst, p.in_channels, plane, b, b + 1);
@@ -333,7 +335,8 @@ void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const fl
   // contiguous split gives every thread nearly the same share. When the weights outweigh the image, a
   // thread's consecutive tasks share the output blocks (each thread streams only its part of the
   // weights); otherwise they share the rows (each thread reads only its part of the image, the larger
-  // stream: RetinaFace's 64-channel pointwise layers at 80x80 went from 1.38x to about 1.7x on 2 cores).
+  // stream; with that, RetinaFace's 64-channel pointwise layers at 80x80 scaled much better on 2 cores:
+  // bench/REPORT.md, "Design decisions and their measurements").
   const int64_t block_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
   const int64_t wanted = 4 * static_cast<int64_t>(threads);
   const int64_t row_chunks =

@@ -17,25 +17,23 @@ namespace {
 // model is approximate, and Winograd costs 4x the weight memory (F(4x4)) and a little accuracy.
 constexpr double kWinogradMinSpeedup = 1.2;
 // Strassen must save this fraction of a GEMM's time in its cost model: its GEMM kernel runs a little
-// slower than the pointwise kernel (measured with ninegrid_conv_algorithms_bench on the development
-// machine: 1024 -> 1024 channels at 28x28, Strassen 8.95 ms, its plain GEMM 10.9 ms, pointwise 8.81 ms),
-// so a marginal saving loses to the pointwise kernel.
+// slower than the pointwise kernel (measured with ninegrid_conv_algorithms_bench: bench/REPORT.md,
+// "Design decisions and their measurements"), so a marginal saving loses to the pointwise kernel.
 constexpr double kStrassenMinSaving = 0.05;
 
-// Where the indirect kernel beats the direct one (ninegrid_conv_algorithms_bench, AVX-512, one thread,
-// GFLOP/s indirect vs direct): dense strided convs past the first layer (3x3 s2 64->128 at 56x56: 195 vs
-// 172; 128->256 at 28x28: 200 vs 145; 1x1 s2 1024->2048 at 14x14: 134 vs 71), whose direct row tiles
-// are short, and dense convs on small planes (3x3 512->512 at 7x7: 130 vs 109), where the nine-grid
-// leaves few centre pixels per row; the indirect kernel tiles the flattened output instead. The direct
-// kernel keeps the first layer (7x7 s2 3->64: 185 vs 97) and larger stride-1 planes (256 at 14x14: 201 vs 186).
+// Where the indirect kernel beats the direct one (ninegrid_conv_algorithms_bench): dense strided convs
+// past the first layer, whose direct row tiles are short, and dense convs on small planes, where the
+// nine-grid leaves few centre pixels per row; the indirect kernel tiles the flattened output instead. The
+// direct kernel keeps the first layer and larger stride-1 planes. Measured: bench/REPORT.md, "Design
+// decisions and their measurements".
 bool indirect_beats_direct(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   if (p.groups != 1 || p.in_channels < 32) return false;
   // Strided 1x1 convs run as a gather and the pointwise kernel where it fits (ops/conv_fast.h).
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1;
   if (pointwise && FastConv2d::supports(p, in_block, out_block, isa, ConvAlgorithm::Pointwise)) return false;
-  // Strided convs onto a small plane are the exception (Zen 4 core: 3x3 s2 256->512 from 14x14, direct
-  // 0.996 ms vs indirect 1.266; ResNet-50's 512-channel one in the model, 2.41 vs 2.58 ms; at 14x14
-  // outputs and above the indirect kernel kept its lead or tied).
+  // Strided convs onto a small plane are the exception: there the direct kernel won, alone and in
+  // ResNet-50; at 14x14 outputs and above the indirect kernel kept its lead or tied (measured:
+  // bench/REPORT.md, "Design decisions and their measurements").
   if (p.stride_h > 1 || p.stride_w > 1) return p.out_h * p.out_w > 64;
   return !pointwise && p.out_h * p.out_w <= 64;
 }

@@ -44,10 +44,11 @@ AlignedFloats pack(int64_t rows, int64_t cols, int64_t group_lanes, const std::f
 // ---- Cost model ----
 // One level saves a half-size product: (M/2)(K/2)(N/2) multiply-adds. It costs the X-side sums (5 sums
 // of (K/2)(N/2): 2 reads and a write each) and 8 more read-modify-writes of output quadrants
-// ((M/2)(N/2) each) than a plain GEMM's 4 quadrant writes. With the GEMM at about 80 G multiply-adds/s
-// per core (AVX-512; 40 with AVX2) and the extra traffic streaming at about 20 GB/s (it mostly misses L2
-// on the layers concerned), recursion pays when the time saved exceeds the time added. As in MNN, this
-// favours large channel counts: about ic, oc >= 512 at 14x14, >= 256 at 28x28 and above.
+// ((M/2)(N/2) each) than a plain GEMM's 4 quadrant writes. With the GEMM's rate per core and the extra
+// traffic's streaming rate below (it mostly misses L2 on the layers concerned; where these estimates come
+// from: bench/REPORT.md, "Design decisions and their measurements"), recursion pays when the time saved
+// exceeds the time added. As in MNN, this favours large channel counts: about ic, oc >= 512 at 14x14,
+// >= 256 at 28x28 and above.
 constexpr double kGemmMacsPerSecondAvx512 = 80e9, kGemmMacsPerSecondAvx2 = 40e9;
 constexpr double kExtraBytesPerSecond = 20e9;
 

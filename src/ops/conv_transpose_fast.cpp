@@ -40,8 +40,9 @@ int64_t gemm_lanes(const ConvTransposeParams& p, Isa isa) {
 }
 
 // The GEMM's input block: channels in multiples of 8 are restaged per band into NCHW8c, which the kernels
-// read a pixel's channels from one cache line of (PP-OCR's 24 -> 4 GEMM, bound by reading its 24 planes:
-// 1.69 -> 1.23 ms including the restaging); other counts are read in place from the plain planes.
+// read a pixel's channels from one cache line of (PP-OCR's 24 -> 4 GEMM is bound by reading its 24 planes
+// and runs faster restaged, the restaging included; measured: bench/REPORT.md, "Design decisions and
+// their measurements"); other counts are read in place from the plain planes.
 int64_t gemm_in_block(const ConvTransposeParams& p) { return p.in_channels % 8 == 0 ? 8 : 1; }
 
 // The GEMM as a convolution: 1x1 from the input channels to one channel per (m, kh, kw), rounded up to

@@ -69,21 +69,23 @@ struct CoreCosts {
   double direct_efficiency_7x7;       // its rate on a 7x7 plane relative to that (linear in between)
 };
 
-// Fitted on a Xeon core with AVX-512 (2 MiB L2, about 225 GFLOP/s of 512-bit FMA) with
-// bench/winograd_bench.cpp, per-phase timings and ResNet-18 in a model run (ninegrid profile): 256
-// channels at 14x14 took 1.0 ms with F(4x4) (9.4 MB of weights) and 0.83 ms with F(2x2) (4.2 MB), though
-// F(4x4) is the faster with warm caches; 512 channels at 7x7 took 1.5-1.8 ms with F(2x2), 3.3 ms with
-// F(4x4); the direct conv ran at about 0.7 of the peak, about 0.4 at 7x7 (2.7 ms).
+// Fitted on a Xeon core with full-rate 512-bit FMAs and a 2 MiB L2, to per-phase timings
+// (bench/winograd_bench.cpp, since renamed conv_algorithms_bench) and to ResNet-18 in a model run (ninegrid
+// profile). In a model run the 14x14 and 7x7 layers' transformed weights come from memory, so there F(2x2)'s
+// smaller weights beat F(4x4) although F(4x4) is the faster with warm caches; the direct conv's rates are
+// shares of the core's FMA peak, lower on 7x7 planes. The timings the constants were fitted to:
+// bench/REPORT.md, "Design decisions and their measurements".
 constexpr CoreCosts kFullRate512Costs = {75e9, 30e9, 14e9, 4 << 20, false, {29, 79, 240}, {16, 48, 143},
                                          1.6, 0.7 * 225e9, 0.7 * 112e9, 0.4 / 0.7};
 
-// Fitted on a Zen 4 core (512-bit FMAs at half rate, about 112 GFLOP/s either width; 1 MiB L2, 32 MiB
-// L3; about 20 GB/s from memory for one core) with ninegrid_conv_algorithms_bench and ResNet-18 in a
-// model run (ninegrid profile, alternating the two tiles): 256 channels at 14x14 take 0.96 ms with
-// F(4x4) and 1.09 ms with F(2x2) (the GEMM alone at about 48 G multiply-adds/s: F(4x4)'s weights stream
-// while it runs); 512 channels at 7x7 take 1.6 ms with F(2x2) and 1.53 ms with F(4x4), whose 37.7 MB of
-// weights (2.2x F(2x2)'s) the model charges at memory speed so that F(2x2) keeps the memory. The AVX2
-// kernels took 1.13-1.43x as long; the direct conv runs at about 100 GFLOP/s in a model, 90 at 7x7.
+// Fitted on a Zen 4 core (512-bit FMAs at half rate, so the same peak at either width; 1 MiB L2, 32 MiB
+// L3) to ninegrid_conv_algorithms_bench and to ResNet-18 in a model run (ninegrid profile, alternating the
+// two tiles). The GEMM is slow enough there that F(4x4)'s larger weights stream while it runs
+// (far_overlaps_gemm), so F(4x4) wins at 256 channels on 14x14; at 512 channels on 7x7 the two tiles ran
+// about even, and the model charges F(4x4)'s weights (36 positions against F(2x2)'s 16) at memory speed
+// so that F(2x2) keeps the memory. The AVX2 slowdown and the direct conv's rates (in a model, lower on
+// 7x7 planes) are measured on the same core. The timings the constants were fitted to: bench/REPORT.md,
+// "Design decisions and their measurements".
 constexpr CoreCosts kHalfRate512Costs = {48e9, 40e9, 22e9, 4 << 20, true, {29, 79, 240}, {16, 48, 143},
                                          1.25, 100e9, 90e9, 0.85};
 
@@ -104,7 +106,8 @@ double winograd_seconds(const CoreCosts& k, const Conv2dParams& p, int m, bool a
   const int64_t rows_max = avx512 ? avx512::kWinogradTileRows : avx2::kWinogradTileRows;
   const int64_t blocks = (c.chunk_tiles + rows_max - 1) / rows_max;
   const double rows = double(c.chunk_tiles) / double(blocks);
-  // (The tall tile issues one broadcast per FMA: about 15% slower.)
+  // (The tall tile issues one broadcast per FMA: its penalty is a measured slowdown, bench/REPORT.md,
+  // "Design decisions and their measurements".)
   const double row_penalty = c.chunk_tiles <= (avx512 ? avx512::kWinogradTallRows : avx2::kWinogradTallRows)
                                  ? 1.15
                                  : 1.0 + 0.5 * (double(rows_max) - rows) / double(rows_max);
@@ -131,14 +134,13 @@ double direct_seconds(const CoreCosts& k, const Conv2dParams& p, bool avx512) {
 }
 
 // F(4x4) or F(2x2). F(6x6) is left out of the automatic choice. On a core with full-rate 512-bit FMAs
-// (the Xeon the model was fitted on) it was never faster than F(4x4) by more than the noise (2% on 40x40
-// and 80x80 planes) and clearly slower on 28x28 and 112x112. On a Zen 4 core, whose 512-bit FMAs run at
-// half rate so that the GEMM F(6x6) shrinks weighs more, it measured 8-24% faster on layers of at most 64
-// channels on planes from 40x40 (ninegrid_conv_algorithms_bench: RetinaFace SSH 64->64 at 80x80, 296 vs
-// 239 GFLOP/s), but it rounds about twice as badly: ResNet-50 with F(6x6) in its 64-channel 56x56 layers
-// drifts 2.1e-4 from the unoptimised run (absolute, on an output range of 13), past the 1e-5 of the range
-// (1.3e-4) the optimiser tests allow; with F(4x4) it drifts 1.26e-4.
-// Forcing tile 6 (ExecSettings::winograd_tile) trades that accuracy for the speed.
+// (the Xeon the model was fitted on) it was never faster than F(4x4) beyond the noise and clearly slower
+// on 28x28 and 112x112 planes. On a Zen 4 core, whose 512-bit FMAs run at half rate so that the GEMM
+// F(6x6) shrinks weighs more, it is faster on layers of at most 64 channels on planes from 40x40, but it
+// rounds worse: ResNet-50 with F(6x6) in its 64-channel 56x56 layers drifts from the unoptimised run past
+// the 1e-5 of the output range that the optimiser tests allow, where F(4x4) stays within it.
+// Forcing tile 6 (ExecSettings::winograd_tile) trades that accuracy for the speed. Measured:
+// bench/REPORT.md, "Design decisions and their measurements".
 int best_tile(const CoreCosts& k, const Conv2dParams& p, bool avx512, double* seconds) {
   const double four = winograd_seconds(k, p, 4, avx512), two = winograd_seconds(k, p, 2, avx512);
   if (seconds) *seconds = std::min(four, two);
@@ -285,7 +287,8 @@ void WinogradConv2d::run(const float* x, float* y, const float* residual, Thread
     // Enough tiles for every thread to run whole chunks of its own: each thread transforms, multiplies
     // and transforms back its chunks in its own scratch (in its own core's cache), with no barrier in
     // between. Splitting each phase of one chunk among the threads instead (below) passed the chunk's
-    // v and mm between cores three times per chunk and scaled 1.05-1.3x on two cores.
+    // v and mm between cores three times per chunk and scaled poorly on two cores (measured:
+    // bench/REPORT.md, "Design decisions and their measurements").
     int64_t chunks = std::max((tiles + chunk_tiles_ - 1) / chunk_tiles_, threads);
     chunks = (chunks + threads - 1) / threads * threads;
     const int64_t chunk = (tiles + chunks - 1) / chunks;

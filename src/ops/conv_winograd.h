@@ -38,8 +38,8 @@ class WinogradConv2d {
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
   // The output tile the constructor picks when given tile = 0: 4 or 2, whichever a cost model of the
   // kernels (GEMM rate, streaming of the transformed weights, transforms; conv_winograd.cpp) finds faster.
-  // (6 is never chosen on its own: it rounds about twice as badly as 4; see conv_winograd.cpp. The
-  // constructor's `tile` forces it, from ExecSettings::winograd_tile.)
+  // (6 is never chosen on its own: it rounds worse than 4, past the optimiser tests' tolerance; see
+  // conv_winograd.cpp. The constructor's `tile` forces it, from ExecSettings::winograd_tile.)
   static int default_tile(const Conv2dParams& p, Isa isa);
   // The same for a given kind of core (the choices above use this_core()).
   static int default_tile(const Conv2dParams& p, Isa isa, WinogradCore core);

@@ -30,7 +30,8 @@ void for_each_window(const PoolParams& p, const PlaneWindows& win, Fn fn) {
 }
 
 // max_pool_ref without indices: the same comparisons in the same order, with the windows precomputed
-// and the width taps contiguous when the dilation is 1 (BlazeFace's 2x2 pools ran 16 ns per output).
+// and the width taps contiguous when the dilation is 1 (BlazeFace's 2x2 pools spent their time in the
+// general path; measured: bench/REPORT.md, "Design decisions and their measurements").
 // 2-D, 2x2 window, stride 2, no padding, no dilation (the common downsampling pool): whole windows only,
 // the same comparison order as below, written so the compiler vectorises across the row.
 template <class T>

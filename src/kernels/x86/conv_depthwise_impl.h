@@ -48,11 +48,11 @@ void depthwise_pixels(const X86ConvArgs& a, const float* xb, const float* wb, ty
 }
 
 // With AVX-512's 32 vector registers a tile's accumulators, its K x K weights and the input vector all
-// fit, and two things keep them there (Zen 4 kernel bench, 3x3 s1: 32 ch at 160x160 235 -> 163 us,
-// 144 ch at 56x56 125 -> 97): each input vector is pinned to a register once loaded (otherwise GCC
-// folds the load into every FMA that uses it, 144 loads a 2x8 tile instead of 40, and spills), and
+// fit, and two things keep them there: each input vector is pinned to a register once loaded (otherwise
+// GCC folds the load into every FMA that uses it, 144 loads a 2x8 tile instead of 40, and spills), and
 // the store is store_tile_pixels' inline clamp, so the accumulators' address never escapes. With
-// AVX2's 16 registers the same changes cost 5-15% (weights then live in memory operands anyway).
+// AVX2's 16 registers the same changes are slower (weights then live in memory operands anyway).
+// Measured: bench/REPORT.md, "Design decisions and their measurements".
 template <class V>
 constexpr bool kWideRegisterFile = V::kLanes == 16;
 
@@ -107,8 +107,8 @@ enum class TileColumns { Inside, LeftEdge, RightEdge, BothEdges, Copy };
 
 // How a tile whose window starts at input column iw0 and spans `cols` columns reads the image: inside it,
 // across the left or right padding or both by `edge` columns (skipped), or neither (a window copy). Both
-// edges: a 7- or 8-wide plane's one tile per row (3x3, interleaved in one process: 960 ch at 7x7 12.4 ->
-// 8.7 us against the padded plane copy, 256 ch at 8x8 4.1 -> 3.0; AVX2 18.9 -> 15.9, 6.3 -> 5.5).
+// edges: a 7- or 8-wide plane's one tile per row, faster skipping both than reading the padded plane copy
+// on either ISA (measured: bench/REPORT.md, "Design decisions and their measurements").
 inline TileColumns tile_columns(int64_t iw0, int64_t cols, int64_t in_w, int64_t edge) {
   const int64_t right = iw0 + cols - in_w;  // window columns past the right edge
   if (iw0 >= 0 && right <= 0) return TileColumns::Inside;
@@ -123,10 +123,8 @@ inline TileColumns tile_columns(int64_t iw0, int64_t cols, int64_t in_w, int64_t
 // right padding by the usual K / 2 columns (those columns skipped); else from a copy of the window with
 // zeros where it leaves the image (the padding taps then add nothing, as skipping them would). The
 // first and last tiles of every row are such edge tiles: a quarter to a half of the tiles on 28- to
-// 56-wide planes had copied their window (Zen 4 core, interleaved in one process, 3x3: 144 ch at 56x56
-// 109 -> 92 us, s2 49 -> 41; 192 ch at 28x28 41 -> 33; 96 ch s2 at 112x112 123 -> 109; 5x5 96 ch at
-// 56x56 197 -> 179; AVX2 5-12%). Skipping the top and bottom rows too: another 3-11% (192 ch at 28x28
-// 35.5 -> 31.6 us, 5x5 96 ch at 56x56 177 -> 165).
+// 56-wide planes had copied their window. Skipping the top and bottom rows as well paid again (both
+// measured: bench/REPORT.md, "Design decisions and their measurements").
 template <class V, int K, int S, int ROWS, int COLS>
 void depthwise_tile(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias, int64_t block,
                     int64_t oh, int64_t ow0) {
@@ -236,9 +234,8 @@ constexpr int64_t kDepthwisePaddedPlaneBytes = 32 * 1024;
 
 // depthwise_kxk on small padded planes: each channel block is first copied into a zero-bordered plane,
 // so that every tile reads it directly. Where tiles would copy their windows (depthwise_tile) that costs
-// more than one copy of the plane (Zen 4 core, interleaved in one process, 3x3: 960 ch at 7x7 20.4 ->
-// 11.6 us; AVX2 28.5 -> 14.8, when those tiles still copied). Up to the L1's size: the 28x28 planes'
-// 58 KB copies (AVX-512) made them 2-8% slower.
+// more than one copy of the plane. Up to the L1's size: the 28x28 planes' 58 KB copies (AVX-512) made
+// them slower (measured: bench/REPORT.md, "Design decisions and their measurements").
 // Its own function, so that the copy's stack frame is not set up for the large planes.
 template <class V, int K, int S>
 __attribute__((noinline)) void depthwise_kxk_padded(const X86ConvArgs& a, const X86ConvRange& r, int64_t padded_h,
@@ -278,8 +275,8 @@ void depthwise_kxk(const X86ConvArgs& a, const X86ConvRange& r) {
   const int64_t padded_w = padded_extent(a.in_w, a.pad_left, a.out_w, S, K);
   const bool has_padding = padded_h > a.in_h || padded_w > a.in_w || a.pad_top > 0 || a.pad_left > 0;
   // The padded copy only pays where some tiles would otherwise copy their windows (5x5 stride 2 on
-  // 16x16, whose last tile crosses the right edge by one column): interleaved in one process, 3x3 on
-  // 14x14 planes 384 ch 19.6 -> 15.3 us and 576 ch s2 13.5 -> 8.8 without it.
+  // 16x16, whose last tile crosses the right edge by one column); elsewhere the tiles are faster reading
+  // the image directly (measured: bench/REPORT.md, "Design decisions and their measurements").
   if (has_padding && padded_h * padded_w * P * 4 <= kDepthwisePaddedPlaneBytes && row_tiles_copy<K, S, COLS>(a))
     return depthwise_kxk_padded<V, K, S>(a, r, padded_h, padded_w);
   const int64_t in_plane = a.in_h * a.in_w;

@@ -32,9 +32,9 @@ struct TileWidths {};
 // bulk row tile leaves room in the registers for the weights and the broadcast input: AVX-512 has 32
 // (2 blocks x 12 pixels = 24 accumulators; 14 measured no faster), AVX2 16 (2 x 6 = 12 accumulators).
 // AVX-512's 13 (26 accumulators) is for rests: a 7x7 plane's 49 pixels go as 12 + 12 + 12 + 13 instead
-// of 12 + 12 + 12 + 10 + 3, whose 3-pixel tile takes about as long per input channel as the 10 (Zen 4
-// core, warm caches, interleaved: MobileNetV2's 160->960 at 7x7 135 -> 132 us, 320->1280 358 -> 349,
-// ResNet-50's 512->2048 914 -> 893; 14x14 to 56x56 planes unchanged).
+// of 12 + 12 + 12 + 10 + 3, whose 3-pixel tile takes about as long per input channel as the 10 (it pays
+// on 7x7 planes and changes nothing from 14x14 up; measured: bench/REPORT.md, "Design decisions and their
+// measurements").
 template <int LANES, int OCB>
 struct DirectMenu;
 template <>
@@ -70,7 +70,8 @@ struct TilePlan {
 };
 
 // The cheapest mix for every rest of at most 3 bulk tiles, worked out at compile time: planning runs
-// once per block pair and pixel chunk, and the search at run time took 1% of MobileNetV2's time.
+// once per block pair and pixel chunk, and the search at run time showed in MobileNetV2's profile
+// (measured: bench/REPORT.md, "Design decisions and their measurements").
 template <int OCB, int... Ns>
 struct RestPlans {
   static constexpr int kCount = sizeof...(Ns);
@@ -230,9 +231,8 @@ NG_TILE void direct_row_tile(const X86ConvArgs& a, const DirectGeometry& g, int6
 // output and a clamp activation. The accumulators stay in registers from the bias to the store, and no
 // per-tile division finds the group's first input channel; the general tile keeps them in a stack array
 // that it copies in and out of registers around the accumulation. That fixed cost weighs most on few
-// input channels and small kernels (Zen 4 core, both tiles interleaved in one process: MobileNetV2's
-// first conv, 3->32 3x3 s2 at 224x224, 27 taps per tile, 305 -> 246 us; 6->32 544 -> 469 us; ResNet's
-// 3->64 7x7 s2 2388 -> 2272 us).
+// input channels and small kernels, as in the first convs of MobileNetV2 and ResNet (measured:
+// bench/REPORT.md, "Design decisions and their measurements").
 template <class V, int OCB, int N, int PIN, int SW>
 NG_TILE void direct_row_tile_dense(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh,
                                    int64_t ow0, int64_t kh_begin, int64_t kh_end) {
@@ -458,16 +458,16 @@ NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64
 // output layout, and an activation that is a clamp (None, Relu, Clip). Its input-channel loop
 // has no per-channel bookkeeping, and its epilogue is store_tile_pixels' clamp path, so the accumulators
 // stay in registers from the bias to the store; the general tile spilled them to the stack for its
-// epilogue. That fixed cost per tile weighs most with few input channels (Zen 4
-// core, warm caches, both tiles interleaved in one process: MobileNetV2's 16->96 at 112x112 617 -> 491
-// us, 24->144 at 56x56 297 -> 247 us; ResNet-50's 64->256 at 56x56 1081 -> 983 us, 256->64 1028 -> 982).
+// epilogue. That fixed cost per tile weighs most with few input channels (measured: bench/REPORT.md,
+// "Design decisions and their measurements").
 // prefetch_next: also bring the next OCB blocks' weights into L2 (see pointwise_pixels).
 //
 // HALF (16-lane vectors writing NCHW8c only): the last of the OCB blocks holds 8 real channels (output
 // channels 24, 40, 56, ... = 8 mod 16) and runs 8-lane (256-bit) FMAs on the low halves instead of
 // 16-lane ones half on padding. On Zen 4 a 256-bit FMA takes half a 512-bit one's issue slots, so the
 // real channels run at the full rate where the 16-lane tile wasted a quarter of a 24-channel layer's
-// FMAs (MobileNetV2's 96->24 and 144->24 at 56x56: 72% -> 85% of the peak, counting real channels).
+// FMAs (measured on MobileNetV2's 24-channel layers: bench/REPORT.md, "Design decisions and their
+// measurements").
 template <class V, int OCB, int N, int PIN, bool HALF>
 __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArgs& a, const DirectGeometry& g,
                                                                 int64_t block, int64_t p0, bool prefetch_next) {
@@ -477,10 +477,9 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArg
   constexpr int P = V::kLanes;
   constexpr int FULL = HALF ? OCB - 1 : OCB;  // blocks of whole vectors
   // Output (and residual) lines asked for ahead only when the tile is short: with more input channels the
-  // FMAs give the hardware time to fetch them at the store, and the prefetches cost more than they save
-  // (in-model, with and without alternating in one process: MobileNetV2's 24->144 at 56x56 0.215 ->
-  // 0.209 ms, whole model -0.04 ms; ResNet-50's 64->256 + residual at 56x56 0.97 -> 0.95, whole -0.12
-  // ms; RetinaFace 640 -0.08 ms. Its 16->96 at 112x112 keeps them: 0.445 ms without, 0.428 with).
+  // FMAs give the hardware time to fetch them at the store, and the prefetches cost more than they save;
+  // with 16 (MobileNetV2's 16->96 at 112x112) they still pay (measured in models: bench/REPORT.md,
+  // "Design decisions and their measurements").
   constexpr int64_t kPrefetchOutputMaxChannels = 16;
   if (a.in_channels <= kPrefetchOutputMaxChannels)
     for (int o = 0; o < FULL; ++o) prefetch_output<V, N>(a, block + o, p0);
@@ -549,8 +548,8 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArg
 
 // `count` dense tiles side by side from pixel p0, the first asking for the next blocks' weights if
 // prefetch_next. One call for a row of tiles rather than one per tile: the call's fixed cost had been a
-// few percent of a tile's time with 16 input channels (Zen 4 core, in-model A/B in one process:
-// MobileNetV2's 16->96 at 112x112 0.417 -> 0.389 ms).
+// measurable part of a tile's time with 16 input channels (measured: bench/REPORT.md, "Design decisions
+// and their measurements").
 template <class V, int OCB, int N, int PIN, bool HALF = false>
 NG_TILE void pointwise_tiles_dense(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0,
                                    int64_t count, bool prefetch_next) {
@@ -566,9 +565,9 @@ void pointwise_pixels(const X86ConvArgs& a, const DirectGeometry& g, int64_t blo
   const TilePlan plan = plan_tiles<OCB>(p_end - p_begin, menu);
   const bool dense = dense_tiles_fit<V>(a);
   // On small planes a block pair's pixels take little longer than fetching its weights from L3: the
-  // first tile asks for the next pair's weights, so they are in L2 when it starts (MobileNetV2 at
-  // 7x7, in-model, modes interleaved: 160->960 0.19 -> 0.155 ms, 320->1280 0.47 -> 0.41; whole model
-  // 1.5-2.5% faster, the other torchvision models within their noise).
+  // first tile asks for the next pair's weights, so they are in L2 when it starts (it pays on
+  // MobileNetV2's 7x7 layers and leaves the other models unchanged; measured: bench/REPORT.md, "Design
+  // decisions and their measurements").
   constexpr int64_t kPrefetchNextMaxPlane = 14 * 14;
   const bool prefetch_next = g.in_plane <= kPrefetchNextMaxPlane;
   int64_t p = p_begin;

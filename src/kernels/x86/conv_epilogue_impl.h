@@ -235,9 +235,9 @@ void store_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block, int64
 
 // Asks for the output lines of N output vectors of channel block `block` (pixels pixel + i), and their
 // residual lines, to be brought into L1 while the tile accumulates, the output's for writing (prefetchw).
-// Touched only at the store, they would otherwise miss all at once at the end of every tile (Zen 4
-// core, kernel bench with the caches evicted: ResNet's 1x1 64->256 at 56x56 with the residual Add 1.41
-// -> 1.20 ms, MobileNetV2's 16->96 at 112x112 0.86 -> 0.68). The common blocked layout only.
+// Touched only at the store, they would otherwise miss all at once at the end of every tile (measured
+// with the caches evicted: bench/REPORT.md, "Design decisions and their measurements"). The common
+// blocked layout only.
 template <class V, int N>
 __attribute__((always_inline)) inline void prefetch_output(const X86ConvArgs& a, int64_t block, int64_t pixel) {
   constexpr int P = V::kLanes;
@@ -272,9 +272,9 @@ inline ClampBounds clamp_bounds(const X86ConvArgs& a) {
 // with no call and no switch, so the accumulators go from registers through the epilogue to
 // memory; any other layout or activation takes the call, on a copy, so that the accumulators' address
 // never escapes and they are not kept on the stack for it. (As a call for every case the accumulators
-// went through the stack twice, and with 16 input channels the epilogue took a fifth of a pointwise
-// layer's time; with the activation switch inlined GCC still spilled them: MobileNetV2's first conv,
-// 3->32 3x3 s2 at 224x224, 314 -> 298 us with the clamp path.)
+// went through the stack twice, and with 16 input channels the epilogue took a large share of a
+// pointwise layer's time; with the activation switch inlined GCC still spilled them. Measured:
+// bench/REPORT.md, "Design decisions and their measurements".)
 template <class V, int N>
 __attribute__((always_inline)) inline void store_tile_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block,
                                                              int64_t pixel, int64_t pixel_stride = 1) {

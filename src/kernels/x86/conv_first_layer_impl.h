@@ -1,14 +1,14 @@
 // The first-layer convolution for a vector type V: a plain NCHW image with few channels in (RGB), few
 // output channels out (8 to 32), stride 1 or 2 along the width.
 //
-// Why not the direct kernel: it puts output channels across the vector lanes and broadcasts one input
-// value per FMA. With 8 or 16 output channels that is one or two FMAs per broadcast, so the loads, not
-// the FMAs, bound it (RetinaFace's 3->8 3x3/s2 layer ran at a third of the FMA peak). Here the lanes are
-// P consecutive output pixels of one row instead: each kernel tap loads NV input vectors (the stride-2
-// columns gathered by one permute) and multiplies them by 8 broadcast weights, 8 x NV FMAs for NV + 8
-// loads, with 8 x NV accumulators (AVX-512: 8 channels x 3 vectors = 24 of 32 registers; AVX2: 8 x 1).
-// The accumulators hold 8 channels x P pixels; they are transposed in registers into the blocked output
-// layout (8 channels per pixel) at the store.
+// Why not the direct kernel: it puts output channels across the vector lanes and broadcasts one input value
+// per FMA. With 8 or 16 output channels that is one or two FMAs per broadcast, so the loads, not the FMAs,
+// bound it (RetinaFace's 3->8 3x3/s2 layer ran far below the FMA peak; measured: bench/REPORT.md, "Design
+// decisions and their measurements"). Here the lanes are P consecutive output pixels of one row instead:
+// each kernel tap loads NV input vectors (the stride-2 columns gathered by one permute) and multiplies them
+// by 8 broadcast weights, 8 x NV FMAs for NV + 8 loads, with 8 x NV accumulators (AVX-512: 8 channels x 3
+// vectors = 24 of 32 registers; AVX2: 8 x 1). The accumulators hold 8 channels x P pixels; they are
+// transposed in registers into the blocked output layout (8 channels per pixel) at the store.
 //
 // Borders: tiles whose every tap reads inside the input rows read them in place; the others (the first
 // and last tiles of a row) first copy their window of the input, zeros outside it, and run the same

@@ -40,9 +40,9 @@ struct SumTaps {
 
 // Inputs larger than this (bytes; Zen 4's L2 per core) are assumed to come from L3 or memory, and the
 // kernels prefetch the rows the next output row will read (see full_pixels). Smaller ones are likely still
-// in L2 from the op that wrote them, where the prefetches only take load slots. Zen 4, ResNet's stem pool
-// (3.2 MB in): in the kernel bench, input in cache, 67 -> 90 us with them; in ResNet-18 (input from the stem
-// conv, mostly from memory) 0.25 and 0.21 -> 0.20 ms (medians of two sets of 10 runs, 18 of 20 faster).
+// in L2 from the op that wrote them, where the prefetches only take load slots. (ResNet's stem pool is
+// slower with them in the kernel bench, its input in cache, and faster in ResNet-18, its input mostly from
+// memory; measured: bench/REPORT.md, "Design decisions and their measurements".)
 constexpr int64_t kPrefetchInputBytes = 1 << 20;
 
 // kG neighbouring output pixels starting at column ow whose windows lie wholly inside the input row
@@ -85,8 +85,8 @@ template <class Taps, class V, int kKw>
 void full_run(const PoolParams& p, const PoolAxisWindow& wh, const float* xp, float* yr, int64_t begin, int64_t end,
               typename V::T divisor, bool prefetch) {
   // Four pixels at a time: each window is a chain of dependent maxes (or adds), and four independent
-  // chains hide their latency behind the loads. Eight on AVX-512 ran slower in the kernel bench (ResNet's
-  // stem pool 81 vs 68 us).
+  // chains hide their latency behind the loads. Eight on AVX-512 ran slower in the kernel bench (measured:
+  // bench/REPORT.md, "Design decisions and their measurements").
   constexpr int kGroup = 4;
   int64_t ow = begin;
   for (; ow + kGroup <= end; ow += kGroup) full_pixels<Taps, V, kKw, kGroup>(p, wh, xp, yr, ow, divisor, prefetch);

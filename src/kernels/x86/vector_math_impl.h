@@ -59,8 +59,8 @@ typename V::T exp_v(typename V::T x) {
 // 1 / (1 + e^-x): e^-x overflows to inf below x = -88.7, giving 0 as the reference does; NaN stays NaN.
 // x is first capped at 87: beyond, e^-x is below half an ulp of 1 so the result is 1 all the same, but
 // e^-x itself would be subnormal, and producing subnormals costs Zen 4 several times the arithmetic
-// (a conv's fused SiLU on outputs of magnitude 100-1000 took 0.45 ms more on 1.2M values, 0.25 on
-// magnitudes near 1). (Also the conv kernels' fused Sigmoid and SiLU, conv_epilogue_impl.h.)
+// (measured on a conv's fused SiLU: bench/REPORT.md, "Design decisions and their measurements"). (Also
+// the conv kernels' fused Sigmoid and SiLU, conv_epilogue_impl.h.)
 template <class V>
 typename V::T sigmoid_v(typename V::T x) {
   const typename V::T one = V::set1(1.f);

@@ -168,9 +168,9 @@ inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int6
     for (int j = 0; j < NB; ++j) acc[r][j] = V::zero();
   // The weights stream through once per chunk (from L3 or memory on small planes, where each weight
   // serves few tiles): fetch them kPrefetchBytes ahead into L1, every cache line of a row of u, and
-  // kFarPrefetchBytes ahead into L2. One tall tile consumes a line every 16 FMAs, about 14 GB/s on a Zen 4
-  // core, which needs more lines in flight from memory than the L1 prefetch alone keeps (cold caches, one
-  // core: 256 channels at 14x14 F(4x4) 1014 -> 954 us, 512 at 7x7 F(2x2) 1589 -> 1355 us; warm, no change).
+  // kFarPrefetchBytes ahead into L2. One tall tile consumes a line every 16 FMAs, which needs more lines in
+  // flight from memory than the L1 prefetch alone keeps (it pays with cold caches, changes nothing with warm
+  // ones; measured: bench/REPORT.md, "Design decisions and their measurements").
   // Prefetches never fault, so running past the end of u is harmless.
   constexpr int64_t kPrefetchBytes = 2048, kFarPrefetchBytes = 8192;
   const int64_t prefetch_offset = kPrefetchBytes / static_cast<int64_t>(sizeof(float));
