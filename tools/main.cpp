@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
 
 #include "commands.h"
 #include "ninegrid/tensor.h"
@@ -31,6 +32,18 @@ void usage(FILE* out) {
   for (const auto& c : kCommands) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
 }
 
+// The library's errors name the option a setting lives in; say which flag sets it on the command line.
+std::string with_flag_hint(const std::string& message) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"Options::max_tensor_bytes", "--max-tensor-mb"}, {"Options::max_arena_bytes", "--max-memory-mb"},
+      {"Options::max_file_bytes", "--max-file-mb"},     {"Options::isa", "--isa"},
+      {"Options::conv_algorithms", "--conv-algorithms"}, {"Options::winograd_tile", "--winograd-tile"},
+      {"FaceDetectorOptions::arch", "--arch"}};
+  for (const auto& [option, flag] : kFlags)
+    if (message.find(option) != std::string::npos) return message + " [set with " + flag + "]";
+  return message;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,7 +61,7 @@ int main(int argc, char** argv) {
     try {
       return c.fn(argc - 1, argv + 1);
     } catch (const ninegrid::Error& e) {
-      std::fprintf(stderr, "ninegrid %s: error: %s\n", c.name, e.what());
+      std::fprintf(stderr, "ninegrid %s: error: %s\n", c.name, with_flag_hint(e.what()).c_str());
       return 1;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ninegrid %s: internal error: %s\n", c.name, e.what());

@@ -115,7 +115,7 @@ DetectorLayout match_detector_layout(FaceArch arch, const std::vector<ValueInfo>
   const std::string model = " (inputs: " + describe(inputs) + "; outputs: " + describe(outputs) + ")";
   if (arch == FaceArch::Auto)
     throw Error("cannot tell which face detector this model is" + model + ": " + reasons +
-                ". Pass the architecture explicitly (--arch) if it is one of these");
+                ". Name the architecture explicitly (FaceDetectorOptions::arch) if it is one of these");
   throw Error("the model does not fit " + std::string(face_arch_name(arch)) + model + ": " + reasons);
 }
 
