@@ -125,7 +125,7 @@ TEST(DetectE2E, BadModelsAndOptionsAreErrors) {
     FaceDetector(std::string(NINEGRID_SHARED_DIR) + "/models/squeezenet_v1.1.param");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--arch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("FaceDetectorOptions::arch"), std::string::npos) << e.what();
   }
 }
 

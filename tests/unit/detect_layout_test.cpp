@@ -70,7 +70,7 @@ TEST(DetectLayout, UnknownModelsAreErrorsThatSuggestArch) {
     FAIL();
   } catch (const Error& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("--arch"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("FaceDetectorOptions::arch"), std::string::npos) << msg;
     EXPECT_NE(msg.find("prob"), std::string::npos) << msg;
   }
 }
