@@ -1,0 +1,106 @@
+// QuantizeLinear and DequantizeLinear (ONNX opsets 10-21): per-tensor or per-axis scales and zero points,
+// uint8, int8 and (DequantizeLinear, for biases) int32 quantised values. In an optimised graph most of
+// them disappear into fused integer ops (graph/passes/fuse_qdq.cpp); what remains runs here.
+//
+// A scale that is zero, negative, infinite or NaN, a zero point whose type or shape does not match the
+// scale's, or per-axis scales whose count is not the axis's size are errors naming the node.
+#include <cmath>
+#include <string>
+
+#include "core/thread_pool.h"
+#include "kernels/ref/quantize_linear_ref.h"
+#include "ops/op.h"
+
+namespace ninegrid {
+namespace {
+
+class QuantizeBase : public Op {
+ public:
+  explicit QuantizeBase(const Node& node, bool quantize) : Op(node), quantize_(quantize) {
+    axis_attr_ = node.attrs.get_int("axis", 1);
+    if (node.attrs.get_int("block_size", 0) != 0) error("unsupported: blocked quantisation (block_size)");
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 2, 3);
+    const TensorDesc& x = in[0];
+    const TensorDesc& scale = in[1];
+    expect_float(scale, "scale");
+    const bool has_zp = in.size() > 2 && in[2].present;
+    DataType q_type = DataType::UInt8;
+    if (has_zp) q_type = in[2].dtype;
+    if (quantize_) {
+      expect_float(x, "input x");
+      if (q_type != DataType::UInt8 && q_type != DataType::Int8)
+        error(std::string("unsupported: quantising to ") + dtype_name(q_type) + " (uint8 and int8 supported)");
+    } else {
+      q_type = x.dtype;
+      if (q_type != DataType::UInt8 && q_type != DataType::Int8 && q_type != DataType::Int32)
+        error(std::string("unsupported: dequantising ") + dtype_name(q_type) + " (uint8, int8 and int32 supported)");
+      if (has_zp && in[2].dtype != q_type)
+        error(std::string("zero point of type ") + dtype_name(in[2].dtype) + " for input of type " + dtype_name(q_type));
+    }
+    axis_ = {};
+    if (scale.shape.size() > 1) error("scale must be a scalar or 1-D, got shape " + shape_str(scale.shape));
+    const int64_t n = shape_numel(scale.shape);
+    if (n != 1) {  // per axis (one value in a 1-D scale is per tensor)
+      if (x.shape.empty()) error("a per-axis scale needs an input of rank 1 or more");
+      const int axis = normalize_axis(axis_attr_, static_cast<int>(x.shape.size()));
+      if (n != x.shape[axis])
+        error("per-axis scale has " + std::to_string(n) + " values, but axis " + std::to_string(axis) + " of " +
+              shape_str(x.shape) + " has " + std::to_string(x.shape[axis]));
+      axis_.channels = n;
+      for (size_t d = axis + 1; d < x.shape.size(); ++d) axis_.inner *= x.shape[d];
+    }
+    if (has_zp && shape_numel(in[2].shape) != n)
+      error("zero point has " + std::to_string(shape_numel(in[2].shape)) + " values, scale " + std::to_string(n));
+    if (scale.value) check_scales(*scale.value);
+    out[0].dtype = quantize_ ? q_type : DataType::Float32;
+    out[0].shape = x.shape;
+  }
+
+  void run(OpContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    check_scales(scale);  // also when it arrived at run time
+    const void* zp = ctx.has_input(2) ? ctx.input(2).data() : nullptr;
+    Tensor& y = ctx.output(0);
+    auto fn = [&](int64_t b, int64_t e) {
+      if (quantize_)
+        quantize_linear_ref(x.data_as<float>(), scale.data_as<float>(), zp, y.dtype(), y.data(), axis_, b, e);
+      else
+        dequantize_linear_ref(x.data(), x.dtype(), scale.data_as<float>(), zp, y.data_as<float>(), axis_, b, e);
+    };
+    const int64_t n = x.numel();
+    if (ctx.pool && n >= (int64_t(1) << 15)) ctx.pool->parallel_for(n, fn);
+    else fn(0, n);
+  }
+
+ private:
+  void check_scales(const Tensor& scale) const {
+    const float* s = scale.data_as<float>();
+    for (int64_t i = 0; i < scale.numel(); ++i)
+      if (!(s[i] > 0.f) || !std::isfinite(s[i]))
+        error("scale " + std::to_string(s[i]) + (scale.numel() > 1 ? " (index " + std::to_string(i) + ")" : "") +
+              " is not a positive finite number");
+  }
+
+  bool quantize_;
+  int64_t axis_attr_ = 1;
+  QuantAxis axis_;
+};
+
+class QuantizeLinear final : public QuantizeBase {
+ public:
+  explicit QuantizeLinear(const Node& node) : QuantizeBase(node, true) {}
+};
+class DequantizeLinear final : public QuantizeBase {
+ public:
+  explicit DequantizeLinear(const Node& node) : QuantizeBase(node, false) {}
+};
+
+NINEGRID_REGISTER_OP("QuantizeLinear", QuantizeLinear);
+NINEGRID_REGISTER_OP("DequantizeLinear", DequantizeLinear);
+
+}  // namespace
+}  // namespace ninegrid
