@@ -11,6 +11,10 @@ namespace ninegrid {
 int remove_identity(Graph& g);
 // Nodes none of whose outputs is read by another node or is a graph output.
 int remove_dead_nodes(Graph& g);
+// DequantizeLinear -> Conv [-> Relu/Clip] -> QuantizeLinear islands become ng.QConv (int8 activations
+// become uint8 first); returns how many convs were fused. Before fold_constants, which would fold the
+// weights' DequantizeLinear into float constants.
+int fuse_qdq(Graph& g);
 // Nodes whose inputs are all known at load time (weights, and shapes when every input shape is fixed)
 // are evaluated once and replaced by constants; every value's shape is recorded (annotate_shapes).
 int fold_constants(Graph& g, const ResourceLimits& limits = {});

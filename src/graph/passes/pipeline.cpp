@@ -9,6 +9,7 @@ void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLi
   if (opt_level < 1) return;
   // Folding infers every value's shape too; the passes after it that need shapes reuse them
   // (ensure_shapes) unless a pass added values without one.
+  fuse_qdq(graph);
   fold_constants(graph, limits);
   remove_identity(graph);
   // Folding an Add into a ConvTranspose can expose a BatchNormalization behind it (PP-OCR's

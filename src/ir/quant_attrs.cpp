@@ -1,0 +1,69 @@
+#include "ir/quant_attrs.h"
+
+#include <cmath>
+#include <string>
+
+namespace ninegrid {
+
+namespace {
+
+float scale_of(const Attributes& attrs, const std::string& name) {
+  if (!attrs.has(name)) throw Error("attribute '" + name + "' is required");
+  const float s = attrs.get_float(name, 0.f);
+  if (!(s > 0.f) || !std::isfinite(s)) throw Error(name + " " + std::to_string(s) + " is not a positive finite number");
+  return s;
+}
+
+int32_t byte_of(const Attributes& attrs, const std::string& name, int64_t fallback) {
+  const int64_t v = attrs.get_int(name, fallback);
+  if (v < 0 || v > 255) throw Error(name + " " + std::to_string(v) + " is outside a uint8's range [0, 255]");
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+TensorQuant read_tensor_quant(const Attributes& attrs, const std::string& prefix) {
+  TensorQuant q;
+  q.scale = scale_of(attrs, prefix + "_scale");
+  if (!attrs.has(prefix + "_zero_point")) throw Error("attribute '" + prefix + "_zero_point' is required");
+  q.zero_point = byte_of(attrs, prefix + "_zero_point", 0);
+  return q;
+}
+
+void write_tensor_quant(const TensorQuant& q, const std::string& prefix, Attributes& attrs) {
+  attrs.set(prefix + "_scale", Attribute::of_float(q.scale));
+  attrs.set(prefix + "_zero_point", Attribute::of_int(q.zero_point));
+}
+
+QConvAttrs read_qconv_attrs(const Attributes& attrs) {
+  QConvAttrs q;
+  const TensorQuant x = read_tensor_quant(attrs, "x"), y = read_tensor_quant(attrs, "y");
+  q.x_scale = x.scale, q.x_zero_point = x.zero_point;
+  q.y_scale = y.scale, q.y_zero_point = y.zero_point;
+  q.w_scale = attrs.get_floats("w_scale");
+  if (q.w_scale.empty()) throw Error("attribute 'w_scale' is required");
+  for (size_t i = 0; i < q.w_scale.size(); ++i)
+    if (!(q.w_scale[i] > 0.f) || !std::isfinite(q.w_scale[i]))
+      throw Error("w_scale " + std::to_string(q.w_scale[i]) + " (index " + std::to_string(i) +
+                  ") is not a positive finite number");
+  q.qmin = byte_of(attrs, "qmin", 0);
+  q.qmax = byte_of(attrs, "qmax", 255);
+  if (q.qmin > q.qmax) throw Error("qmin " + std::to_string(q.qmin) + " exceeds qmax " + std::to_string(q.qmax));
+  q.has_residual = attrs.has("r_scale");
+  if (q.has_residual) {
+    const TensorQuant r = read_tensor_quant(attrs, "r");
+    q.r_scale = r.scale, q.r_zero_point = r.zero_point;
+  }
+  return q;
+}
+
+void write_qconv_attrs(const QConvAttrs& q, Attributes& attrs) {
+  write_tensor_quant({q.x_scale, q.x_zero_point}, "x", attrs);
+  attrs.set("w_scale", Attribute::of_floats(q.w_scale));
+  write_tensor_quant({q.y_scale, q.y_zero_point}, "y", attrs);
+  attrs.set("qmin", Attribute::of_int(q.qmin));
+  attrs.set("qmax", Attribute::of_int(q.qmax));
+  if (q.has_residual) write_tensor_quant({q.r_scale, q.r_zero_point}, "r", attrs);
+}
+
+}  // namespace ninegrid

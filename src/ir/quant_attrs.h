@@ -1,0 +1,39 @@
+// The quantisation attributes of the fused int8 ops (ng.QConv, ng.QAdd, ...): what graph/passes/fuse_qdq.cpp
+// writes and the ops read, in one place. Real values are scale * (q - zero_point) with uint8 q
+// (kernels/quantized.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/attribute.h"
+
+namespace ninegrid {
+
+struct QConvAttrs {
+  float x_scale = 1.f;
+  int32_t x_zero_point = 0;
+  std::vector<float> w_scale;  // 1 value (per tensor) or one per output channel; weights' zero point is 0
+  float y_scale = 1.f;
+  int32_t y_zero_point = 0;
+  int32_t qmin = 0, qmax = 255;  // output clamp in quantised units (a fused ReLU: qmin = y_zero_point)
+  bool has_residual = false;     // r_scale and r_zero_point given
+  float r_scale = 1.f;
+  int32_t r_zero_point = 0;
+};
+
+// Reads and checks them: scales positive and finite, zero points and the clamp in [0, 255], qmin <= qmax.
+// Throws Error (without the node's name) on a missing or bad value.
+QConvAttrs read_qconv_attrs(const Attributes& attrs);
+void write_qconv_attrs(const QConvAttrs& q, Attributes& attrs);
+
+// A scale and zero point of one uint8 tensor, checked the same way (attribute names: <prefix>_scale,
+// <prefix>_zero_point).
+struct TensorQuant {
+  float scale = 1.f;
+  int32_t zero_point = 0;
+};
+TensorQuant read_tensor_quant(const Attributes& attrs, const std::string& prefix);
+void write_tensor_quant(const TensorQuant& q, const std::string& prefix, Attributes& attrs);
+
+}  // namespace ninegrid
