@@ -35,6 +35,19 @@ void write_tensor_quant(const TensorQuant& q, const std::string& prefix, Attribu
   attrs.set(prefix + "_zero_point", Attribute::of_int(q.zero_point));
 }
 
+QClamp read_qclamp(const Attributes& attrs) {
+  QClamp c;
+  c.qmin = byte_of(attrs, "qmin", 0);
+  c.qmax = byte_of(attrs, "qmax", 255);
+  if (c.qmin > c.qmax) throw Error("qmin " + std::to_string(c.qmin) + " exceeds qmax " + std::to_string(c.qmax));
+  return c;
+}
+
+void write_qclamp(const QClamp& c, Attributes& attrs) {
+  attrs.set("qmin", Attribute::of_int(c.qmin));
+  attrs.set("qmax", Attribute::of_int(c.qmax));
+}
+
 QConvAttrs read_qconv_attrs(const Attributes& attrs) {
   QConvAttrs q;
   const TensorQuant x = read_tensor_quant(attrs, "x"), y = read_tensor_quant(attrs, "y");
@@ -46,9 +59,8 @@ QConvAttrs read_qconv_attrs(const Attributes& attrs) {
     if (!(q.w_scale[i] > 0.f) || !std::isfinite(q.w_scale[i]))
       throw Error("w_scale " + std::to_string(q.w_scale[i]) + " (index " + std::to_string(i) +
                   ") is not a positive finite number");
-  q.qmin = byte_of(attrs, "qmin", 0);
-  q.qmax = byte_of(attrs, "qmax", 255);
-  if (q.qmin > q.qmax) throw Error("qmin " + std::to_string(q.qmin) + " exceeds qmax " + std::to_string(q.qmax));
+  const QClamp clamp = read_qclamp(attrs);
+  q.qmin = clamp.qmin, q.qmax = clamp.qmax;
   q.has_residual = attrs.has("r_scale");
   if (q.has_residual) {
     const TensorQuant r = read_tensor_quant(attrs, "r");
@@ -61,8 +73,7 @@ void write_qconv_attrs(const QConvAttrs& q, Attributes& attrs) {
   write_tensor_quant({q.x_scale, q.x_zero_point}, "x", attrs);
   attrs.set("w_scale", Attribute::of_floats(q.w_scale));
   write_tensor_quant({q.y_scale, q.y_zero_point}, "y", attrs);
-  attrs.set("qmin", Attribute::of_int(q.qmin));
-  attrs.set("qmax", Attribute::of_int(q.qmax));
+  write_qclamp({q.qmin, q.qmax}, attrs);
   if (q.has_residual) write_tensor_quant({q.r_scale, q.r_zero_point}, "r", attrs);
 }
 

@@ -36,4 +36,11 @@ struct TensorQuant {
 TensorQuant read_tensor_quant(const Attributes& attrs, const std::string& prefix);
 void write_tensor_quant(const TensorQuant& q, const std::string& prefix, Attributes& attrs);
 
+// The output clamp of a fused int8 op in quantised units (qmin, qmax; default the whole [0, 255]).
+struct QClamp {
+  int32_t qmin = 0, qmax = 255;
+};
+QClamp read_qclamp(const Attributes& attrs);
+void write_qclamp(const QClamp& c, Attributes& attrs);
+
 }  // namespace ninegrid

@@ -46,6 +46,22 @@ inline uint8_t requantize(int32_t acc, int64_t c, const Requantization& q, uint8
   return static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(v)) + q.out_zero_point);
 }
 
+// Quantised addition c = a + b of two uint8 values (ONNX QLinearAdd's arithmetic, in the same single
+// precision steps as requantize): v = fma(float(b - zb), mb, float(a - za) * ma) with ma = sa / sc and
+// mb = sb / sc, then the clamp, rounding and zero point as in requantize.
+struct QuantizedAdd {
+  int32_t a_zero_point = 0, b_zero_point = 0, out_zero_point = 0;
+  float a_multiplier = 1.f, b_multiplier = 1.f;
+  int32_t qmin = 0, qmax = 255;
+  uint8_t operator()(uint8_t a, uint8_t b) const {
+    float v = std::fma(static_cast<float>(static_cast<int32_t>(b) - b_zero_point), b_multiplier,
+                       static_cast<float>(static_cast<int32_t>(a) - a_zero_point) * a_multiplier);
+    const float lo = static_cast<float>(qmin - out_zero_point), hi = static_cast<float>(qmax - out_zero_point);
+    v = std::fmin(std::fmax(v, lo), hi);
+    return static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(v)) + out_zero_point);
+  }
+};
+
 // The quantised value of a real number for scale s and zero point zp, saturated to [qmin, qmax]
 // (QuantizeLinear's rule: round half to even).
 inline int32_t quantize_value(float real, float scale, int32_t zero_point, int32_t qmin, int32_t qmax) {

@@ -193,3 +193,64 @@ TEST(QdqErrors, PerChannelScalesOfTheWrongLengthAreNamed) {
 
 }  // namespace
 }  // namespace ninegrid
+
+namespace ninegrid {
+namespace {
+
+// A residual block as a quantiser writes it: conv, Add of the conv and the block's input, Relu, then
+// MaxPool, Concat with itself and Reshape, each behind its own QuantizeLinear -> DequantizeLinear.
+GraphBuilder qdq_block() {
+  GraphBuilder b = qdq_conv(QdqCase{"block", false, true, false, "", 1, 1, 1, 3, 1, 8, 8, 9});
+  // Drop the final DequantizeLinear's graph output: the block continues from yq.
+  b.g.outputs.clear();
+  add_const<float>(b, "sa", DataType::Float32, {}, {0.07f});
+  add_const<uint8_t>(b, "za", DataType::UInt8, {}, {40});
+  b.node("Add", {"y", "xf"}, {"sum"});
+  b.node("Relu", {"sum"}, {"relu"});
+  b.node("QuantizeLinear", {"relu", "sa", "za"}, {"aq"});
+  b.node("DequantizeLinear", {"aq", "sa", "za"}, {"af"});
+  Node& pool = b.node("MaxPool", {"af"}, {"pooled"});
+  pool.attrs.set("kernel_shape", Attribute::of_ints({2, 2}));
+  pool.attrs.set("strides", Attribute::of_ints({2, 2}));
+  b.node("QuantizeLinear", {"pooled", "sa", "za"}, {"pq"});
+  b.node("DequantizeLinear", {"pq", "sa", "za"}, {"pf"});
+  b.node("Concat", {"pf", "pf"}, {"cat"}).attrs.set("axis", Attribute::of_int(1));
+  b.node("QuantizeLinear", {"cat", "sa", "za"}, {"cq"});
+  b.node("DequantizeLinear", {"cq", "sa", "za"}, {"cf"});
+  add_const<int64_t>(b, "flat", DataType::Int64, {2}, {2, -1});
+  b.node("Reshape", {"cf", "flat"}, {"r"});
+  b.node("QuantizeLinear", {"r", "sa", "za"}, {"rq"});
+  b.node("DequantizeLinear", {"rq", "sa", "za"}, {"out"});
+  b.output("out");
+  return b;
+}
+
+TEST(QdqBlock, AddPoolConcatAndReshapeRunOnUint8) {
+  const GraphBuilder b = qdq_block();
+  auto plain = model_of(b.g, 0);
+  auto fused = model_of(b.g, 2);
+  std::map<std::string, int> ops;
+  for (const Node& n : InternalAccess::impl(*fused).graph().nodes) ++ops[n.op_type];
+  EXPECT_EQ(ops["ng.QConv"], 1);
+  EXPECT_EQ(ops["ng.QAdd"], 1);
+  EXPECT_EQ(ops["Add"], 0);
+  EXPECT_EQ(ops["MaxPool"], 1);
+  EXPECT_EQ(ops["QuantizeLinear"], 1) << "only the input's";
+  EXPECT_EQ(ops["DequantizeLinear"], 1) << "only the output's";
+  const Tensor x = input_for(QdqCase{"block", false, true, false, "", 1, 1, 1, 3, 1, 8, 8, 9});
+  const Tensor want = plain->create_session()->run({{"x", x}}).at("out");
+  const Tensor got = fused->create_session()->run({{"x", x}}).at("out");
+  ASSERT_EQ(want.shape(), got.shape());
+  // The conv's output may round one step differently (its step is 0.05, the Add's 0.07), which the Add
+  // carries into its own rounding: two of the Add's steps at most.
+  int64_t exact = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const float a = want.data_as<float>()[i], g = got.data_as<float>()[i];
+    ASSERT_LE(std::fabs(a - g), 2 * 0.07f * 1.0001f) << "element " << i;
+    exact += a == g;
+  }
+  EXPECT_GT(exact, want.numel() * 8 / 10);
+}
+
+}  // namespace
+}  // namespace ninegrid

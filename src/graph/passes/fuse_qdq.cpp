@@ -179,6 +179,48 @@ bool activation_clamp(const Graph& g, const Node& act, const TensorParams& y, in
   return *qmin <= *qmax;
 }
 
+// The uint8 tensor behind a float value v = DequantizeLinear(q) with per-tensor constant parameters.
+struct DequantizedInput {
+  int q = -1;  // the uint8 value
+  TensorParams params;
+};
+bool dequantized_input(const Graph& g, const std::vector<int>& prod, int v, DequantizedInput* out) {
+  if (v < 0 || prod[v] < 0) return false;
+  const Node& dq = g.nodes[prod[v]];
+  if (dq.op_type != "DequantizeLinear" || dq.inputs.empty() || dq.inputs[0] < 0) return false;
+  if (!per_tensor_params(g, dq, &out->params) || out->params.type != DataType::UInt8) return false;
+  out->q = dq.inputs[0];
+  return true;
+}
+
+// Where a float output y goes: [Relu | Clip ->] QuantizeLinear(uint8), each step the only reader of the
+// one before. `act` is -1 without an activation (or when activations are not allowed).
+struct QuantizedOutput {
+  int act = -1, quantize = -1;  // node indices
+  int q = -1;                   // the uint8 value the QuantizeLinear writes
+  TensorParams params;
+  int32_t qmin = 0, qmax = 255;
+};
+bool quantized_output(const Graph& g, const Uses& uses, int y, bool allow_activation, QuantizedOutput* out) {
+  if (y < 0 || uses.is_graph_output[y] || uses.readers[y].size() != 1 || uses.readers[y][0].second != 0) return false;
+  int next = uses.readers[y][0].first;
+  out->act = -1;
+  if (allow_activation && (g.nodes[next].op_type == "Relu" || g.nodes[next].op_type == "Clip")) {
+    out->act = next;
+    const int a = g.nodes[next].outputs.empty() ? -1 : g.nodes[next].outputs[0];
+    if (a < 0 || uses.is_graph_output[a] || uses.readers[a].size() != 1 || uses.readers[a][0].second != 0) return false;
+    next = uses.readers[a][0].first;
+  }
+  const Node& q = g.nodes[next];
+  if (q.op_type != "QuantizeLinear" || !per_tensor_params(g, q, &out->params) || out->params.type != DataType::UInt8 ||
+      q.outputs.empty() || q.outputs[0] < 0)
+    return false;
+  out->quantize = next;
+  out->q = q.outputs[0];
+  out->qmin = 0, out->qmax = 255;
+  return out->act < 0 || activation_clamp(g, g.nodes[out->act], out->params, &out->qmin, &out->qmax);
+}
+
 // Conv islands -> ng.QConv. Returns how many.
 int fuse_conv_islands(Graph& g) {
   const std::vector<int> prod = g.producers();
@@ -188,32 +230,15 @@ int fuse_conv_islands(Graph& g) {
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& conv = g.nodes[n];
     if (conv.op_type != "Conv" || conv.inputs.size() < 2 || conv.inputs.size() > 3 || conv.outputs.size() != 1) continue;
-    // X = DequantizeLinear(uint8 x).
-    const int x = conv.inputs[0];
-    if (x < 0 || prod[x] < 0 || g.nodes[prod[x]].op_type != "DequantizeLinear") continue;
-    const Node& dqx = g.nodes[prod[x]];
-    TensorParams xp;
-    if (!per_tensor_params(g, dqx, &xp) || xp.type != DataType::UInt8 || dqx.inputs[0] < 0) continue;
+    DequantizedInput x;
+    if (!dequantized_input(g, prod, conv.inputs[0], &x)) continue;
     QuantWeights w;
     if (!quantized_weights(g, prod, conv.inputs[1], &w)) continue;
     const int64_t m = g.values[w.wq].constant.dim(0);
-    // Y -> [Relu | Clip ->] QuantizeLinear(uint8), each step the only reader of the one before.
-    const int y = conv.outputs[0];
-    if (y < 0 || uses.is_graph_output[y] || uses.readers[y].size() != 1) continue;
-    int act = -1, q = uses.readers[y][0].first;
-    if (g.nodes[q].op_type == "Relu" || g.nodes[q].op_type == "Clip") {
-      act = q;
-      const int a = g.nodes[act].outputs.empty() ? -1 : g.nodes[act].outputs[0];
-      if (a < 0 || uses.is_graph_output[a] || uses.readers[a].size() != 1 || uses.readers[a][0].second != 0) continue;
-      q = uses.readers[a][0].first;
-    }
-    const Node& qy = g.nodes[q];
-    TensorParams yp;
-    if (qy.op_type != "QuantizeLinear" || !per_tensor_params(g, qy, &yp) || yp.type != DataType::UInt8) continue;
-    int32_t qmin = 0, qmax = 255;
-    if (act >= 0 && !activation_clamp(g, g.nodes[act], yp, &qmin, &qmax)) continue;
+    QuantizedOutput y;
+    if (!quantized_output(g, uses, conv.outputs[0], /*allow_activation=*/true, &y)) continue;
     std::vector<int32_t> bias;
-    if (!quantized_bias(g, prod, conv, m, xp.scale, w.scale, &bias)) continue;
+    if (!quantized_bias(g, prod, conv, m, x.params.scale, w.scale, &bias)) continue;
 
     Node fusedconv;
     fusedconv.name = conv.name;
@@ -221,17 +246,88 @@ int fuse_conv_islands(Graph& g) {
     fusedconv.opset = conv.opset;
     fusedconv.attrs = conv.attrs;
     QConvAttrs qa;
-    qa.x_scale = xp.scale, qa.x_zero_point = xp.zero_point;
+    qa.x_scale = x.params.scale, qa.x_zero_point = x.params.zero_point;
     qa.w_scale = w.scale;
-    qa.y_scale = yp.scale, qa.y_zero_point = yp.zero_point;
-    qa.qmin = qmin, qa.qmax = qmax;
+    qa.y_scale = y.params.scale, qa.y_zero_point = y.params.zero_point;
+    qa.qmin = y.qmin, qa.qmax = y.qmax;
     write_qconv_attrs(qa, fusedconv.attrs);
     const int b = add_constant(g, conv.name + "_bias_int32", Tensor::from_vector<int32_t>(DataType::Int32, {m}, bias));
-    fusedconv.inputs = {dqx.inputs[0], w.wq, b};
-    fusedconv.outputs = {qy.outputs[0]};
+    fusedconv.inputs = {x.q, w.wq, b};
+    fusedconv.outputs = {y.q};
     g.nodes[n] = std::move(fusedconv);  // in the conv's place: its inputs come before, the Q's readers after
-    if (act >= 0) dead[act] = 1;
-    dead[q] = 1;
+    if (y.act >= 0) dead[y.act] = 1;
+    dead[y.quantize] = 1;
+    ++fused;
+  }
+  erase_nodes(g, dead);
+  return fused;
+}
+
+// Add(DQ(a), DQ(b)) [-> Relu | Clip] -> Q  ->  ng.QAdd(a, b).
+int fuse_add_islands(Graph& g) {
+  const std::vector<int> prod = g.producers();
+  const Uses uses = find_uses(g);
+  std::vector<char> dead(g.nodes.size(), 0);
+  int fused = 0;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    Node& add = g.nodes[n];
+    if (add.op_type != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+    DequantizedInput a, b;
+    QuantizedOutput y;
+    if (!dequantized_input(g, prod, add.inputs[0], &a) || !dequantized_input(g, prod, add.inputs[1], &b) ||
+        !quantized_output(g, uses, add.outputs[0], /*allow_activation=*/true, &y))
+      continue;
+    Node q;
+    q.name = add.name;
+    q.op_type = "ng.QAdd";
+    q.opset = add.opset;
+    write_tensor_quant({a.params.scale, a.params.zero_point}, "a", q.attrs);
+    write_tensor_quant({b.params.scale, b.params.zero_point}, "b", q.attrs);
+    write_tensor_quant({y.params.scale, y.params.zero_point}, "y", q.attrs);
+    write_qclamp({y.qmin, y.qmax}, q.attrs);
+    q.inputs = {a.q, b.q};
+    q.outputs = {y.q};
+    add = std::move(q);
+    if (y.act >= 0) dead[y.act] = 1;
+    dead[y.quantize] = 1;
+    ++fused;
+  }
+  erase_nodes(g, dead);
+  return fused;
+}
+
+// Ops that only move or select values run on the uint8 tensor itself when the DequantizeLinear before
+// and the QuantizeLinear after share their parameters: DQ(x) -> MaxPool -> Q  ->  MaxPool(x).
+bool moves_values_only(const Node& n) {
+  static const char* kOps[] = {"MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat"};
+  for (const char* op : kOps)
+    if (n.op_type == op) return n.op_type != "MaxPool" || n.outputs.size() == 1 || n.outputs[1] < 0;
+  return false;
+}
+
+int fuse_value_moving_islands(Graph& g) {
+  const std::vector<int> prod = g.producers();
+  const Uses uses = find_uses(g);
+  std::vector<char> dead(g.nodes.size(), 0);
+  int fused = 0;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    Node& node = g.nodes[n];
+    if (!moves_values_only(node) || node.outputs.empty() || node.outputs[0] < 0) continue;
+    QuantizedOutput y;
+    if (!quantized_output(g, uses, node.outputs[0], /*allow_activation=*/false, &y)) continue;
+    // Every data input (Reshape's shape and Squeeze's axes are int64 constants and stay) dequantised
+    // with the output's parameters; Concat takes all of its inputs as data.
+    const size_t data_inputs = node.op_type == "Concat" ? node.inputs.size() : 1;
+    std::vector<int> sources;
+    for (size_t i = 0; i < data_inputs; ++i) {
+      DequantizedInput x;
+      if (!dequantized_input(g, prod, node.inputs[i], &x) || !same_params(x.params, y.params)) break;
+      sources.push_back(x.q);
+    }
+    if (sources.size() != data_inputs) continue;
+    for (size_t i = 0; i < data_inputs; ++i) node.inputs[i] = sources[i];
+    node.outputs[0] = y.q;
+    dead[y.quantize] = 1;
     ++fused;
   }
   erase_nodes(g, dead);
@@ -245,7 +341,7 @@ int fuse_qdq(Graph& g) {
   for (const Node& n : g.nodes) any = any || n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear";
   if (!any) return 0;
   activations_to_uint8(g, find_uses(g));
-  const int fused = fuse_conv_islands(g);
+  const int fused = fuse_conv_islands(g) + fuse_add_islands(g) + fuse_value_moving_islands(g);
   if (fused > 0) remove_dead_nodes(g);
   return fused;
 }
