@@ -6,7 +6,8 @@
 // Synthetic sets of N buffers (default 200000) are assigned by assign_arena_offsets; the old greedy runs
 // on the same kinds of sets with --reference-n buffers (default 20000), and on the N-buffer chain with
 // --reference-chain (about a minute); --reference-n 0 skips it, --case I runs only the I-th set. For each model, the arena buffers of its plan (as the planner
-// builds them) are laid out by both, with the lower bound max over steps of the bytes live at that step.
+// builds them) are laid out by both, with the lower bound max over steps of the bytes live at that step,
+// and by two variants of the greedy's order (not used by the planner).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -92,6 +93,60 @@ size_t max_live_bytes(const std::vector<ArenaBuffer>& buffers) {
     most = std::max(most, live);
   }
   return static_cast<size_t>(most);
+}
+
+// The same lowest-offset rule in another order (O(n^2), for the variants measured on real models).
+size_t greedy_in_order(std::vector<ArenaBuffer> buffers, const std::vector<size_t>& order) {
+  std::vector<size_t> placed;
+  size_t total = 0;
+  for (size_t i : order) {
+    ArenaBuffer& it = buffers[i];
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (size_t j : placed)
+      if (buffers[j].first <= it.last && it.first <= buffers[j].last)
+        busy.push_back({buffers[j].offset, buffers[j].offset + buffers[j].bytes});
+    std::sort(busy.begin(), busy.end());
+    size_t y = 0;
+    for (auto& r : busy) {
+      if (y + it.bytes <= r.first) break;
+      y = std::max(y, r.second);
+    }
+    it.offset = y;
+    total = std::max(total, y + it.bytes);
+    placed.push_back(i);
+  }
+  return total;
+}
+
+// Variants of the order: equal sizes longest-lived first; or by the most bytes live at any step of the
+// buffer's lifetime, then by size (TFLite's "greedy by breadth" in spirit).
+size_t longest_first_ties(const std::vector<ArenaBuffer>& b) {
+  std::vector<size_t> order(b.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    if (b[x].bytes != b[y].bytes) return b[x].bytes > b[y].bytes;
+    if (b[x].last - b[x].first != b[y].last - b[y].first) return b[x].last - b[x].first > b[y].last - b[y].first;
+    return b[x].first != b[y].first ? b[x].first < b[y].first : x < y;
+  });
+  return greedy_in_order(b, order);
+}
+
+size_t breadth_first(const std::vector<ArenaBuffer>& b) {
+  int steps = 0;
+  for (const ArenaBuffer& x : b) steps = std::max(steps, x.last + 1);
+  std::vector<size_t> live(steps, 0), widest(b.size(), 0);
+  for (const ArenaBuffer& x : b)
+    for (int t = x.first; t <= x.last; ++t) live[t] += x.bytes;
+  for (size_t i = 0; i < b.size(); ++i)
+    for (int t = b[i].first; t <= b[i].last; ++t) widest[i] = std::max(widest[i], live[t]);
+  std::vector<size_t> order(b.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    if (widest[x] != widest[y]) return widest[x] > widest[y];
+    if (b[x].bytes != b[y].bytes) return b[x].bytes > b[y].bytes;
+    return b[x].first != b[y].first ? b[x].first < b[y].first : x < y;
+  });
+  return greedy_in_order(b, order);
 }
 
 ArenaBuffer buf(size_t bytes, int first, int last) {
@@ -233,11 +288,11 @@ void measure_model(const std::string& arg) {
   Timed now = time_assign(assign_arena_offsets, buffers, 5);
   Timed old = time_assign(old_assign_arena_offsets, buffers, 5);
   std::string name = parts[0].substr(parts[0].find_last_of('/') + 1);
-  std::printf("%-34s %5zu buffers  arena %10zu B (old greedy %10zu B, %+.2f%%)  lower bound %10zu B  "
-              "%.3f ms (old %.3f ms)%s\n",
+  std::printf("%-40s %5zu buffers  arena %10zu B  old greedy %10zu B (%+.2f%%)  lower bound %10zu B  "
+              "%.3f ms (old %.3f ms)  variants: longest first among equal sizes %10zu B, breadth first %10zu B%s\n",
               name.c_str(), buffers.size(), now.bytes, old.bytes,
               old.bytes ? 100.0 * (double(now.bytes) - double(old.bytes)) / double(old.bytes) : 0.0,
-              max_live_bytes(buffers), now.ms, old.ms,
+              max_live_bytes(buffers), now.ms, old.ms, longest_first_ties(buffers), breadth_first(buffers),
               now.bytes == plan.arena_bytes ? "" : "  (differs from the plan's arena!)");
 }
 
