@@ -88,10 +88,11 @@ void ng_options_free(ng_options* o); /* NULL is allowed */
 
 /* Loads an ONNX (.onnx) or ncnn (.param with .bin beside it) model; *out is NULL on failure. */
 ng_status ng_model_load(const char* path, const ng_options* options, ng_model** out);
-/* The same from memory: an ONNX ModelProto's bytes. The bytes are copied; free them when this returns. */
+/* The same from memory: an ONNX ModelProto's bytes. The bytes are copied; free them when this returns.
+ * Like files, they are held to the max_file_bytes limit. */
 ng_status ng_model_load_onnx_memory(const void* data, size_t size, const ng_options* options, ng_model** out);
 /* The same from memory: an ncnn .param text (param_size bytes, no terminating NUL needed) and its .bin
- * weights. Both are copied. */
+ * weights. Both are copied, and each is held to the max_file_bytes limit. */
 ng_status ng_model_load_ncnn_memory(const char* param, size_t param_size, const void* weights, size_t weights_size,
                                     const ng_options* options, ng_model** out);
 void ng_model_free(ng_model* m); /* NULL is allowed */

@@ -125,6 +125,17 @@ ng_status busy_error(const char* function, const ng_session* s) {
   return NG_ERROR;
 }
 
+// Models from memory are held to the same size limit as model files (Options::max_file_bytes).
+bool over_file_budget(size_t size, const ninegrid::Options& o) {
+  return o.max_file_bytes > 0 && size > static_cast<uint64_t>(o.max_file_bytes);
+}
+
+ng_status too_large(const char* function, const char* what, size_t size, const ninegrid::Options& o) {
+  t_last_error = std::string(function) + ": " + what + " is " + std::to_string(size) + " bytes, more than the limit of " +
+                 std::to_string(o.max_file_bytes) + " bytes (max_file_bytes)";
+  return NG_ERROR;
+}
+
 // One field of step `step` of the profile snapshot, or `fallback` (NULL session, step out of range, or
 // another thread inside a call on the session).
 template <class T, class F>
@@ -217,6 +228,7 @@ ng_status ng_model_load_onnx_memory(const void* data, size_t size, const ng_opti
   *out = nullptr;
   if (!data && size > 0) return invalid("ng_model_load_onnx_memory: data is NULL");
   const ninegrid::Options o = options ? options->options : ninegrid::Options{};
+  if (over_file_budget(size, o)) return too_large("ng_model_load_onnx_memory", "the model", size, o);
   return guarded("ng_model_load_onnx_memory", "", [&] {
     auto* model = new ng_model{ninegrid::Model::load_onnx(data, size, o), "<memory>", {}};
     model->isa = model->model->isa();
@@ -231,6 +243,8 @@ ng_status ng_model_load_ncnn_memory(const char* param, size_t param_size, const 
   if (!param && param_size > 0) return invalid("ng_model_load_ncnn_memory: param is NULL");
   if (!weights && weights_size > 0) return invalid("ng_model_load_ncnn_memory: weights is NULL");
   const ninegrid::Options o = options ? options->options : ninegrid::Options{};
+  if (over_file_budget(param_size, o)) return too_large("ng_model_load_ncnn_memory", "the .param text", param_size, o);
+  if (over_file_budget(weights_size, o)) return too_large("ng_model_load_ncnn_memory", "the weights", weights_size, o);
   return guarded("ng_model_load_ncnn_memory", "", [&] {
     const std::string text = param ? std::string(param, param_size) : std::string();
     auto* model = new ng_model{ninegrid::Model::load_ncnn(text, weights, weights_size, o), "<memory>", {}};

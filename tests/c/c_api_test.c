@@ -467,6 +467,14 @@ static void test_memory_loading(const char* shared, ng_model* from_file, const f
     test_one_session_two_threads(m);
     ng_model_free(m);
   }
+  ng_options* small = NULL;
+  ng_options_create(&small);
+  ng_options_set_max_file_bytes(small, 50);
+  CHECK(ng_model_load_onnx_memory(RELU_ONNX, sizeof RELU_ONNX, small, &bad) == NG_ERROR && bad == NULL, "over budget");
+  CHECK(strstr(ng_last_error(), "77 bytes") && strstr(ng_last_error(), "max_file_bytes"), "says so: %s", ng_last_error());
+  CHECK(ng_model_load_ncnn_memory("7767517\n", 8, RELU_ONNX, 60, small, &bad) == NG_ERROR &&
+            strstr(ng_last_error(), "the weights is 60 bytes"), "ncnn weights over budget: %s", ng_last_error());
+  ng_options_free(small);
   CHECK(ng_model_load_onnx_memory(RELU_ONNX, 20, NULL, &bad) == NG_ERROR && bad == NULL, "truncated onnx");
   CHECK(strstr(ng_last_error(), "ng_model_load_onnx_memory") && strstr(ng_last_error(), "ONNX"), "says what: %s",
         ng_last_error());
