@@ -137,6 +137,18 @@ class ProfileTest(unittest.TestCase):
         self.assertGreater(sum(s["time_ms"] for s in m.profile()), 0)
         self.assertEqual([s["name"] for s in m.profile()], [s["name"] for s in steps])
 
+    def test_times_belong_to_their_plan(self):
+        # A new input shape re-plans the session: with profiling off, the new plan's steps have no times
+        # (they showed the old plan's times, step by step, before the session dropped them on re-planning).
+        m = ninegrid.Model(PARAM, threads=1, profiling=True)
+        m.run({"data": image()})
+        self.assertGreater(sum(s["time_ms"] for s in m.profile()), 0)
+        m.set_profiling(False)
+        m.run({"data": image()[:, :, :32, :32].copy()})
+        steps = m.profile()
+        self.assertEqual(steps[0]["input_shapes"][0], (1, 3, 32, 32))
+        self.assertEqual([s["time_ms"] for s in steps], [0.0] * len(steps))
+
 
 if __name__ == "__main__":
     unittest.main()
