@@ -1,44 +1,69 @@
 // The Python module: ninegrid.Model wraps a model and one session; arrays cross without copies where the
-// layout allows (C-contiguous inputs of the model's dtype are read in place; outputs are handed over).
+// layout allows (C-contiguous, aligned, native-byte-order inputs of the model's dtype are read in place;
+// outputs are handed over).
+//
+// Memory safety under misuse:
+// - run() binds only arrays it holds a reference to for the whole call (the engine reads them with the GIL
+//   released), and it requires every model input in the dict: the session never keeps a Python array
+//   bound between calls (the C++ session releases borrowed inputs after each run as well).
+// - Every input's dtype and byte order is checked: an array is read in place only when it is exactly what
+//   the engine reads; otherwise it is converted once (numpy's "safe" casts, and float64 to float32) or
+//   refused with ninegrid.Error naming the input and both dtypes.
+// - One mutex per Model serialises every call that touches its session; the GIL is released before the
+//   mutex is taken, so other Python threads run meanwhile. The C++ session's own busy check (a second
+//   thread inside a call) would surface as ninegrid.Error, but the mutex means it never fires.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <map>
 #include <mutex>
+#include <new>
 
 #include "ninegrid/detect.h"
 #include "ninegrid/ninegrid.h"
 
 namespace py = pybind11;
+using namespace pybind11::literals;
 using ninegrid::DataType;
 using ninegrid::Tensor;
 
 namespace {
 
-bool same_dtype(const py::dtype& a, const py::dtype& b) {
-  return a.attr("num").cast<int>() == b.attr("num").cast<int>();
-}
-
-py::dtype numpy_dtype(DataType t) {
+// The numpy dtype (native byte order) of an engine type, or None if numpy has none.
+py::object numpy_dtype_or_none(DataType t) {
   switch (t) {
     case DataType::Float32: return py::dtype::of<float>();
     case DataType::Float64: return py::dtype::of<double>();
+    case DataType::Float16: return py::dtype("float16");
     case DataType::Int64: return py::dtype::of<int64_t>();
     case DataType::Int32: return py::dtype::of<int32_t>();
-    case DataType::UInt8: return py::dtype::of<uint8_t>();
+    case DataType::Int16: return py::dtype::of<int16_t>();
     case DataType::Int8: return py::dtype::of<int8_t>();
+    case DataType::UInt64: return py::dtype::of<uint64_t>();
+    case DataType::UInt32: return py::dtype::of<uint32_t>();
+    case DataType::UInt16: return py::dtype::of<uint16_t>();
+    case DataType::UInt8: return py::dtype::of<uint8_t>();
     case DataType::Bool: return py::dtype::of<bool>();
-    default: throw ninegrid::Error(std::string("cannot return a ") + ninegrid::dtype_name(t) + " tensor to numpy");
+    default: return py::none();
   }
 }
 
+py::dtype numpy_dtype(DataType t, const std::string& what) {
+  py::object d = numpy_dtype_or_none(t);
+  if (d.is_none()) throw ninegrid::Error(what + " is " + ninegrid::dtype_name(t) + ", which numpy has no type for");
+  return py::reinterpret_borrow<py::dtype>(d);
+}
+
+std::string dtype_str(const py::handle& d) { return py::str(d); }
+
 // Hands the tensor's storage to numpy: the capsule keeps a Tensor (sharing the storage) alive.
-py::array to_numpy(const Tensor& t) {
+py::array to_numpy(const Tensor& t, const std::string& name) {
+  py::dtype dt = numpy_dtype(t.dtype(), "output '" + name + "'");
   auto* keep = new Tensor(t);
   py::capsule owner(keep, [](void* p) { delete static_cast<Tensor*>(p); });
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
-  return py::array(numpy_dtype(t.dtype()), shape, keep->data(), owner);
+  return py::array(dt, shape, keep->data(), owner);
 }
 
 py::list value_infos(const std::vector<ninegrid::ValueInfo>& infos) {
@@ -55,54 +80,245 @@ py::list value_infos(const std::vector<ninegrid::ValueInfo>& infos) {
   return out;
 }
 
+py::tuple shape_tuple(const ninegrid::Shape& s) {
+  py::tuple t(s.size());
+  for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
+  return t;
+}
+
+// `shapes=` as the engine takes it: {input name: sequence of non-negative ints}. Errors name the input
+// and the keyword (never a command-line flag).
+std::map<std::string, ninegrid::Shape> parse_shapes(const py::object& shapes) {
+  std::map<std::string, ninegrid::Shape> out;
+  if (shapes.is_none()) return out;
+  if (!py::isinstance<py::dict>(shapes))
+    throw ninegrid::Error("shapes= must be a dict {input name: shape}, got " + std::string(py::str(shapes.get_type().attr("__name__"))));
+  for (auto item : py::reinterpret_borrow<py::dict>(shapes)) {
+    if (!py::isinstance<py::str>(item.first))
+      throw ninegrid::Error("shapes= keys must be input names (str), got " + std::string(py::repr(item.first)));
+    const std::string name = py::str(item.first);
+    ninegrid::Shape shape;
+    try {
+      for (auto d : py::iter(item.second)) shape.push_back(py::int_(py::module_::import("operator").attr("index")(d)).cast<int64_t>());
+    } catch (py::error_already_set&) {
+      throw ninegrid::Error("shapes['" + name + "'] must be a sequence of ints, got " + std::string(py::repr(item.second)));
+    }
+    for (int64_t d : shape)
+      if (d < 0) throw ninegrid::Error("shapes['" + name + "'] = " + std::string(py::repr(item.second)) + " has a negative dimension");
+    out[name] = shape;
+  }
+  return out;
+}
+
+int64_t parse_budget(const py::object& value, const char* name, int64_t fallback) {
+  if (value.is_none()) return fallback;
+  int64_t v;
+  try {
+    v = py::int_(py::module_::import("operator").attr("index")(value)).cast<int64_t>();
+  } catch (py::error_already_set&) {
+    throw ninegrid::Error(std::string(name) + "= must be an int (bytes; 0 for no limit), got " + std::string(py::repr(value)));
+  } catch (py::cast_error&) {
+    throw ninegrid::Error(std::string(name) + "= is out of range: " + std::string(py::repr(value)));
+  }
+  if (v < 0) throw ninegrid::Error(std::string(name) + "= must be 0 (no limit) or a positive number of bytes, got " + std::to_string(v));
+  return v;
+}
+
+// The array the engine reads for one input: exactly the model's dtype in native byte order, C-contiguous
+// and aligned. An array that already is so is used in place; anything else is converted once, if the
+// conversion keeps every value (numpy's "safe" casting: a byte-swapped copy of the same type, a narrower
+// int or float into a wider one, bool into a number) or is float64 into float32 (rounded to nearest, as
+// astype does; numpy's default float type). Other dtypes (object, strings, complex, datetime, float into
+// int, a wider int into a narrower one ...) raise ninegrid.Error naming the input and both dtypes.
+py::array input_array(const std::string& name, const py::handle& value, const ninegrid::ValueInfo& info) {
+  py::module_ np = py::module_::import("numpy");
+  const py::dtype want = numpy_dtype(info.dtype, "input '" + name + "'");
+  py::array arr;
+  if (py::isinstance<py::array>(value)) {
+    arr = py::reinterpret_borrow<py::array>(value);
+  } else {
+    try {
+      arr = np.attr("asarray")(value);
+    } catch (py::error_already_set& e) {
+      throw ninegrid::Error("input '" + name + "' cannot be made a numpy array: " + e.what());
+    }
+  }
+  const py::dtype have = arr.dtype();
+  const bool safe = np.attr("can_cast")(have, want, "casting"_a = "safe").cast<bool>();
+  const bool f64_to_f32 =
+      info.dtype == DataType::Float32 && have.kind() == 'f' && have.itemsize() == 8;
+  if (!safe && !f64_to_f32)
+    throw ninegrid::Error("input '" + name + "' has dtype " + dtype_str(have) + ", but the model expects " +
+                          dtype_str(want) + ": ninegrid converts only casts that keep every value (numpy's 'safe' "
+                          "casting) and float64 to float32; convert it yourself if that is what you want");
+  // np.require converts at most once (dtype, byte order, order and alignment in one copy) and returns the
+  // array itself when nothing needs to change.
+  try {
+    arr = np.attr("require")(arr, want, py::make_tuple("C_CONTIGUOUS", "ALIGNED"));
+  } catch (py::error_already_set& e) {
+    throw ninegrid::Error("input '" + name + "': converting " + dtype_str(have) + " to " + dtype_str(want) +
+                          " failed: " + e.what());
+  }
+  // What the engine will read in place, checked rather than assumed.
+  const py::dtype got = arr.dtype();
+  const int flags = arr.flags();
+  if (!got.attr("isnative").cast<bool>() || got.num() != want.num() || got.itemsize() != want.itemsize() ||
+      !(flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) || !(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_))
+    throw ninegrid::Error("input '" + name + "': could not make a C-contiguous, aligned " + dtype_str(want) +
+                          " array from a " + dtype_str(have) + " array");
+  return arr;
+}
+
 class PyModel {
  public:
-  PyModel(const std::string& path, int threads, const std::map<std::string, std::vector<int64_t>>& shapes,
-          int opt_level, const std::string& weights) {
+  PyModel(const std::string& path, int threads, const py::object& shapes, int opt_level, const std::string& weights,
+          const std::string& isa, const std::string& conv_algorithms, int winograd_tile,
+          const py::object& max_tensor_bytes, const py::object& max_arena_bytes, const py::object& max_file_bytes,
+          bool profiling)
+      : path_(path), profiling_(profiling) {
     ninegrid::Options o;
     o.threads = threads;
     o.opt_level = opt_level;
     o.weights_path = weights;
-    for (const auto& kv : shapes) o.input_shapes[kv.first] = kv.second;
+    o.input_shapes = parse_shapes(shapes);
+    o.isa = isa;
+    o.conv_algorithms = conv_algorithms;
+    o.winograd_tile = winograd_tile;
+    o.max_tensor_bytes = parse_budget(max_tensor_bytes, "max_tensor_bytes", o.max_tensor_bytes);
+    o.max_arena_bytes = parse_budget(max_arena_bytes, "max_arena_bytes", o.max_arena_bytes);
+    o.max_file_bytes = parse_budget(max_file_bytes, "max_file_bytes", o.max_file_bytes);
     py::gil_scoped_release release;
-    model_ = ninegrid::Model::load(path, o);
+    guard("loading", [&] { model_ = ninegrid::Model::load(path, o); });
   }
 
-  py::dict run(const py::dict& feeds) {
-    std::vector<py::array> keep_alive;  // arrays (possibly converted copies) read in place during run()
-    std::map<std::string, Tensor> inputs;
-    for (auto item : feeds) {
-      std::string name = py::str(item.first);
-      const ninegrid::ValueInfo* info = nullptr;
-      for (const auto& in : model_->inputs())
-        if (in.name == name) info = &in;
-      if (!info) throw ninegrid::Error("model has no input named '" + name + "'");
-      // No copy when the array is already C-contiguous with the model's dtype; otherwise one conversion.
-      py::array arr = py::array::ensure(item.second, py::array::c_style);
-      if (!arr) throw ninegrid::Error("input '" + name + "' is not array-like");
-      if (!same_dtype(arr.dtype(), numpy_dtype(info->dtype))) arr = arr.attr("astype")(numpy_dtype(info->dtype), "C");
-      ninegrid::Shape shape(arr.shape(), arr.shape() + arr.ndim());
-      inputs[name] = Tensor::wrap(info->dtype, shape, const_cast<void*>(arr.data()));
-      keep_alive.push_back(arr);
+  py::dict run(const py::object& feeds) {
+    if (!py::isinstance<py::dict>(feeds))
+      throw ninegrid::Error(path_ + ": run() takes a dict {input name: array}, got " +
+                            std::string(py::str(feeds.get_type().attr("__name__"))));
+    const py::dict dict = py::reinterpret_borrow<py::dict>(feeds);
+    const auto& model_inputs = model_->inputs();
+    for (auto item : dict) {
+      const std::string name = py::str(item.first);
+      bool found = false;
+      for (const auto& in : model_inputs) found = found || in.name == name;
+      if (!py::isinstance<py::str>(item.first) || !found)
+        throw ninegrid::Error(path_ + ": the model has no input named " + std::string(py::repr(item.first)) +
+                              " (inputs: " + input_names() + ")");
     }
+    // Every input, every call: an input left out is an error rather than a reuse of an earlier call's
+    // array, which this call does not keep alive.
+    std::string missing;
+    for (const auto& in : model_inputs)
+      if (!dict.contains(in.name)) missing += (missing.empty() ? "'" : ", '") + in.name + "'";
+    if (!missing.empty())
+      throw ninegrid::Error(path_ + ": run() needs every input of the model; missing " + missing +
+                            " (inputs are not kept from one call to the next)");
+
+    std::vector<py::array> pinned;  // referenced until run returns: the engine reads them in place
+    std::map<std::string, Tensor> inputs;
+    guard("converting the inputs of", [&] {
+      for (const auto& in : model_inputs) {
+        const py::object value = dict[py::str(in.name)];
+        py::array arr = input_array(in.name, value, in);
+        ninegrid::Shape shape(arr.shape(), arr.shape() + arr.ndim());
+        inputs[in.name] = Tensor::wrap(in.dtype, shape, const_cast<void*>(arr.data()));
+        pinned.push_back(std::move(arr));
+      }
+    });
     std::map<std::string, Tensor> outputs;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!session_) session_ = model_->create_session();
-      outputs = session_->run(inputs);
+      guard("running", [&] { outputs = session().run(inputs); });
     }
     py::dict result;
-    for (const auto& o : model_->outputs()) result[py::str(o.name)] = to_numpy(outputs.at(o.name));
+    guard("returning the outputs of", [&] {
+      for (const auto& o : model_->outputs()) result[py::str(o.name)] = to_numpy(outputs.at(o.name), o.name);
+    });
     return result;
+  }
+
+  void set_profiling(bool on) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    profiling_ = on;
+    if (session_) session_->set_profiling(on);
+  }
+
+  bool profiling() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return profiling_;
+  }
+
+  py::list profile() {
+    std::vector<ninegrid::StepProfile> steps;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (session_) steps = session_->profile();
+    }
+    py::list out;
+    for (const auto& s : steps) {
+      py::list ins, outs;
+      for (const auto& sh : s.input_shapes) ins.append(shape_tuple(sh));
+      for (const auto& sh : s.output_shapes) outs.append(shape_tuple(sh));
+      out.append(py::dict("name"_a = s.name, "op_type"_a = s.op_type, "fused"_a = py::cast(s.fused),
+                          "algorithm"_a = s.algorithm, "precision"_a = s.precision, "layout"_a = s.layout,
+                          "input_shapes"_a = ins, "output_shapes"_a = outs, "macs"_a = s.macs, "bytes"_a = s.bytes,
+                          "time_ms"_a = s.time_ms));
+    }
+    return out;
+  }
+
+  int threads() {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    int n = 0;
+    guard("creating a session", [&] { n = session().threads(); });
+    return n;
   }
 
   py::list inputs() const { return value_infos(model_->inputs()); }
   py::list outputs() const { return value_infos(model_->outputs()); }
+  std::string format() const { return model_->format(); }
+  std::string isa() const { return model_->isa(); }
+  const std::string& path() const { return path_; }
 
  private:
+  // The session, created on first use (mutex_ held).
+  ninegrid::Session& session() {
+    if (!session_) {
+      session_ = model_->create_session();
+      session_->set_profiling(profiling_);
+    }
+    return *session_;
+  }
+
+  std::string input_names() const {
+    std::string names;
+    for (const auto& in : model_->inputs()) names += (names.empty() ? "'" : ", '") + in.name + "'";
+    return names;
+  }
+
+  // Every error names the model's file (the engine's messages name the node or input), and running out
+  // of memory is a ninegrid.Error like every other failure, not a bare MemoryError.
+  template <class F>
+  void guard(const char* doing, F&& f) {
+    try {
+      f();
+    } catch (const ninegrid::Error& e) {
+      if (std::string(e.what()).find(path_) != std::string::npos) throw;
+      throw ninegrid::Error(path_ + ": " + e.what());
+    } catch (const std::bad_alloc&) {
+      throw ninegrid::Error(path_ + ": out of memory while " + doing + " the model");
+    }
+  }
+
+  std::string path_;
   std::shared_ptr<ninegrid::Model> model_;
   std::unique_ptr<ninegrid::Session> session_;
+  bool profiling_ = false;
   std::mutex mutex_;
 };
 
@@ -110,9 +326,17 @@ class PyModel {
 std::mutex g_detectors_mutex;
 std::map<std::string, std::shared_ptr<std::pair<std::mutex, ninegrid::FaceDetector>>> g_detectors;
 
-py::list detect(const py::array& image, const std::string& model, float score, float nms, int size, int threads,
+py::list detect(const py::object& image, const std::string& model, float score, float nms, int size, int threads,
                 const std::string& arch) {
-  py::array_t<uint8_t, py::array::c_style | py::array::forcecast> rgb(image);
+  // uint8 pixels only (or what converts to them exactly): a float image in [0, 1] must not silently become
+  // black, nor a float image in [0, 255] be rounded without the caller knowing.
+  py::module_ np = py::module_::import("numpy");
+  py::array arr = py::isinstance<py::array>(image) ? py::reinterpret_borrow<py::array>(image)
+                                                    : py::array(np.attr("asarray")(image));
+  if (!np.attr("can_cast")(arr.dtype(), py::dtype::of<uint8_t>(), "casting"_a = "safe").cast<bool>())
+    throw ninegrid::Error("image must be an HxWx3 uint8 RGB array, got a " + dtype_str(arr.dtype()) +
+                          " array (convert it with e.g. np.clip(img, 0, 255).astype(np.uint8))");
+  py::array_t<uint8_t, py::array::c_style | py::array::forcecast> rgb(arr);
   if (rgb.ndim() != 3 || rgb.shape(2) != 3)
     throw ninegrid::Error("image must be an HxWx3 RGB array, got shape " +
                           ninegrid::shape_str(ninegrid::Shape(rgb.shape(), rgb.shape() + rgb.ndim())));
@@ -159,6 +383,48 @@ py::list detect(const py::array& image, const std::string& model, float score, f
   return out;
 }
 
+const char* const kModelDoc = R"(A loaded model with one session; run() may be called repeatedly, from any thread.
+
+Model(path, threads=0, shapes=None, opt_level=2, weights="", *, isa="", conv_algorithms="",
+      winograd_tile=0, max_tensor_bytes=None, max_arena_bytes=None, max_file_bytes=None, profiling=False)
+
+path: an ONNX file or an ncnn .param (with its .bin beside it, or `weights`).
+threads: worker threads, the calling thread included; 0 for one per core.
+shapes: {input name: shape} for inputs whose dimensions the model leaves dynamic (or to fix them at load
+    time, which lets the optimiser plan layouts).
+opt_level: 0 no graph optimisation, 1 fusion and constant folding, 2 also layout planning.
+isa: cap on the kernels' instruction set: "" (the best this CPU has), "ref", "avx2" or "avx512".
+conv_algorithms: "" for all, or a comma-separated subset of "winograd,strassen,direct,indirect".
+winograd_tile: 0 chooses per layer; 2, 4 or 6 forces Winograd's output tile.
+max_tensor_bytes, max_arena_bytes, max_file_bytes: the resource budget (any one tensor, the session's
+    working memory, a model or weights file); None keeps the engine's defaults (far above real models),
+    0 removes a limit. A model or input shape that needs more is refused with ninegrid.Error naming the
+    node and the size, before anything is allocated.
+profiling: time every step of each run (as ONNX Runtime's SessionOptions.enable_profiling); read the
+    times with profile(). set_profiling() switches it later.
+
+All failures raise ninegrid.Error with a message naming the file, node or input.)";
+
+const char* const kRunDoc = R"(Runs the model: inputs is a dict {input name: array} with every input of the
+model (as ONNX Runtime requires); returns {output name: ndarray}.
+
+Inputs are not kept from one call to the next. Each array is read in place, without a copy, when it is
+C-contiguous, aligned, in native byte order and of the input's dtype; the call holds a reference to it
+until it returns. Anything else is converted once: other memory orders and byte orders, and dtypes that
+numpy casts "safely" (every value kept: float16 or ints to float32 where exact, int32 to int64, bool to
+numbers ...), plus float64 to float32 (rounded to nearest, as astype does). Any other dtype (object,
+strings, complex, float to int, int64 to float32 ...) raises ninegrid.Error naming the input and both
+dtypes. Lists and scalars go through numpy.asarray first.
+
+The returned arrays belong to the caller; the next run does not overwrite them. The GIL is released
+while the model runs; calls from several threads on one Model run one at a time.)";
+
+const char* const kProfileDoc = R"(The steps of the session's current plan, in execution order, as a list of dicts:
+name, op_type, fused (ops merged into this step, e.g. ["Add", "Relu"]), algorithm (kernel and instruction
+set, e.g. "winograd43/avx512"), precision ("fp32" ...), layout ("NCHW16c" ...), input_shapes and
+output_shapes (tuples; weights included), macs, bytes (of its inputs and outputs) and time_ms (wall time
+in the last run made with profiling on; 0 before one). Empty before the first run.)";
+
 }  // namespace
 
 PYBIND11_MODULE(_ninegrid, m) {
@@ -172,16 +438,27 @@ PYBIND11_MODULE(_ninegrid, m) {
       error(e.what());
     }
   });
-  py::class_<PyModel>(m, "Model", "A loaded model with one session; run() may be called repeatedly.")
-      .def(py::init<const std::string&, int, const std::map<std::string, std::vector<int64_t>>&, int,
-                    const std::string&>(),
-           py::arg("path"), py::arg("threads") = 0, py::arg("shapes") = std::map<std::string, std::vector<int64_t>>{},
-           py::arg("opt_level") = 2, py::arg("weights") = "",
-           "Loads an ONNX file or an ncnn .param (with its .bin beside it, or `weights`).")
-      .def("run", &PyModel::run, py::arg("inputs"),
-           "Runs the model on a dict {input name: array}; returns {output name: ndarray}.")
+  py::class_<PyModel>(m, "Model", kModelDoc)
+      .def(py::init<const std::string&, int, const py::object&, int, const std::string&, const std::string&,
+                    const std::string&, int, const py::object&, const py::object&, const py::object&, bool>(),
+           py::arg("path"), py::arg("threads") = 0, py::arg("shapes") = py::none(), py::arg("opt_level") = 2,
+           py::arg("weights") = "", py::kw_only(), py::arg("isa") = "", py::arg("conv_algorithms") = "",
+           py::arg("winograd_tile") = 0, py::arg("max_tensor_bytes") = py::none(),
+           py::arg("max_arena_bytes") = py::none(), py::arg("max_file_bytes") = py::none(),
+           py::arg("profiling") = false)
+      .def("run", &PyModel::run, py::arg("inputs"), kRunDoc)
+      .def("profile", &PyModel::profile, kProfileDoc)
+      .def("set_profiling", &PyModel::set_profiling, py::arg("on"),
+           "Switches per-step timing on or off for the following runs (see profile()).")
+      .def_property_readonly("profiling", &PyModel::profiling, "Whether runs time their steps.")
+      .def_property_readonly("threads", &PyModel::threads, "Worker threads of the session, the calling thread included.")
       .def_property_readonly("inputs", &PyModel::inputs, "[{name, dtype, shape}] (None for dynamic dims)")
-      .def_property_readonly("outputs", &PyModel::outputs, "[{name, dtype, shape}]");
+      .def_property_readonly("outputs", &PyModel::outputs, "[{name, dtype, shape}]")
+      .def_property_readonly("format", &PyModel::format, "\"onnx\" or \"ncnn\"")
+      .def_property_readonly("isa", &PyModel::isa,
+                             "The kernels' instruction set (\"avx512\", \"avx2\", \"ref\"): the best this CPU has, "
+                             "capped by isa=")
+      .def_property_readonly("path", &PyModel::path, "The file the model was loaded from.");
   m.def("_detect", &detect, py::arg("image"), py::arg("model"), py::arg("score") = 0.5f, py::arg("nms") = 0.4f,
         py::arg("size") = 640, py::arg("threads") = 0, py::arg("arch") = "auto");
   m.attr("_source_dir") = NINEGRID_SOURCE_DIR;

@@ -6,7 +6,18 @@
 
     faces = ninegrid.detect(rgb_image)   # HxWx3 uint8 -> [{x1, y1, x2, y2, score, landmarks}]
 
-Errors raise ninegrid.Error with the engine's message.
+    model = ninegrid.Model("resnet18.onnx", threads=1, isa="avx2", max_arena_bytes=1 << 30, profiling=True)
+    model.run({"input": x})
+    for step in model.profile():   # [{name, op_type, fused, algorithm, precision, layout, input_shapes,
+        print(step["name"], step["algorithm"], step["time_ms"])   #  output_shapes, macs, bytes, time_ms}]
+
+run() needs every input of the model in its dict, every call: nothing is kept from one call to the next.
+Arrays of the input's dtype (C-contiguous, aligned, native byte order) are read in place and referenced until
+run() returns; other layouts, byte orders and dtypes that numpy casts "safely" are converted once, and so is
+float64 to float32; any other dtype raises ninegrid.Error naming the input and both dtypes. One Model may be
+used from several threads: the GIL is released while it runs and the calls run one at a time.
+
+Errors raise ninegrid.Error (a RuntimeError) with the engine's message, naming the file, node or input.
 """
 import os
 

@@ -53,6 +53,19 @@ class DetectTest(unittest.TestCase):
         with self.assertRaises(ninegrid.Error):
             ninegrid.detect(np.zeros((10, 10), np.uint8), model=MNET)
 
+    def test_image_dtype_is_checked(self):
+        # A float image (here scaled to [0, 1]) was cast to uint8 without a word, giving a black image and no
+        # faces; it is refused, naming both dtypes. uint8 in any memory order is accepted.
+        img = astronaut()
+        with self.assertRaises(ninegrid.Error) as cm:
+            ninegrid.detect(img / 255.0, model=MNET, threads=1)
+        self.assertIn("float64", str(cm.exception))
+        self.assertIn("uint8", str(cm.exception))
+        with self.assertRaises(ninegrid.Error):
+            ninegrid.detect(img.astype(np.int64), model=MNET, threads=1)
+        self.assertEqual(ninegrid.detect(np.asfortranarray(img), model=MNET, threads=1),
+                         ninegrid.detect(img, model=MNET, threads=1))
+
     def test_missing_model(self):
         with self.assertRaises(ninegrid.Error) as cm:
             ninegrid.detect(astronaut(), model="/nonexistent.onnx")

@@ -35,6 +35,7 @@ SessionImpl::Use::~Use() { s_.busy_.store(false, std::memory_order_release); }
 void SessionImpl::prepare(const std::vector<Shape>& input_shapes) {
   if (planned_ && plan_.input_shapes == input_shapes) return;
   planned_ = false;
+  step_ms_.clear();  // times belong to the old plan's steps
   tensors_.clear();
   arena_ = Tensor();
   const Graph& g = model().graph();

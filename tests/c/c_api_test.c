@@ -1,10 +1,13 @@
 /* The C API from C: load the RetinaFace ncnn model, run it on the astronaut photo, and compare one output
- * with the reference implementation's golden file; then check that errors come back as status codes with a
- * message. Prints "N passed, M failed" and exits non-zero on any failure.
+ * with the reference implementation's golden file; then the documented lifetimes (inputs borrowed for one
+ * run, outputs valid until the next run), argument checking, settings, profiling and loading from memory,
+ * and that errors come back as status codes with a message naming the call and what was wrong. Prints
+ * "N passed, M failed" and exits non-zero on any failure.
  *
  *   c_api_test SHARED_DIR ASTRONAUT_PNG
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +48,436 @@ static long read_npy_f32(const char* path, float** out) {
   if (!*out || fread(*out, 4, (size_t)n, f) != (size_t)n) n = -1;
   fclose(f);
   return n;
+}
+
+/* The whole file in a malloc'd buffer; returns its size or -1. */
+static long read_file(const char* path, char** out) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return -1;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  *out = malloc((size_t)n + 1);
+  if (!*out || fread(*out, 1, (size_t)n, f) != (size_t)n) n = -1;
+  fclose(f);
+  return n;
+}
+
+static const char* const OUT16 = "face_rpn_cls_prob_reshape_stride16";
+
+/* A copy of output `name` of the last run (malloc'd), its element count in *n; NULL on failure. */
+static float* copy_output(ng_session* s, const char* name, long* n) {
+  const float* out = NULL;
+  const int64_t* shape = NULL;
+  int rank = 0;
+  if (ng_session_get_output(s, name, NULL, (const void**)&out, &shape, &rank) != NG_OK) return NULL;
+  long count = 1;
+  for (int i = 0; i < rank; ++i) count *= (long)shape[i];
+  float* copy = malloc(sizeof(float) * (size_t)count);
+  memcpy(copy, out, sizeof(float) * (size_t)count);
+  *n = count;
+  return copy;
+}
+
+/* Input data is borrowed for one run; outputs live until the next run. */
+static void test_lifetimes(ng_model* model, const float* chw, int h, int w) {
+  ng_session* s = NULL;
+  CHECK(ng_session_create(model, &s) == NG_OK, "session");
+  if (!s) return;
+  int64_t shape[4] = {1, 3, h, w};
+  size_t bytes = sizeof(float) * 3 * (size_t)h * (size_t)w;
+
+  /* The input buffer is freed after the run it was set for: the next run must refuse to start, naming the
+   * input, rather than read the freed buffer. Before the fix (03e1a76) the session kept the binding and the
+   * second run read the freed 3 MB buffer: SIGSEGV, as its pages go back to the system. */
+  float* buffer = malloc(bytes);
+  memcpy(buffer, chw, bytes);
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, shape, 4, buffer) == NG_OK, "set input");
+  CHECK(ng_session_run(s) == NG_OK, "first run");
+  CHECK(strcmp(ng_last_error(), "") == 0, "no error message after a success: '%s'", ng_last_error());
+  long n = 0;
+  float* first = copy_output(s, OUT16, &n);
+  CHECK(first != NULL, "output of the first run");
+  free(buffer);
+  CHECK(ng_session_run(s) == NG_ERROR, "a run without set_input since the last run is refused");
+  CHECK(strstr(ng_last_error(), "'data'") != NULL && strstr(ng_last_error(), "not set") != NULL,
+        "the error names the input that was not set");
+  CHECK(strstr(ng_last_error(), "ng_session_run") != NULL, "the error names the call");
+
+  /* After a failed run there are no outputs (not the last good run's, nor a half-computed one; before, the
+   * session handed out whatever tensors its last attempt had bound). */
+  const void* data = NULL;
+  const int64_t* oshape = NULL;
+  int rank = 0;
+  CHECK(ng_session_get_output(s, OUT16, NULL, &data, &oshape, &rank) == NG_ERROR, "no outputs after a failed run");
+  CHECK(strstr(ng_last_error(), OUT16) != NULL && strstr(ng_last_error(), "not available") != NULL,
+        "the error names the output and says why");
+
+  /* Set again, it runs again, to the same result. */
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, shape, 4, chw) == NG_OK, "set input again");
+  CHECK(ng_session_run(s) == NG_OK, "run after setting the input again");
+  const float* out16 = NULL;
+  CHECK(ng_session_get_output(s, OUT16, NULL, (const void**)&out16, &oshape, &rank) == NG_OK, "output");
+  CHECK(first && out16 && memcmp(first, out16, sizeof(float) * (size_t)n) == 0, "same result as the first run");
+
+  /* Output pointers stay valid until the next run: reading every other output, and the same output again,
+   * leaves them in place and unchanged. */
+  for (int i = 0; i < ng_model_output_count(model); ++i) {
+    const void* d = NULL;
+    const int64_t* sh = NULL;
+    int r = 0;
+    CHECK(ng_session_get_output(s, ng_model_output_name(model, i), NULL, &d, &sh, &r) == NG_OK, "output %d", i);
+  }
+  const float* again = NULL;
+  CHECK(ng_session_get_output(s, OUT16, NULL, (const void**)&again, &oshape, &rank) == NG_OK, "output again");
+  CHECK(again == out16, "the same output is the same buffer until the next run");
+  CHECK(first && memcmp(first, out16, sizeof(float) * (size_t)n) == 0, "still unchanged");
+  CHECK(rank == 4 && oshape[0] == 1, "its shape is still readable");
+  free(first);
+  ng_session_free(s);
+}
+
+/* NULL pointers and impossible values are refused with a message naming the call and the input, never an
+ * "internal error", never a crash. */
+static void test_arguments(ng_model* model, const float* chw, int h, int w) {
+  ng_session* s = NULL;
+  CHECK(ng_session_create(NULL, &s) == NG_INVALID_ARGUMENT && s == NULL, "NULL model");
+  CHECK(ng_session_create(model, NULL) == NG_INVALID_ARGUMENT, "NULL out");
+  CHECK(ng_session_create(model, &s) == NG_OK, "session");
+  if (!s) return;
+  int64_t shape[4] = {1, 3, h, w};
+  CHECK(ng_session_set_input(NULL, "data", NG_FLOAT32, shape, 4, chw) == NG_INVALID_ARGUMENT, "NULL session");
+  CHECK(ng_session_set_input(s, NULL, NG_FLOAT32, shape, 4, chw) == NG_INVALID_ARGUMENT, "NULL name");
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, shape, 4, NULL) == NG_INVALID_ARGUMENT, "NULL data");
+  CHECK(strstr(ng_last_error(), "'data'") && strstr(ng_last_error(), "NULL"), "names the input and the NULL");
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, NULL, 4, chw) == NG_INVALID_ARGUMENT, "NULL shape");
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, shape, 17, chw) == NG_INVALID_ARGUMENT, "rank 17");
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, shape, -1, chw) == NG_INVALID_ARGUMENT, "rank -1");
+  int64_t negative[4] = {1, 3, -5, w};
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, negative, 4, chw) == NG_INVALID_ARGUMENT, "negative dim");
+  CHECK(strstr(ng_last_error(), "negative") != NULL, "says the dimension is negative: %s", ng_last_error());
+  int64_t huge[4] = {1, (int64_t)1 << 40, (int64_t)1 << 40, 1 << 20};
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, huge, 4, chw) == NG_INVALID_ARGUMENT, "overflowing shape");
+  CHECK(strstr(ng_last_error(), "internal error") == NULL, "not an internal error: %s", ng_last_error());
+  CHECK(ng_session_set_input(s, "data", (ng_dtype)99, shape, 4, chw) == NG_INVALID_ARGUMENT, "unknown dtype");
+  CHECK(strstr(ng_last_error(), "dtype 99") != NULL, "names the dtype: %s", ng_last_error());
+  CHECK(ng_session_set_input(s, "data", NG_INT64, shape, 4, chw) == NG_ERROR, "wrong dtype for the input");
+  CHECK(strstr(ng_last_error(), "'data'") && strstr(ng_last_error(), "float32") && strstr(ng_last_error(), "int64"),
+        "names the input and both dtypes: %s", ng_last_error());
+  int64_t rank3[3] = {3, h, w};
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, rank3, 3, chw) == NG_ERROR, "wrong rank");
+  CHECK(strstr(ng_last_error(), "'data'") != NULL, "names the input: %s", ng_last_error());
+  CHECK(ng_session_set_input(s, "nope", NG_FLOAT32, shape, 4, chw) == NG_ERROR, "unknown input");
+  CHECK(strstr(ng_last_error(), "'nope'") != NULL && strstr(ng_last_error(), "data") != NULL,
+        "names the input and lists the model's: %s", ng_last_error());
+  CHECK(ng_session_run(s) == NG_ERROR, "a run with nothing set");
+  CHECK(strstr(ng_last_error(), "'data'") != NULL, "names the input: %s", ng_last_error());
+  const void* d = NULL;
+  const int64_t* sh = NULL;
+  int r = 0;
+  CHECK(ng_session_get_output(s, OUT16, NULL, NULL, &sh, &r) == NG_INVALID_ARGUMENT, "NULL data out");
+  CHECK(ng_session_get_output(s, OUT16, NULL, &d, NULL, &r) == NG_INVALID_ARGUMENT, "NULL shape out");
+  CHECK(ng_session_get_output(s, OUT16, NULL, &d, &sh, NULL) == NG_INVALID_ARGUMENT, "NULL rank out");
+  CHECK(ng_session_get_output(NULL, OUT16, NULL, &d, &sh, &r) == NG_INVALID_ARGUMENT, "NULL session");
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, shape, 4, chw) == NG_OK && ng_session_run(s) == NG_OK, "run");
+  CHECK(ng_session_get_output(s, "nope", NULL, &d, &sh, &r) == NG_ERROR, "unknown output");
+  CHECK(strstr(ng_last_error(), "'nope'") != NULL, "names the output: %s", ng_last_error());
+  CHECK(ng_session_set_profiling(NULL, 1) == NG_INVALID_ARGUMENT, "NULL session");
+  CHECK(ng_session_profile_count(s, NULL) == NG_INVALID_ARGUMENT, "NULL count");
+  CHECK(ng_session_profile_name(NULL, 0) == NULL && ng_session_profile_macs(NULL, 0) == -1, "NULL session");
+  CHECK(ng_session_threads(NULL) == 0, "NULL session");
+  CHECK(ng_model_format(NULL) == NULL && ng_model_isa(NULL) == NULL && ng_model_input_count(NULL) == 0, "NULL model");
+  CHECK(ng_model_input_name(model, -1) == NULL && ng_model_output_name(model, 9) == NULL, "out of range");
+  ng_session_free(s);
+  ng_session_free(NULL);
+  ng_model_free(NULL);
+  ng_options_free(NULL);
+
+  ng_options* o = NULL;
+  CHECK(ng_options_create(NULL) == NG_INVALID_ARGUMENT, "NULL out");
+  CHECK(ng_options_create(&o) == NG_OK, "options");
+  CHECK(ng_options_set_threads(NULL, 1) == NG_INVALID_ARGUMENT, "NULL options");
+  CHECK(ng_options_set_threads(o, -1) == NG_INVALID_ARGUMENT, "negative threads");
+  CHECK(ng_options_set_opt_level(o, 3) == NG_INVALID_ARGUMENT, "opt level 3");
+  CHECK(ng_options_set_input_shape(o, NULL, shape, 4) == NG_INVALID_ARGUMENT, "NULL input name");
+  CHECK(ng_options_set_input_shape(o, "data", NULL, 4) == NG_INVALID_ARGUMENT, "NULL shape");
+  CHECK(ng_options_set_input_shape(o, "data", negative, 4) == NG_INVALID_ARGUMENT, "negative dim");
+  CHECK(strstr(ng_last_error(), "'data'") != NULL, "names the input: %s", ng_last_error());
+  CHECK(ng_options_set_input_shape(o, "data", huge, 4) == NG_INVALID_ARGUMENT, "overflowing shape");
+  CHECK(ng_options_set_weights_path(o, NULL) == NG_INVALID_ARGUMENT, "NULL path");
+  CHECK(ng_options_set_isa(o, NULL) == NG_INVALID_ARGUMENT, "NULL isa");
+  CHECK(ng_options_set_conv_algorithms(NULL, "direct") == NG_INVALID_ARGUMENT, "NULL options");
+  CHECK(ng_options_set_winograd_tile(o, 5) == NG_INVALID_ARGUMENT, "tile 5");
+  CHECK(strstr(ng_last_error(), "5") != NULL, "names the value: %s", ng_last_error());
+  CHECK(ng_options_set_max_tensor_bytes(o, -1) == NG_INVALID_ARGUMENT, "negative budget");
+  CHECK(ng_options_set_max_arena_bytes(NULL, 1) == NG_INVALID_ARGUMENT, "NULL options");
+  CHECK(ng_options_set_max_file_bytes(o, -2) == NG_INVALID_ARGUMENT, "negative budget");
+  CHECK(strstr(ng_last_error(), "ng_options_set_max_file_bytes") != NULL, "names the call: %s", ng_last_error());
+  ng_model* m = NULL;
+  CHECK(ng_model_load("x.onnx", o, NULL) == NG_INVALID_ARGUMENT, "NULL out");
+  CHECK(ng_model_load_onnx_memory(NULL, 10, o, &m) == NG_INVALID_ARGUMENT && m == NULL, "NULL data");
+  CHECK(ng_model_load_ncnn_memory(NULL, 10, NULL, 0, o, &m) == NG_INVALID_ARGUMENT && m == NULL, "NULL param");
+  ng_options_free(o);
+}
+
+/* Settings reach the kernels; the budget refuses oversized plans with the node and the size. */
+static void test_settings(const char* param, const float* chw, int h, int w) {
+  int64_t shape[4] = {1, 3, h, w};
+  ng_options* o = NULL;
+  ng_model* m = NULL;
+  CHECK(ng_options_create(&o) == NG_OK, "options");
+  CHECK(ng_options_set_threads(o, 1) == NG_OK && ng_options_set_isa(o, "ref") == NG_OK, "isa ref");
+  CHECK(ng_model_load(param, o, &m) == NG_OK, "load with isa ref");
+  if (m) {
+    CHECK(strcmp(ng_model_isa(m), "ref") == 0, "isa is ref: %s", ng_model_isa(m));
+    CHECK(strcmp(ng_model_format(m), "ncnn") == 0, "format is ncnn: %s", ng_model_format(m));
+    ng_model_free(m);
+    m = NULL;
+  }
+  CHECK(ng_options_set_isa(o, "sse9") == NG_OK, "names are checked at load");
+  CHECK(ng_model_load(param, o, &m) == NG_ERROR && m == NULL, "unknown isa");
+  CHECK(strstr(ng_last_error(), "'sse9'") != NULL, "names the isa: %s", ng_last_error());
+  CHECK(ng_options_set_isa(o, "") == NG_OK && ng_options_set_conv_algorithms(o, "fft") == NG_OK, "set");
+  CHECK(ng_model_load(param, o, &m) == NG_ERROR && strstr(ng_last_error(), "'fft'") != NULL, "unknown algorithm: %s",
+        ng_last_error());
+  CHECK(ng_options_set_conv_algorithms(o, "direct") == NG_OK && ng_options_set_winograd_tile(o, 6) == NG_OK, "set");
+  CHECK(ng_model_load(param, o, &m) == NG_OK, "load with direct convolutions only");
+  if (m) {
+    ng_session* s = NULL;
+    CHECK(ng_session_create(m, &s) == NG_OK, "session");
+    CHECK(ng_session_threads(s) == 1, "one thread: %d", ng_session_threads(s));
+    CHECK(ng_session_set_input(s, "data", NG_FLOAT32, shape, 4, chw) == NG_OK && ng_session_run(s) == NG_OK, "run");
+    int count = 0, direct = 0, other = 0;
+    CHECK(ng_session_profile_count(s, &count) == NG_OK && count > 0, "profile");
+    for (int i = 0; i < count; ++i) {
+      if (strcmp(ng_session_profile_op_type(s, i), "Conv") != 0) continue;
+      const char* a = ng_session_profile_algorithm(s, i);
+      if (strncmp(a, "direct/", 7) == 0) direct++;
+      if (strncmp(a, "winograd", 8) == 0 || strncmp(a, "indirect", 8) == 0 || strncmp(a, "strassen", 8) == 0) other++;
+    }
+    if (strcmp(ng_model_isa(m), "ref") != 0) CHECK(direct > 0 && other == 0, "direct %d, others %d", direct, other);
+    ng_session_free(s);
+    ng_model_free(m);
+    m = NULL;
+  }
+
+  /* The budget: a plan over it is refused before anything is allocated, naming the node and the size. */
+  ng_options_free(o);
+  CHECK(ng_options_create(&o) == NG_OK, "options");
+  CHECK(ng_options_set_input_shape(o, "data", shape, 4) == NG_OK, "input shape");
+  CHECK(ng_options_set_max_tensor_bytes(o, 1 << 16) == NG_OK, "budget");
+  CHECK(ng_model_load(param, o, &m) == NG_ERROR && m == NULL, "a tensor over the budget is refused");
+  CHECK(strstr(ng_last_error(), "node 'mobilenet0_conv0_fwd'") != NULL && strstr(ng_last_error(), "KiB") != NULL,
+        "names the node and the size: %s", ng_last_error());
+  CHECK(strstr(ng_last_error(), param) != NULL, "names the file: %s", ng_last_error());
+  CHECK(ng_options_set_max_tensor_bytes(o, 0) == NG_OK && ng_options_set_max_arena_bytes(o, 1 << 16) == NG_OK, "set");
+  CHECK(ng_model_load(param, o, &m) == NG_OK, "the arena is checked per session");
+  if (m) {
+    ng_session* s = NULL;
+    CHECK(ng_session_create(m, &s) == NG_ERROR && s == NULL, "a session over the arena budget is refused");
+    CHECK(strstr(ng_last_error(), "working memory") != NULL && strstr(ng_last_error(), param) != NULL,
+          "says what and names the file: %s", ng_last_error());
+    CHECK(strstr(ng_last_error(), "internal error") == NULL, "not an internal error");
+    ng_model_free(m);
+    m = NULL;
+  }
+  CHECK(ng_options_set_max_arena_bytes(o, 0) == NG_OK && ng_options_set_max_file_bytes(o, 100) == NG_OK, "set");
+  CHECK(ng_model_load(param, o, &m) == NG_ERROR && strstr(ng_last_error(), "100 bytes") != NULL, "file budget: %s",
+        ng_last_error());
+  ng_options_free(o);
+}
+
+/* Per-step profile: timed with profiling on, owned by the session until the next snapshot. */
+static void test_profiling(ng_model* model, const float* chw, int h, int w) {
+  ng_session* s = NULL;
+  CHECK(ng_session_create(model, &s) == NG_OK, "session");
+  if (!s) return;
+  int64_t shape[4] = {1, 3, h, w};
+  int count = -1;
+  CHECK(ng_session_profile_count(s, &count) == NG_OK && count == 0, "no steps before the first plan: %d", count);
+  CHECK(ng_session_set_profiling(s, 1) == NG_OK, "profiling on");
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, shape, 4, chw) == NG_OK && ng_session_run(s) == NG_OK, "run");
+  CHECK(ng_session_profile_count(s, &count) == NG_OK && count > 10, "steps: %d", count);
+  double total = 0;
+  int relu_fused = 0;
+  for (int i = 0; i < count; ++i) {
+    CHECK(ng_session_profile_name(s, i) && ng_session_profile_op_type(s, i) && ng_session_profile_algorithm(s, i) &&
+              ng_session_profile_precision(s, i) && ng_session_profile_layout(s, i) && ng_session_profile_fused(s, i),
+          "strings of step %d", i);
+    CHECK(ng_session_profile_time_ms(s, i) >= 0 && ng_session_profile_bytes(s, i) > 0, "numbers of step %d", i);
+    total += ng_session_profile_time_ms(s, i);
+    if (strstr(ng_session_profile_fused(s, i), "Relu")) relu_fused++;
+  }
+  CHECK(total > 0, "timed: %g ms", total);
+  CHECK(relu_fused > 0, "fused activations are listed");
+  const char* name0 = ng_session_profile_name(s, 0);
+  CHECK(strcmp(name0, "mobilenet0_conv0_fwd") == 0, "first step: %s", name0);
+  CHECK(strcmp(ng_session_profile_op_type(s, 0), "Conv") == 0, "a Conv");
+  CHECK(strcmp(ng_session_profile_precision(s, 0), "fp32") == 0, "fp32");
+  /* 8 output channels, 3x3x3 kernels, stride 2, pad 1. */
+  int64_t oh = (h - 1) / 2 + 1, ow = (w - 1) / 2 + 1;
+  CHECK(ng_session_profile_macs(s, 0) == 8 * oh * ow * 27, "MACs of the first conv: %lld",
+        (long long)ng_session_profile_macs(s, 0));
+  CHECK(ng_session_profile_name(s, count) == NULL && ng_session_profile_name(s, -1) == NULL, "out of range: NULL");
+  CHECK(ng_session_profile_time_ms(s, count) == -1.0 && ng_session_profile_bytes(s, count) == -1, "out of range: -1");
+  /* The snapshot stays as taken until the next ng_session_profile_count, whatever runs meanwhile. */
+  double t0 = ng_session_profile_time_ms(s, 0);
+  CHECK(ng_session_set_profiling(s, 0) == NG_OK, "profiling off");
+  CHECK(ng_session_set_input(s, "data", NG_FLOAT32, shape, 4, chw) == NG_OK && ng_session_run(s) == NG_OK, "run");
+  CHECK(ng_session_profile_name(s, 0) == name0 && ng_session_profile_time_ms(s, 0) == t0, "snapshot unchanged");
+  ng_session_free(s);
+}
+
+/* Two threads on one session (which the header forbids): every call either succeeds or fails with
+ * NG_ERROR saying another thread is inside a call (or that its input was consumed by the other thread's
+ * run); nothing crashes, and the session works normally afterwards. */
+struct race {
+  ng_session* s;
+  const float* x;
+  int64_t shape[2];
+  int ok, busy, other;
+  char other_msg[512];
+  pthread_barrier_t* start;
+};
+
+static void* race_thread(void* arg) {
+  struct race* r = arg;
+  pthread_barrier_wait(r->start);
+  for (int i = 0; i < 2000; ++i) {
+    const void* d = NULL;
+    const int64_t* sh = NULL;
+    int rank = 0;
+    ng_status st[3];
+    st[0] = ng_session_set_input(r->s, "x", NG_FLOAT32, r->shape, 2, r->x);
+    const char* e0 = st[0] == NG_OK ? "" : ng_last_error();
+    int busy0 = strstr(e0, "another thread") != NULL;
+    st[1] = ng_session_run(r->s);
+    int busy1 = st[1] != NG_OK && strstr(ng_last_error(), "another thread") != NULL;
+    int unset1 = st[1] != NG_OK && strstr(ng_last_error(), "not set") != NULL;
+    st[2] = ng_session_get_output(r->s, "y", NULL, &d, &sh, &rank);
+    int busy2 = st[2] != NG_OK && strstr(ng_last_error(), "another thread") != NULL;
+    int none2 = st[2] != NG_OK && strstr(ng_last_error(), "not available") != NULL;
+    r->ok += (st[0] == NG_OK) + (st[1] == NG_OK) + (st[2] == NG_OK);
+    r->busy += busy0 + busy1 + busy2;
+    if ((st[0] != NG_OK && !busy0) || (st[1] != NG_OK && !busy1 && !unset1) || (st[2] != NG_OK && !busy2 && !none2)) {
+      r->other++;
+      snprintf(r->other_msg, sizeof r->other_msg, "%s", ng_last_error());
+    }
+  }
+  return NULL;
+}
+
+static void test_one_session_two_threads(ng_model* relu) {
+  ng_session* s = NULL;
+  CHECK(ng_session_create(relu, &s) == NG_OK, "session");
+  if (!s) return;
+  float x[4] = {-1, 2, -3, 4};
+  pthread_barrier_t start;
+  pthread_barrier_init(&start, NULL, 2);
+  struct race a = {s, x, {1, 4}, 0, 0, 0, "", &start}, b = a;
+  pthread_t ta, tb;
+  pthread_create(&ta, NULL, race_thread, &a);
+  pthread_create(&tb, NULL, race_thread, &b);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  pthread_barrier_destroy(&start);
+  CHECK(a.other == 0 && b.other == 0, "only the documented errors: %s%s", a.other_msg, b.other_msg);
+  CHECK(a.ok + b.ok > 0, "calls went through (%d, busy %d)", a.ok + b.ok, a.busy + b.busy);
+  printf("two threads on one session: %d calls went through, %d refused as busy\n", a.ok + b.ok, a.busy + b.busy);
+  const float* y = NULL;
+  const int64_t* ys = NULL;
+  int rank = 0;
+  CHECK(ng_session_set_input(s, "x", NG_FLOAT32, a.shape, 2, x) == NG_OK && ng_session_run(s) == NG_OK &&
+            ng_session_get_output(s, "y", NULL, (const void**)&y, &ys, &rank) == NG_OK && y[1] == 2.0f && y[0] == 0.0f,
+        "the session works afterwards");
+  ng_session_free(s);
+}
+
+/* A Relu over a 1x4 float32 input "x" to output "y", as an ONNX ModelProto (opset 13), made with
+ * onnx.helper.make_model(make_graph([make_node("Relu", ["x"], ["y"], name="relu")], ...)).SerializeToString(). */
+static const unsigned char RELU_ONNX[] = {
+    0x08, 0x08, 0x12, 0x00, 0x3a, 0x41, 0x0a, 0x12, 0x0a, 0x01, 0x78, 0x12, 0x01, 0x79, 0x1a, 0x04, 0x72, 0x65, 0x6c,
+    0x75, 0x22, 0x04, 0x52, 0x65, 0x6c, 0x75, 0x12, 0x01, 0x72, 0x5a, 0x13, 0x0a, 0x01, 0x78, 0x12, 0x0e, 0x0a, 0x0c,
+    0x08, 0x01, 0x12, 0x08, 0x0a, 0x02, 0x08, 0x01, 0x0a, 0x02, 0x08, 0x04, 0x62, 0x13, 0x0a, 0x01, 0x79, 0x12, 0x0e,
+    0x0a, 0x0c, 0x08, 0x01, 0x12, 0x08, 0x0a, 0x02, 0x08, 0x01, 0x0a, 0x02, 0x08, 0x04, 0x42, 0x04, 0x0a, 0x00, 0x10,
+    0x0d};
+
+/* Loading from memory: the buffers are copied, so they may be overwritten and freed as soon as the call
+ * returns; the model gives the same result as the one loaded from the files. */
+static void test_memory_loading(const char* shared, ng_model* from_file, const float* chw, int h, int w) {
+  char path[4096];
+  char *param = NULL, *weights = NULL;
+  snprintf(path, sizeof path, "%s/models/mnet.25-opt.param", shared);
+  long param_size = read_file(path, &param);
+  snprintf(path, sizeof path, "%s/models/mnet.25-opt.bin", shared);
+  long weights_size = read_file(path, &weights);
+  CHECK(param_size > 0 && weights_size > 0, "read the ncnn files");
+  if (param_size <= 0 || weights_size <= 0) return;
+  ng_model* m = NULL;
+  CHECK(ng_model_load_ncnn_memory(param, (size_t)param_size, weights, (size_t)weights_size, NULL, &m) == NG_OK,
+        "ncnn from memory");
+  memset(param, 0, (size_t)param_size);
+  memset(weights, 0xff, (size_t)weights_size);
+  free(param);
+  free(weights);
+  if (m) {
+    CHECK(strcmp(ng_model_format(m), "ncnn") == 0, "format ncnn");
+    int64_t shape[4] = {1, 3, h, w};
+    ng_session *a = NULL, *b = NULL;
+    CHECK(ng_session_create(m, &a) == NG_OK && ng_session_create(from_file, &b) == NG_OK, "sessions");
+    ng_model_free(m); /* a session keeps its model's engine alive */
+    if (a && b) {
+      CHECK(ng_session_set_input(a, "data", NG_FLOAT32, shape, 4, chw) == NG_OK && ng_session_run(a) == NG_OK, "run");
+      CHECK(ng_session_set_input(b, "data", NG_FLOAT32, shape, 4, chw) == NG_OK && ng_session_run(b) == NG_OK, "run");
+      long na = 0, nb = 0;
+      float* oa = copy_output(a, OUT16, &na);
+      float* ob = copy_output(b, OUT16, &nb);
+      CHECK(oa && ob && na == nb && memcmp(oa, ob, sizeof(float) * (size_t)na) == 0, "same as from the files");
+      free(oa);
+      free(ob);
+    }
+    ng_session_free(a);
+    ng_session_free(b);
+  }
+  ng_model* bad = NULL;
+  CHECK(ng_model_load_ncnn_memory("7767517\n", 8, NULL, 0, NULL, &bad) == NG_ERROR && bad == NULL, "truncated param");
+  CHECK(strstr(ng_last_error(), "ng_model_load_ncnn_memory") != NULL, "names the call: %s", ng_last_error());
+
+  /* ONNX from memory. */
+  unsigned char* bytes = malloc(sizeof RELU_ONNX);
+  memcpy(bytes, RELU_ONNX, sizeof RELU_ONNX);
+  CHECK(ng_model_load_onnx_memory(bytes, sizeof RELU_ONNX, NULL, &m) == NG_OK, "onnx from memory");
+  memset(bytes, 0, sizeof RELU_ONNX);
+  free(bytes);
+  if (m) {
+    CHECK(strcmp(ng_model_format(m), "onnx") == 0, "format onnx");
+    CHECK(strcmp(ng_model_input_name(m, 0), "x") == 0 && strcmp(ng_model_output_name(m, 0), "y") == 0, "names");
+    ng_session* s = NULL;
+    CHECK(ng_session_create(m, &s) == NG_OK, "session");
+    float x[4] = {-1.5f, 0.0f, 2.5f, -0.0f};
+    int64_t shape[2] = {1, 4};
+    const float* y = NULL;
+    const int64_t* ys = NULL;
+    int rank = 0;
+    CHECK(s && ng_session_set_input(s, "x", NG_FLOAT32, shape, 2, x) == NG_OK && ng_session_run(s) == NG_OK &&
+              ng_session_get_output(s, "y", NULL, (const void**)&y, &ys, &rank) == NG_OK,
+          "run the relu");
+    CHECK(y && rank == 2 && ys[1] == 4 && y[0] == 0.0f && y[1] == 0.0f && y[2] == 2.5f && y[3] == 0.0f, "relu values");
+    ng_session_free(s);
+    test_one_session_two_threads(m);
+    ng_model_free(m);
+  }
+  ng_options* small = NULL;
+  ng_options_create(&small);
+  ng_options_set_max_file_bytes(small, 50);
+  CHECK(ng_model_load_onnx_memory(RELU_ONNX, sizeof RELU_ONNX, small, &bad) == NG_ERROR && bad == NULL, "over budget");
+  CHECK(strstr(ng_last_error(), "77 bytes") && strstr(ng_last_error(), "max_file_bytes"), "says so: %s", ng_last_error());
+  CHECK(ng_model_load_ncnn_memory("7767517\n", 8, RELU_ONNX, 60, small, &bad) == NG_ERROR &&
+            strstr(ng_last_error(), "the weights is 60 bytes"), "ncnn weights over budget: %s", ng_last_error());
+  ng_options_free(small);
+  CHECK(ng_model_load_onnx_memory(RELU_ONNX, 20, NULL, &bad) == NG_ERROR && bad == NULL, "truncated onnx");
+  CHECK(strstr(ng_last_error(), "ng_model_load_onnx_memory") && strstr(ng_last_error(), "ONNX"), "says what: %s",
+        ng_last_error());
 }
 
 int main(int argc, char** argv) {
@@ -104,9 +537,14 @@ int main(int argc, char** argv) {
     }
     free(ref);
     ng_session_free(s);
+    test_lifetimes(model, chw, h, w);
+    test_arguments(model, chw, h, w);
+    test_profiling(model, chw, h, w);
+    test_memory_loading(argv[1], model, chw, h, w);
     ng_model_free(model);
   }
   ng_options_free(opts);
+  test_settings(param, chw, h, w);
 
   /* Errors come back as codes with a message, never a crash. */
   ng_model* bad = NULL;
