@@ -42,31 +42,45 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
-}  // namespace
+// The reason stb gives for its last failure. It is null when stb failed without setting one, and a
+// null char* must not reach std::string.
+std::string stb_reason() {
+  const char* reason = stbi_failure_reason();
+  return reason && *reason ? reason : "stb_image gave no reason";
+}
 
-Image load_image(const std::string& path) {
-  std::string bytes = read_all(path);
-  if (bytes.empty()) throw Error("cannot read image '" + path + "': the file is empty");
-  if (bytes.size() > static_cast<size_t>(INT32_MAX)) throw Error("cannot read image '" + path + "': file too large");
-  const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
-  const int size = static_cast<int>(bytes.size());
+// Decodes an image held in memory. `what` names it in errors ("image 'team.jpg'").
+Image decode(const void* bytes, size_t size, const std::string& what) {
+  if (size == 0) throw Error("cannot read " + what + ": it is empty");
+  if (size > static_cast<size_t>(INT32_MAX)) throw Error("cannot read " + what + ": larger than 2 GB");
+  const auto* data = static_cast<const stbi_uc*>(bytes);
+  const int n = static_cast<int>(size);
 
   int w = 0, h = 0, channels = 0;
-  if (!stbi_info_from_memory(data, size, &w, &h, &channels))
-    throw Error("cannot read image '" + path + "': not an image format ninegrid can decode (JPEG, PNG, BMP, GIF, " +
-                "TGA, PSD, HDR, PNM): " + stbi_failure_reason());
+  if (!stbi_info_from_memory(data, n, &w, &h, &channels))
+    throw Error("cannot read " + what + ": not an image format ninegrid can decode (JPEG, PNG, BMP, GIF, " +
+                "TGA, PSD, HDR, PNM): " + stb_reason());
   if (w <= 0 || h <= 0 || static_cast<long long>(w) * h > kMaxPixels)
-    throw Error("cannot read image '" + path + "': " + std::to_string(w) + "x" + std::to_string(h) +
+    throw Error("cannot read " + what + ": " + std::to_string(w) + "x" + std::to_string(h) +
                 " pixels is outside the supported size (at most 64 Mpixel)");
 
-  stbi_uc* pixels = stbi_load_from_memory(data, size, &w, &h, &channels, 3);
-  if (!pixels) throw Error("cannot decode image '" + path + "': " + stbi_failure_reason());
+  stbi_uc* pixels = stbi_load_from_memory(data, n, &w, &h, &channels, 3);
+  if (!pixels) throw Error("cannot decode " + what + ": " + stb_reason());
   Image img;
   img.w = w;
   img.h = h;
   img.rgb.assign(pixels, pixels + static_cast<size_t>(w) * h * 3);
   stbi_image_free(pixels);
   return img;
+}
+
+}  // namespace
+
+Image decode_image(const void* data, size_t size) { return decode(data, size, "image"); }
+
+Image load_image(const std::string& path) {
+  const std::string bytes = read_all(path);
+  return decode(bytes.data(), bytes.size(), "image '" + path + "'");
 }
 
 void write_image(const std::string& path, const Image& image) {
