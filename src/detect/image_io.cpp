@@ -1,4 +1,4 @@
-// Reading and writing photos with Debian's libstb (stb_image, stb_image_write), linked as libstb.so.
+// Reading and writing photos: files in, the decoder for their format (image_decode.h), stb_image_write out.
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -6,17 +6,24 @@
 #include <cstring>
 #include <string>
 
-#include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
+#include "detect/image_decode.h"
 #include "ninegrid/detect.h"
 
 namespace ninegrid {
 
-namespace {
+namespace detect_internal {
 
-// Larger images are refused before decoding: 64 Mpixel is 192 MiB of RGB, far beyond any detector input.
-constexpr long long kMaxPixels = 64LL * 1024 * 1024;
+void check_image_size(int w, int h, const std::string& what) {
+  if (w <= 0 || h <= 0 || static_cast<long long>(w) * h > kMaxPixels)
+    throw Error("cannot read " + what + ": " + std::to_string(w) + "x" + std::to_string(h) +
+                " pixels is outside the supported size (at most 64 Mpixel)");
+}
+
+}  // namespace detect_internal
+
+namespace {
 
 std::string read_all(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -42,36 +49,12 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
-// The reason stb gives for its last failure. It is null when stb failed without setting one, and a
-// null char* must not reach std::string.
-std::string stb_reason() {
-  const char* reason = stbi_failure_reason();
-  return reason && *reason ? reason : "stb_image gave no reason";
-}
-
-// Decodes an image held in memory. `what` names it in errors ("image 'team.jpg'").
+// Decodes an image held in memory with the decoder for its format. `what` names it in errors.
 Image decode(const void* bytes, size_t size, const std::string& what) {
+  using namespace detect_internal;
   if (size == 0) throw Error("cannot read " + what + ": it is empty");
-  if (size > static_cast<size_t>(INT32_MAX)) throw Error("cannot read " + what + ": larger than 2 GB");
-  const auto* data = static_cast<const stbi_uc*>(bytes);
-  const int n = static_cast<int>(size);
-
-  int w = 0, h = 0, channels = 0;
-  if (!stbi_info_from_memory(data, n, &w, &h, &channels))
-    throw Error("cannot read " + what + ": not an image format ninegrid can decode (JPEG, PNG, BMP, GIF, " +
-                "TGA, PSD, HDR, PNM): " + stb_reason());
-  if (w <= 0 || h <= 0 || static_cast<long long>(w) * h > kMaxPixels)
-    throw Error("cannot read " + what + ": " + std::to_string(w) + "x" + std::to_string(h) +
-                " pixels is outside the supported size (at most 64 Mpixel)");
-
-  stbi_uc* pixels = stbi_load_from_memory(data, n, &w, &h, &channels, 3);
-  if (!pixels) throw Error("cannot decode " + what + ": " + stb_reason());
-  Image img;
-  img.w = w;
-  img.h = h;
-  img.rgb.assign(pixels, pixels + static_cast<size_t>(w) * h * 3);
-  stbi_image_free(pixels);
-  return img;
+  const auto* data = static_cast<const unsigned char*>(bytes);
+  return is_jpeg(data, size) ? decode_jpeg(data, size, what) : decode_with_stb(data, size, what);
 }
 
 }  // namespace
