@@ -41,6 +41,11 @@ void check_png_chunks(const unsigned char* data, size_t size, const std::string&
   }
 }
 
+// Binary PGM and PPM (stb_image reads no other PNM kinds).
+bool is_pnm(const unsigned char* data, size_t size) {
+  return size >= 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6');
+}
+
 }  // namespace
 
 Image decode_with_stb(const unsigned char* data, size_t size, const std::string& what) {
@@ -52,6 +57,11 @@ Image decode_with_stb(const unsigned char* data, size_t size, const std::string&
                 "TGA, PSD, HDR, PNM): " + stb_reason());
   check_image_size(w, h, what);
   if (is_png(data, size)) check_png_chunks(data, size, what);
+  // stb_image 2.27 decodes 16-bit PNM samples in the wrong byte order, and converting their channels it
+  // reads twice the buffer it allocated (ASan: heap-buffer-overflow in stbi__convert_16_to_8, found by
+  // fuzz/image_fuzzer). stb's own header parser says whether the file is one.
+  if (is_pnm(data, size) && stbi_is_16_bit_from_memory(data, n))
+    throw Error("cannot read " + what + ": 16-bit PGM/PPM files (maxval above 255) are not supported");
 
   stbi_uc* pixels = stbi_load_from_memory(data, n, &w, &h, &channels, 3);
   if (!pixels) throw Error("cannot decode " + what + ": " + stb_reason());

@@ -109,5 +109,17 @@ TEST(DetectImageDecode, PngChunkClaimingMoreThanTheFileIsRefusedFirst) {
   EXPECT_NE(msg.find("more than the file has left"), std::string::npos) << msg;
 }
 
+// Found by fuzz/image_fuzzer: a PGM with maxval above 255 (16-bit samples), asked for RGB, made stb_image
+// 2.27 convert the samples as 8-bit and then read twice that buffer as 16-bit (heap-buffer-overflow in
+// stbi__convert_16_to_8). 16-bit PNM is refused; 8-bit PNM still decodes.
+TEST(DetectImageDecode, SixteenBitPnmIsRefusedEightBitDecodes) {
+  const std::string grey16 = std::string("P5\n2 2\n65535\n") + std::string("\x12\x34\x56\x78\x9a\xbc\xde\xf0", 8);
+  EXPECT_NE(error_of(grey16).find("16-bit"), std::string::npos) << error_of(grey16);
+  const std::string rgb8 = std::string("P6\n2 1\n255\n") + std::string("\x10\x20\x30\x40\x50\x60", 6);
+  Image img = decode_image(rgb8.data(), rgb8.size());
+  ASSERT_EQ(img.w, 2);
+  EXPECT_EQ(img.pixel(1, 0)[2], 0x60);
+}
+
 }  // namespace
 }  // namespace ninegrid
