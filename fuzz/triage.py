@@ -18,6 +18,9 @@ import sys
 
 STATUS = re.compile(r"^#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s (\d+) oom/timeout/crash: (\d+)/(\d+)/(\d+) "
                     r"time: (\d+)s")
+# Crash artifacts reproduced per harness: one bug hit over and over can leave hundreds, and each rerun
+# costs a process start. Those beyond the cap count as crashes unexamined.
+MAX_REPRODUCED = 40
 RESOURCE = ("out-of-memory", "allocation-size-too-big", "requested allocation size", "allocator is out of memory",
             "rss limit", "malloc limit")
 
@@ -70,13 +73,17 @@ def main():
         seen = {}
         adir = os.path.join(hdir, "artifacts")
         binary = os.path.join(build_dir, "fuzz", harness)
+        reproduced = 0
         for name in sorted(os.listdir(adir)) if os.path.isdir(adir) else []:
             path = os.path.join(adir, name)
             if name.startswith("timeout-") or name.startswith("slow-unit-"):
                 kind, reason = "hang", "ran longer than the timeout"
             elif name.startswith("oom-"):
                 kind, reason = "oom", "libFuzzer's memory limit"
+            elif reproduced >= MAX_REPRODUCED:
+                kind, reason = "crash", "not reproduced (more than %d crash artifacts)" % MAX_REPRODUCED
             else:
+                reproduced += 1
                 kind, reason = reproduce(binary, path, limit_flags)
             counts[kind] += 1
             # One line per distinct reason: many inputs usually hit the same few bugs.
