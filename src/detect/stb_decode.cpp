@@ -46,11 +46,35 @@ bool is_pnm(const unsigned char* data, size_t size) {
   return size >= 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6');
 }
 
+bool is_pnm_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// Refuses a PNM header with a number of 10 or more digits. stb_image 2.27 accumulates each number (width,
+// height, maxval) in an int with no overflow check (UBSan: signed integer overflow in
+// stbi__pnm_getinteger, found by fuzz/image_fuzzer), so a width of 4294967298 became 2. The header is
+// walked by stb's rules: whitespace and '#' comments to the end of the line between the numbers. Nine
+// digits cannot overflow, and stb accepts nothing that large anyway.
+void check_pnm_header(const unsigned char* data, size_t size, const std::string& what) {
+  size_t i = 2;  // after "P5" or "P6"
+  for (int field = 0; field < 3; ++field) {
+    for (;;) {
+      while (i < size && is_pnm_space(data[i])) ++i;
+      if (i >= size || data[i] != '#') break;
+      while (i < size && data[i] != '\n' && data[i] != '\r') ++i;
+    }
+    size_t digits = 0;
+    for (; i < size && data[i] >= '0' && data[i] <= '9'; ++i) ++digits;
+    if (digits > 9)
+      throw Error("cannot read " + what + ": its PNM header has a number of " + std::to_string(digits) +
+                  " digits (width, height and maxval must each be below 10^9)");
+  }
+}
+
 }  // namespace
 
 Image decode_with_stb(const unsigned char* data, size_t size, const std::string& what) {
   if (size > static_cast<size_t>(INT32_MAX)) throw Error("cannot read " + what + ": larger than 2 GB");
   const int n = static_cast<int>(size);
+  if (is_pnm(data, size)) check_pnm_header(data, size, what);  // before stb parses the header
   int w = 0, h = 0, channels = 0;
   if (!stbi_info_from_memory(data, n, &w, &h, &channels))
     throw Error("cannot read " + what + ": not an image format ninegrid can decode (JPEG, PNG, BMP, GIF, " +

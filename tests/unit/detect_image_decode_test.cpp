@@ -121,5 +121,16 @@ TEST(DetectImageDecode, SixteenBitPnmIsRefusedEightBitDecodes) {
   EXPECT_EQ(img.pixel(1, 0)[2], 0x60);
 }
 
+// Found by fuzz/image_fuzzer: stb_image 2.27 reads PNM header numbers into an int without an overflow
+// check, so a PPM claiming a width of 2^32 + 2 decoded as an image 2 pixels wide.
+TEST(DetectImageDecode, PnmHeaderNumberBeyondAnIntIsRefused) {
+  const std::string ppm = std::string("P6\n4294967298 1\n255\n") + std::string(6, '\x40');
+  const std::string msg = error_of(ppm);
+  EXPECT_NE(msg.find("PNM header"), std::string::npos) << msg;
+  // Comments and whitespace between the numbers are skipped as stb skips them.
+  const std::string commented = std::string("P6 # a comment 12345678901\n2 1\n#\n255\n") + std::string(6, '\x40');
+  EXPECT_EQ(decode_image(commented.data(), commented.size()).w, 2);
+}
+
 }  // namespace
 }  // namespace ninegrid
