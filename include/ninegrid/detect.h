@@ -39,9 +39,11 @@ struct Image {
   const uint8_t* pixel(int x, int y) const { return rgb.data() + (static_cast<size_t>(y) * w + x) * 3; }
 };
 
-// Reads a JPEG, PNG, BMP, GIF (first frame), TGA, PSD, HDR or PNM file into RGB (grey and alpha are
+// Reads a JPEG, PNG, BMP, GIF (first frame), TGA, PSD, HDR or PNM file into RGB (grey, CMYK and alpha are
 // converted). Throws Error naming the file if it cannot be opened or is not an image it can decode.
 Image load_image(const std::string& path);
+// The same from a file's bytes in memory. Throws Error if they are not an image it can decode.
+Image decode_image(const void* data, size_t size);
 // Writes PNG (".png") or JPEG (".jpg", ".jpeg", quality 92), chosen by the extension. Throws Error.
 void write_image(const std::string& path, const Image& image);
 

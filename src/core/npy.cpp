@@ -91,12 +91,14 @@ Tensor parse_npy(const void* data, size_t size) {
       dtype = d.dtype;
   if (dtype == DataType::Undefined) throw Error(".npy element type '" + descr + "' is not supported");
   Shape shape = parse_tuple(header_field(header, "shape"));
-  Tensor t = Tensor::empty(dtype, shape);
-  size_t offset = header_start + header_len;
-  if (size - offset < t.nbytes())
-    throw Error(".npy data is truncated: " + std::to_string(size - offset) + " bytes for shape " + shape_str(shape) +
+  // The data must all be there before anything is allocated: the header alone can ask for terabytes.
+  const uint64_t numel = static_cast<uint64_t>(shape_numel(shape));
+  const size_t available = size - (header_start + header_len);
+  if (numel > available / dtype_size(dtype))
+    throw Error(".npy data is truncated: " + std::to_string(available) + " bytes for shape " + shape_str(shape) +
                 " of " + dtype_name(dtype));
-  if (t.nbytes()) std::memcpy(t.data(), p + offset, t.nbytes());
+  Tensor t = Tensor::empty(dtype, shape);
+  if (t.nbytes()) std::memcpy(t.data(), p + header_start + header_len, t.nbytes());
   return t;
 }
 

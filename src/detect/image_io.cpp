@@ -1,4 +1,4 @@
-// Reading and writing photos with Debian's libstb (stb_image, stb_image_write), linked as libstb.so.
+// Reading and writing photos: files in, the decoder for their format (image_decode.h), stb_image_write out.
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -6,17 +6,24 @@
 #include <cstring>
 #include <string>
 
-#include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
+#include "detect/image_decode.h"
 #include "ninegrid/detect.h"
 
 namespace ninegrid {
 
-namespace {
+namespace detect_internal {
 
-// Larger images are refused before decoding: 64 Mpixel is 192 MiB of RGB, far beyond any detector input.
-constexpr long long kMaxPixels = 64LL * 1024 * 1024;
+void check_image_size(int w, int h, const std::string& what) {
+  if (w <= 0 || h <= 0 || static_cast<long long>(w) * h > kMaxPixels)
+    throw Error("cannot read " + what + ": " + std::to_string(w) + "x" + std::to_string(h) +
+                " pixels is outside the supported size (at most 64 Mpixel)");
+}
+
+}  // namespace detect_internal
+
+namespace {
 
 std::string read_all(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -42,31 +49,21 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
+// Decodes an image held in memory with the decoder for its format. `what` names it in errors.
+Image decode(const void* bytes, size_t size, const std::string& what) {
+  using namespace detect_internal;
+  if (size == 0) throw Error("cannot read " + what + ": it is empty");
+  const auto* data = static_cast<const unsigned char*>(bytes);
+  return is_jpeg(data, size) ? decode_jpeg(data, size, what) : decode_with_stb(data, size, what);
+}
+
 }  // namespace
 
+Image decode_image(const void* data, size_t size) { return decode(data, size, "image"); }
+
 Image load_image(const std::string& path) {
-  std::string bytes = read_all(path);
-  if (bytes.empty()) throw Error("cannot read image '" + path + "': the file is empty");
-  if (bytes.size() > static_cast<size_t>(INT32_MAX)) throw Error("cannot read image '" + path + "': file too large");
-  const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
-  const int size = static_cast<int>(bytes.size());
-
-  int w = 0, h = 0, channels = 0;
-  if (!stbi_info_from_memory(data, size, &w, &h, &channels))
-    throw Error("cannot read image '" + path + "': not an image format ninegrid can decode (JPEG, PNG, BMP, GIF, " +
-                "TGA, PSD, HDR, PNM): " + stbi_failure_reason());
-  if (w <= 0 || h <= 0 || static_cast<long long>(w) * h > kMaxPixels)
-    throw Error("cannot read image '" + path + "': " + std::to_string(w) + "x" + std::to_string(h) +
-                " pixels is outside the supported size (at most 64 Mpixel)");
-
-  stbi_uc* pixels = stbi_load_from_memory(data, size, &w, &h, &channels, 3);
-  if (!pixels) throw Error("cannot decode image '" + path + "': " + stbi_failure_reason());
-  Image img;
-  img.w = w;
-  img.h = h;
-  img.rgb.assign(pixels, pixels + static_cast<size_t>(w) * h * 3);
-  stbi_image_free(pixels);
-  return img;
+  const std::string bytes = read_all(path);
+  return decode(bytes.data(), bytes.size(), "image '" + path + "'");
 }
 
 void write_image(const std::string& path, const Image& image) {

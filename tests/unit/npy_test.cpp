@@ -41,5 +41,35 @@ TEST(Npy, TruncatedDataIsAnError) {
   std::remove(path.c_str());
 }
 
+// A version 1.0 .npy file: magic, header length, the header padded as NumPy pads it, then `data`.
+std::string npy_bytes(std::string header, const std::string& data) {
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  return bytes + header + data;
+}
+
+// Found by fuzz/npy_fuzzer: a 128-byte file whose header claims 44 billion float16 values (88 GB) was
+// allocated for before its data was found missing, which is an out-of-memory abort under ASan and an
+// "out of memory" error naming no cause without it.
+TEST(Npy, HeaderAskingForMoreThanTheFileHoldsIsRefusedBeforeAllocating) {
+  const std::string bytes =
+      npy_bytes("{'descr': '<f2', 'fortran_order': False, 'shape': (1, 44444444442), }", std::string(16, '\0'));
+  try {
+    parse_npy(bytes.data(), bytes.size());
+    FAIL() << "no Error thrown";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Npy, ShapeWhoseElementCountOverflowsIsAnError) {
+  const std::string bytes = npy_bytes(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (999999999999999999, 999999999999999999), }", "");
+  EXPECT_THROW(parse_npy(bytes.data(), bytes.size()), Error);
+}
+
 }  // namespace
 }  // namespace ninegrid

@@ -1,0 +1,101 @@
+// PNG, BMP, GIF (first frame), TGA, PSD, HDR and PNM decoding with stb_image (Debian's libstb.so; the
+// fuzz build compiles the same header in, see fuzz/stb_instrumented.c).
+#include <stb/stb_image.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "detect/image_decode.h"
+
+namespace ninegrid {
+namespace detect_internal {
+
+namespace {
+
+// The reason stb gives for its last failure. It is null when stb failed without setting one, and a
+// null char* must not reach std::string.
+std::string stb_reason() {
+  const char* reason = stbi_failure_reason();
+  return reason && *reason ? reason : "stb_image gave no reason";
+}
+
+bool is_png(const unsigned char* data, size_t size) {
+  return size >= 8 && std::memcmp(data, "\x89PNG\r\n\x1a\n", 8) == 0;
+}
+
+// Refuses a PNG one of whose chunks (before IEND) claims more bytes than the file has left. stb_image
+// would fail on it too, but only after growing its IDAT buffer to the claimed length: a 4 KB file could
+// make it allocate 2 GB (found by fuzz/image_fuzzer).
+void check_png_chunks(const unsigned char* data, size_t size, const std::string& what) {
+  size_t pos = 8;
+  while (size - pos >= 8) {
+    const uint32_t length = (uint32_t(data[pos]) << 24) | (uint32_t(data[pos + 1]) << 16) |
+                            (uint32_t(data[pos + 2]) << 8) | data[pos + 3];
+    const std::string type(reinterpret_cast<const char*>(data + pos + 4), 4);
+    // 12 bytes of each chunk are its length, type and CRC.
+    if (length > size - pos - 8 || size - pos - 8 - length < 4)
+      throw Error("cannot read " + what + ": its PNG chunk at byte " + std::to_string(pos) + " claims " +
+                  std::to_string(length) + " bytes, more than the file has left (truncated or corrupt)");
+    if (type == "IEND") return;
+    pos += 12 + static_cast<size_t>(length);
+  }
+}
+
+// Binary PGM and PPM (stb_image reads no other PNM kinds).
+bool is_pnm(const unsigned char* data, size_t size) {
+  return size >= 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6');
+}
+
+bool is_pnm_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// Refuses a PNM header with a number of 10 or more digits. stb_image 2.27 accumulates each number (width,
+// height, maxval) in an int with no overflow check (UBSan: signed integer overflow in
+// stbi__pnm_getinteger, found by fuzz/image_fuzzer), so a width of 4294967298 became 2. The header is
+// walked by stb's rules: whitespace and '#' comments to the end of the line between the numbers. Nine
+// digits cannot overflow, and stb accepts nothing that large anyway.
+void check_pnm_header(const unsigned char* data, size_t size, const std::string& what) {
+  size_t i = 2;  // after "P5" or "P6"
+  for (int field = 0; field < 3; ++field) {
+    for (;;) {
+      while (i < size && is_pnm_space(data[i])) ++i;
+      if (i >= size || data[i] != '#') break;
+      while (i < size && data[i] != '\n' && data[i] != '\r') ++i;
+    }
+    size_t digits = 0;
+    for (; i < size && data[i] >= '0' && data[i] <= '9'; ++i) ++digits;
+    if (digits > 9)
+      throw Error("cannot read " + what + ": its PNM header has a number of " + std::to_string(digits) +
+                  " digits (width, height and maxval must each be below 10^9)");
+  }
+}
+
+}  // namespace
+
+Image decode_with_stb(const unsigned char* data, size_t size, const std::string& what) {
+  if (size > static_cast<size_t>(INT32_MAX)) throw Error("cannot read " + what + ": larger than 2 GB");
+  const int n = static_cast<int>(size);
+  if (is_pnm(data, size)) check_pnm_header(data, size, what);  // before stb parses the header
+  int w = 0, h = 0, channels = 0;
+  if (!stbi_info_from_memory(data, n, &w, &h, &channels))
+    throw Error("cannot read " + what + ": not an image format ninegrid can decode (JPEG, PNG, BMP, GIF, " +
+                "TGA, PSD, HDR, PNM): " + stb_reason());
+  check_image_size(w, h, what);
+  if (is_png(data, size)) check_png_chunks(data, size, what);
+  // stb_image 2.27 decodes 16-bit PNM samples in the wrong byte order, and converting their channels it
+  // reads twice the buffer it allocated (ASan: heap-buffer-overflow in stbi__convert_16_to_8, found by
+  // fuzz/image_fuzzer). stb's own header parser says whether the file is one.
+  if (is_pnm(data, size) && stbi_is_16_bit_from_memory(data, n))
+    throw Error("cannot read " + what + ": 16-bit PGM/PPM files (maxval above 255) are not supported");
+
+  stbi_uc* pixels = stbi_load_from_memory(data, n, &w, &h, &channels, 3);
+  if (!pixels) throw Error("cannot decode " + what + ": " + stb_reason());
+  Image img;
+  img.w = w;
+  img.h = h;
+  img.rgb.assign(pixels, pixels + static_cast<size_t>(w) * h * 3);
+  stbi_image_free(pixels);
+  return img;
+}
+
+}  // namespace detect_internal
+}  // namespace ninegrid
