@@ -247,7 +247,7 @@ std::vector<ArenaBuffer> plan_buffers(const Plan& plan) {
   std::vector<ArenaBuffer> buffers;
   for (size_t v = 0; v < slots.size(); ++v)
     if (slots[v].storage == Storage::Arena) {
-      size_t bytes = static_cast<size_t>(shape_numel(slots[v].desc.shape)) * dtype_size(slots[v].desc.dtype);
+      size_t bytes = static_cast<size_t>(shape_numel(plan.desc(static_cast<int>(v)).shape)) * dtype_size(plan.desc(static_cast<int>(v)).dtype);
       buffers.push_back(buf((bytes + 63) / 64 * 64, first[v], last[v]));
     }
   return buffers;
@@ -283,7 +283,7 @@ void measure_model(const std::string& arg) {
   }
   auto model = Model::load(parts[0], options);
   auto session = model->create_session();
-  const Plan& plan = session->impl().plan();
+  const Plan& plan = InternalAccess::impl(*session).plan();
   std::vector<ArenaBuffer> buffers = plan_buffers(plan);
   Timed now = time_assign(assign_arena_offsets, buffers, 5);
   Timed old = time_assign(old_assign_arena_offsets, buffers, 5);
