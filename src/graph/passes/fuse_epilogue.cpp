@@ -39,8 +39,8 @@ bool activation_attrs(const Graph& g, const Node& act, int64_t channels, std::st
     name = op;
     return true;
   }
-  // (Fused SiLU only paid once the sigmoid stopped making subnormals, vector_math_impl.h: EfficientNet-B0
-  // 11.8-12.1 ms fused against 12.1-13.8 with the separate pass, ninegrid bench, three pairs.)
+  // Fused SiLU pays only because the vector sigmoid makes no subnormals (vector_math_impl.h); see
+  // bench/REPORT.md, "Design decisions and their measurements".
   if (op == "ng.Silu") {
     name = "Silu";
     return true;

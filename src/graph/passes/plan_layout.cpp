@@ -356,8 +356,7 @@ int plan_layout(Graph& g, int max_block) {
         if (fused::has_residual(node)) b = block[node.inputs[fused::kResidualInput]];
         // A depthwise conv keeps its blocked input's block: each output channel reads only its own input
         // channel, and a wider output block would make the kernel restage its input into that block on
-        // every run (BlazeFace's 32-channel depthwise at 64x64 from 8-channel blocks: 0.059 ms with the
-        // restaging, 0.010 without).
+        // every run (measured in bench/REPORT.md, "Design decisions and their measurements").
         else if (b > 1 && depthwise_conv(g, node) && block[node.inputs[0]] > 1 && block[node.inputs[0]] < b)
           b = block[node.inputs[0]];
         block[out] = b;
