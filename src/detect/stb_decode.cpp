@@ -14,9 +14,14 @@ namespace {
 
 // The reason stb gives for its last failure. It is null when stb failed without setting one, and a
 // null char* must not reach std::string.
-std::string stb_reason() {
+std::string stb_code() {
   const char* reason = stbi_failure_reason();
-  return reason && *reason ? reason : "stb_image gave no reason";
+  return reason && *reason ? reason : "no reason given";
+}
+
+std::string stb_reason() {
+  // stb's reasons are terse codes ("outofdata", "bad huffman code"): say what they mean for the user too.
+  return "the file is damaged, cut short or a variant ninegrid cannot read (stb_image: " + stb_code() + ")";
 }
 
 bool is_png(const unsigned char* data, size_t size) {
@@ -39,6 +44,10 @@ void check_png_chunks(const unsigned char* data, size_t size, const std::string&
     if (type == "IEND") return;
     pos += 12 + static_cast<size_t>(length);
   }
+  // Every PNG ends with an IEND chunk; stb would stop on the bytes missing from the next chunk's header
+  // and name the chunk type it read from them (often nothing: a reason of "ID" or "").
+  throw Error("cannot read " + what + ": it ends at byte " + std::to_string(size) +
+              " before its PNG end chunk (IEND): the file is truncated");
 }
 
 // Binary PGM and PPM (stb_image reads no other PNM kinds).
@@ -78,7 +87,7 @@ Image decode_with_stb(const unsigned char* data, size_t size, const std::string&
   int w = 0, h = 0, channels = 0;
   if (!stbi_info_from_memory(data, n, &w, &h, &channels))
     throw Error("cannot read " + what + ": not an image format ninegrid can decode (JPEG, PNG, BMP, GIF, " +
-                "TGA, PSD, HDR, PNM): " + stb_reason());
+                "TGA, PSD, HDR, PNM; stb_image: " + stb_code() + ")");
   check_image_size(w, h, what);
   if (is_png(data, size)) check_png_chunks(data, size, what);
   // stb_image 2.27 decodes 16-bit PNM samples in the wrong byte order, and converting their channels it

@@ -132,5 +132,24 @@ TEST(DetectImageDecode, PnmHeaderNumberBeyondAnIntIsRefused) {
   EXPECT_EQ(decode_image(commented.data(), commented.size()).w, 2);
 }
 
+// Issue 17: an undecodable image was reported with an empty reason ("cannot decode image 'x': "). Bytes
+// of no known format, a PNG cut short and a JPEG cut inside its headers each say what was wrong.
+TEST(DetectImageDecode, UndecodableImagesSayWhy) {
+  auto reason_after_colon = [](const std::string& msg) {
+    const size_t colon = msg.rfind(": ");
+    return colon == std::string::npos ? std::string() : msg.substr(colon + 2);
+  };
+  const std::string garbage = "this is a text file, not an image";
+  EXPECT_NE(error_of(garbage).find("not an image format"), std::string::npos) << error_of(garbage);
+  for (bool jpeg : {true, false}) {
+    const std::string bytes = encoded(jpeg);
+    // A JPEG missing its end still decodes (as browsers show one); one cut inside its headers does not.
+    const std::string cut = bytes.substr(0, jpeg ? 20 : bytes.size() / 2);
+    const std::string msg = error_of(cut);
+    ASSERT_FALSE(msg.empty()) << (jpeg ? "JPEG" : "PNG") << " cut short decoded without an error";
+    EXPECT_GE(reason_after_colon(msg).size(), 4u) << msg;
+  }
+}
+
 }  // namespace
 }  // namespace ninegrid
