@@ -75,7 +75,7 @@ class Pad final : public Op {
       error("the channel-blocked layout (ng.in_block " + std::to_string(block_) +
             ") pads height and width only, but pads change the batch or channel axis of " + shape_str(x.shape));
     Shape y = x.shape;
-    sources_.assign(rank, {});
+    sources_.clear();  // built by prepare() or the first run, for these shapes
     for (int a = 0; a < rank; ++a) {
       y[a] = x.shape[a] + begin[a] + end[a];
       if (y[a] < 0)
@@ -86,17 +86,19 @@ class Pad final : public Op {
         error("cannot pad an empty axis " + std::to_string(a) + " of data " + shape_str(x.shape) + " in mode " +
               node_.attrs.get_string("mode", "constant") + " (there is no value to repeat)");
     }
-    // Index tables only when there is something to write (an empty output may still have a long axis).
-    if (shape_numel(y) > 0)
-      for (int a = 0; a < rank; ++a) sources_[a] = pad_source_index(x.shape[a], begin[a], end[a], mode_);
+    begin_ = begin;
+    end_ = end;
     in_shape_ = x.shape;
     out[0].dtype = x.dtype;
     out[0].shape = y;
   }
 
+  void prepare(const std::vector<TensorDesc>&, const ExecSettings&) override { build_tables(); }
+
   void run(OpContext& ctx) override {
     const Tensor& x = ctx.input(0);
     const size_t elem = dtype_size(x.dtype());
+    if (ctx.output(0).numel() > 0) build_tables();  // folding runs without prepare()
     // The fill value: constant_value's bytes, or zero of the element type.
     std::vector<unsigned char> constant(elem, 0);
     if (mode_ == PadMode::Constant && ctx.has_input(2)) std::memcpy(constant.data(), ctx.input(2).data(), elem);
@@ -121,7 +123,24 @@ class Pad final : public Op {
   }
 
  private:
+  // The index tables hold one entry per output coordinate of each axis. They are not built in infer():
+  // an edited pad can make an axis 2^40 long, and only after infer() are the output's bytes checked
+  // against the resource limits (found by fuzz/onnx_load_fuzzer: an 8.8 TB table). Within the limits a
+  // table is at most the output's element count. An empty output needs none (it may still have a long axis).
+  void build_tables() {
+    if (!sources_.empty() || shape_numel(out_shape()) == 0) return;
+    const int rank = static_cast<int>(in_shape_.size());
+    sources_.resize(rank);
+    for (int a = 0; a < rank; ++a) sources_[a] = pad_source_index(in_shape_[a], begin_[a], end_[a], mode_);
+  }
+  Shape out_shape() const {
+    Shape y = in_shape_;
+    for (size_t a = 0; a < y.size(); ++a) y[a] += begin_[a] + end_[a];
+    return y;
+  }
+
   PadMode mode_ = PadMode::Constant;
+  std::vector<int64_t> begin_, end_;  // per axis, from pads (negative: crop)
   int64_t block_ = 1;  // channel block of data and output (1 = plain NCHW)
   Shape in_shape_;
   std::vector<std::vector<int64_t>> sources_;  // per axis, from pad_source_index

@@ -99,6 +99,32 @@ TEST(ResourceBudget, AnUpsamplingScaleOf3000IsRefused) {
   expect_contains(e, "max_tensor_bytes");
 }
 
+// Found by fuzz/onnx_load_fuzzer: a Pad whose pads make one axis 2^39 long built its per-axis index table
+// (8 bytes per output coordinate, 4 TiB) in shape inference, before the output was checked against the
+// budget. Every pad mode, on a constant input (folded at load) and on a graph input (planned).
+TEST(ResourceBudget, AnEditedPadOpIsRefusedBeforeItsIndexTablesAreBuilt) {
+  const int64_t huge = int64_t(1) << 39;
+  for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
+    for (bool constant_input : {false, true}) {
+      GraphBuilder b;
+      if (constant_input) b.constant("x", {1, 1, 2, 2});
+      else b.input("x", {1, 1, 2, 2});
+      const int p = b.value("pads");
+      b.g.values[p].constant = Tensor::from_vector<int64_t>(DataType::Int64, {8}, {0, 0, 0, 0, 0, 0, 0, huge});
+      b.g.values[p].dtype = DataType::Int64;
+      b.g.values[p].shape = {8};
+      b.g.values[p].shape_known = true;
+      Node& pad = b.node("Pad", {"x", "pads"}, {"y"});
+      pad.name = "edited_pad";
+      pad.attrs.set("mode", Attribute::of_string(mode));
+      b.output("y");
+      const std::string e = load_error(b.g);
+      expect_contains(e, "edited_pad");
+      expect_contains(e, "max_tensor_bytes");
+    }
+  }
+}
+
 TEST(ResourceBudget, AShapeOf2To62ElementsIsAnErrorNotAnOverflow) {
   // ConstantOfShape's int64 element count times 8 bytes does not fit an int64 (it overflowed a signed
   // multiplication in the planner, which UBSan reported).
