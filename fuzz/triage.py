@@ -4,7 +4,11 @@ last status line, and every artifact it saved, each reproduced once and classifi
 
   crash  a sanitizer report (ASan, UBSan, LeakSanitizer), a signal, or an exception other than
          ninegrid::Error escaping the harness: a bug
-  hang   an input that ran longer than the timeout
+  hang   an input that ran longer than the timeout during fuzzing and, run again alone with a longer
+         limit (SLOW_LIMIT_S), still did not finish: a bug
+  slow   an input that ran longer than the timeout while fuzzing (a busy machine, a sanitizer build) but
+         finishes alone within SLOW_LIMIT_S: reported with its time, not failed on. A few bytes may
+         legitimately ask for seconds of work under ASan (a 25-byte TGA declaring 35 Mpixel).
   oom    a resource finding: libFuzzer's malloc or RSS limit, or ASan refusing an allocation beyond its
          maximum. Expected until the resource budget in Options lands: reported, not failed on.
 
@@ -21,6 +25,10 @@ STATUS = re.compile(r"^#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s (\d+) oom
 # Crash artifacts reproduced per harness: one bug hit over and over can leave hundreds, and each rerun
 # costs a process start. Those beyond the cap count as crashes unexamined.
 MAX_REPRODUCED = 40
+# Timeouts are run again alone with this limit in seconds; at most MAX_SLOW_REPRODUCED per harness
+# (the rest count as hangs unexamined).
+SLOW_LIMIT_S = 60
+MAX_SLOW_REPRODUCED = 10
 RESOURCE = ("out-of-memory", "allocation-size-too-big", "requested allocation size", "allocator is out of memory",
             "rss limit", "malloc limit")
 
@@ -36,6 +44,20 @@ def last_status(log):
         return None
     keys = ("execs", "cov", "ft", "corpus", "exec_per_s", "ooms", "timeouts", "crashes", "seconds")
     return dict(zip(keys, (int(g) for g in found.groups())))
+
+
+def rerun_timeout(binary, artifact, limit_flags):
+    """Runs a timeout or slow-unit artifact alone with SLOW_LIMIT_S; returns (class, reason)."""
+    flags = [f for f in limit_flags if not f.startswith("-timeout=")] + ["-timeout=%d" % SLOW_LIMIT_S]
+    try:
+        r = subprocess.run([binary, "-runs=1"] + flags + [artifact], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=SLOW_LIMIT_S + 60, errors="replace")
+    except subprocess.TimeoutExpired:
+        return "hang", "still running after %d s when run alone" % (SLOW_LIMIT_S + 60)
+    m = re.search(r"Executed .* in (\d+) ms", r.stdout)
+    if r.returncode == 0 and m:
+        return "slow", "ran longer than the timeout while fuzzing; alone it finished in %s ms" % m.group(1)
+    return "hang", "did not finish within %d s when run alone" % SLOW_LIMIT_S
 
 
 def reproduce(binary, artifact, limit_flags):
@@ -69,15 +91,20 @@ def main():
         if not os.path.isfile(log):
             continue
         stats = last_status(log) or {}
-        counts = {"crash": 0, "hang": 0, "oom": 0, "flaky": 0}
+        counts = {"crash": 0, "hang": 0, "slow": 0, "oom": 0, "flaky": 0}
         seen = {}
         adir = os.path.join(hdir, "artifacts")
         binary = os.path.join(build_dir, "fuzz", harness)
-        reproduced = 0
+        reproduced = slow_reproduced = 0
         for name in sorted(os.listdir(adir)) if os.path.isdir(adir) else []:
             path = os.path.join(adir, name)
             if name.startswith("timeout-") or name.startswith("slow-unit-"):
-                kind, reason = "hang", "ran longer than the timeout"
+                if slow_reproduced >= MAX_SLOW_REPRODUCED:
+                    kind, reason = "hang", "ran longer than the timeout (not run again: more than %d)" % \
+                        MAX_SLOW_REPRODUCED
+                else:
+                    slow_reproduced += 1
+                    kind, reason = rerun_timeout(binary, path, limit_flags)
             elif name.startswith("oom-"):
                 kind, reason = "oom", "libFuzzer's memory limit"
             elif reproduced >= MAX_REPRODUCED:
@@ -93,12 +120,13 @@ def main():
                 findings.append((harness, kind, reason, path))
         rows.append((harness, stats, counts))
 
-    print("\n%-18s %10s %8s %8s %7s %6s %7s %6s %6s" % ("harness", "execs", "cov", "ft", "corpus", "time",
-                                                         "crashes", "hangs", "ooms"))
+    print("\n%-18s %10s %8s %8s %7s %6s %7s %6s %6s %6s" % ("harness", "execs", "cov", "ft", "corpus", "time",
+                                                              "crashes", "hangs", "slow", "ooms"))
     for harness, s, c in rows:
-        print("%-18s %10s %8s %8s %7s %5ss %7d %6d %6d" % (harness, s.get("execs", "?"), s.get("cov", "?"),
-                                                          s.get("ft", "?"), s.get("corpus", "?"),
-                                                          s.get("seconds", "?"), c["crash"], c["hang"], c["oom"]))
+        print("%-18s %10s %8s %8s %7s %5ss %7d %6d %6d %6d" % (harness, s.get("execs", "?"), s.get("cov", "?"),
+                                                              s.get("ft", "?"), s.get("corpus", "?"),
+                                                              s.get("seconds", "?"), c["crash"], c["hang"], c["slow"],
+                                                              c["oom"]))
     if findings:
         print("\nDistinct findings (reproduce: build-fuzz/fuzz/HARNESS ARTIFACT; shrink: add -minimize_crash=1 "
               "-runs=100000):")

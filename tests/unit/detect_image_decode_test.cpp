@@ -151,5 +151,33 @@ TEST(DetectImageDecode, UndecodableImagesSayWhy) {
   }
 }
 
+// Found by fuzz/image_fuzzer: a 25-byte TGA declaring 33324 x 1059 run-length-coded pixels decoded (past
+// the file's end, as zeros) into a 35-Mpixel image, seconds of work; a TGA too short for its pixels is
+// refused. A whole 2x2 uncompressed TGA still decodes, bottom row first as the format stores it.
+TEST(DetectImageDecode, TgaShorterThanItsPixelsIsRefused) {
+  auto tga_header = [](int type, int w, int h, int bits) {
+    std::string hd(18, '\0');
+    hd[2] = static_cast<char>(type);
+    hd[12] = static_cast<char>(w & 255);
+    hd[13] = static_cast<char>(w >> 8);
+    hd[14] = static_cast<char>(h & 255);
+    hd[15] = static_cast<char>(h >> 8);
+    hd[16] = static_cast<char>(bits);
+    return hd;
+  };
+  const std::string bomb = tga_header(11, 33324, 1059, 8) + std::string(7, '\x7f');
+  EXPECT_NE(error_of(bomb).find("TGA header declaring 33324x1059"), std::string::npos) << error_of(bomb);
+  const std::string short_raw = tga_header(2, 64, 64, 24) + std::string(100, '\x10');
+  EXPECT_NE(error_of(short_raw).find("truncated"), std::string::npos) << error_of(short_raw);
+  // BGR pixels, bottom-left first: blue, green / red, white.
+  const std::string pixels = std::string("\xff\x00\x00" "\x00\xff\x00" "\x00\x00\xff" "\xff\xff\xff", 12);
+  const std::string whole = tga_header(2, 2, 2, 24) + pixels;
+  Image img = decode_image(whole.data(), whole.size());
+  ASSERT_EQ(img.w, 2);
+  ASSERT_EQ(img.h, 2);
+  EXPECT_EQ(img.pixel(0, 1)[2], 255);  // bottom-left is blue
+  EXPECT_EQ(img.pixel(0, 0)[0], 255);  // top-left is red
+}
+
 }  // namespace
 }  // namespace ninegrid
