@@ -78,7 +78,8 @@ def main():
                   "installs it):\n" + r.stdout + r.stderr)
             sys.exit(SKIP)
         python = os.path.join(venv, "bin", "python")
-        run([python, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--quiet", args.source],
+        run([python, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-cache-dir", "--quiet",
+             args.source],
             env=dict(env, NINEGRID_CMAKE_BUILD_DIR=os.path.abspath(args.build)), cwd=tmp)
 
         got = json.loads(run([python, "-c", CHECK, os.path.abspath(args.shared)], env=env, cwd=tmp))
