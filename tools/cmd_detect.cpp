@@ -75,10 +75,11 @@ void print_help(std::FILE* out) {
       "  IMAGE...                one or more photos\n"
       "\n"
       "options:\n"
-      "  --model MODEL           face detector, ONNX or ncnn .param (default: BlazeFace, from\n"
-      "                          $NINEGRID_BLAZEFACE_MODEL, else $NINEGRID_CACHE/%s,\n"
-      "                          else the installed one (PREFIX/share/ninegrid/models/blazeface/), else the\n"
-      "                          source tree's .cache, which scripts/setup.sh fills; here: %s)\n"
+      "  --model MODEL           face detector, ONNX or ncnn .param. Default: BlazeFace, from\n"
+      "                          $NINEGRID_BLAZEFACE_MODEL, else $NINEGRID_CACHE/npm/blazeface/..., else the\n"
+      "                          installed copy (PREFIX/share/ninegrid/models/blazeface/), else the source\n"
+      "                          tree's .cache (scripts/setup.sh fetches it there); here:\n"
+      "                          %s\n"
       "  --arch ARCH             auto | retinaface-ncnn | retinaface-onnx | blazeface (default: auto, recognised\n"
       "                          from the model's outputs). retinaface-ncnn: insightface mnet.25 and its ONNX\n"
       "                          reproduction; retinaface-onnx: PyTorch RetinaFace export (loc, conf, landms)\n"
@@ -97,7 +98,7 @@ void print_help(std::FILE* out) {
       "mouth left, mouth right; BlazeFace gives the mouth centre for both mouth points.\n"
       "\n"
       "example: ninegrid detect /usr/lib/python3/dist-packages/skimage/data/astronaut.png\n",
-      kBlazeFaceRelative, default_model_path().c_str(), kDefaultOut);
+      default_model_path().c_str(), kDefaultOut);
 }
 
 int usage_error(const std::string& message) {

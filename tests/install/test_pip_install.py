@@ -66,6 +66,8 @@ def main():
     for a in ("--build", "--source", "--shared", "--version"):
         parser.add_argument(a, required=True)
     args = parser.parse_args()
+    for name in ("build", "source", "shared"):  # the programs run from another directory
+        setattr(args, name, os.path.abspath(getattr(args, name)))
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "NINEGRID_CACHE", "NINEGRID_BLAZEFACE_MODEL", "LD_LIBRARY_PATH")}
 
