@@ -429,7 +429,7 @@ in the last run made with profiling on; 0 before one). Empty before the first ru
 
 PYBIND11_MODULE(_ninegrid, m) {
   m.doc() = "ninegrid: a CNN inference engine for CPUs";
-  m.attr("__version__") = "0.1.0";
+  m.attr("__version__") = ninegrid::version();  // one number for C++, C, Python and the CLI
   static py::exception<ninegrid::Error> error(m, "Error", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {

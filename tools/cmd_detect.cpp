@@ -17,6 +17,10 @@
 #ifndef NINEGRID_SOURCE_DIR
 #define NINEGRID_SOURCE_DIR "."
 #endif
+// The default face model relative to the installed executable's directory (tools/CMakeLists.txt).
+#ifndef NINEGRID_INSTALLED_FACE_MODEL
+#define NINEGRID_INSTALLED_FACE_MODEL "../share/ninegrid/models/blazeface/face_detection_front_128x128_barracuda.onnx"
+#endif
 
 namespace ninegrid::cli {
 
@@ -37,6 +41,28 @@ struct DetectArgs {
   bool json = false;
 };
 
+// The model `cmake --install` put beside this executable (PREFIX/bin/../share/ninegrid/...), or "" when this
+// is not an installed executable (or /proc is not mounted).
+std::string installed_model_path() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const std::filesystem::path model = (exe.parent_path() / NINEGRID_INSTALLED_FACE_MODEL).lexically_normal();
+  return std::filesystem::is_regular_file(model, ec) ? model.string() : "";
+}
+
+// $NINEGRID_BLAZEFACE_MODEL, else $NINEGRID_CACHE/npm/..., else the installed model, else the source
+// tree's .cache (the build tree's executable).
+std::string default_model_path() {
+  const char* env = std::getenv("NINEGRID_BLAZEFACE_MODEL");
+  if (env && *env) return env;
+  const char* cache = std::getenv("NINEGRID_CACHE");
+  if (cache && *cache) return std::string(cache) + "/" + kBlazeFaceRelative;
+  const std::string installed = installed_model_path();
+  if (!installed.empty()) return installed;
+  return std::string(NINEGRID_SOURCE_DIR) + "/.cache/" + kBlazeFaceRelative;
+}
+
 void print_help(std::FILE* out) {
   std::fprintf(
       out,
@@ -49,10 +75,11 @@ void print_help(std::FILE* out) {
       "  IMAGE...                one or more photos\n"
       "\n"
       "options:\n"
-      "  --model MODEL           face detector, ONNX or ncnn .param (default: BlazeFace, from\n"
-      "                          $NINEGRID_BLAZEFACE_MODEL, else <cache>/%s\n"
-      "                          where <cache> is $NINEGRID_CACHE or the source tree's .cache; scripts/setup.sh\n"
-      "                          fetches it)\n"
+      "  --model MODEL           face detector, ONNX or ncnn .param. Default: BlazeFace, from\n"
+      "                          $NINEGRID_BLAZEFACE_MODEL, else $NINEGRID_CACHE/npm/blazeface/..., else the\n"
+      "                          installed copy (PREFIX/share/ninegrid/models/blazeface/), else the source\n"
+      "                          tree's .cache (scripts/setup.sh fetches it there); here:\n"
+      "                          %s\n"
       "  --arch ARCH             auto | retinaface-ncnn | retinaface-onnx | blazeface (default: auto, recognised\n"
       "                          from the model's outputs). retinaface-ncnn: insightface mnet.25 and its ONNX\n"
       "                          reproduction; retinaface-onnx: PyTorch RetinaFace export (loc, conf, landms)\n"
@@ -71,7 +98,7 @@ void print_help(std::FILE* out) {
       "mouth left, mouth right; BlazeFace gives the mouth centre for both mouth points.\n"
       "\n"
       "example: ninegrid detect /usr/lib/python3/dist-packages/skimage/data/astronaut.png\n",
-      kBlazeFaceRelative, kDefaultOut);
+      default_model_path().c_str(), kDefaultOut);
 }
 
 int usage_error(const std::string& message) {
@@ -156,14 +183,6 @@ int parse_args(int argc, char** argv, DetectArgs& a) {
   }
   if (a.images.empty()) return usage_error("missing argument IMAGE");
   return -1;
-}
-
-std::string default_model_path() {
-  const char* env = std::getenv("NINEGRID_BLAZEFACE_MODEL");
-  if (env && *env) return env;
-  const char* cache = std::getenv("NINEGRID_CACHE");
-  const std::string dir = cache && *cache ? std::string(cache) : std::string(NINEGRID_SOURCE_DIR) + "/.cache";
-  return dir + "/" + kBlazeFaceRelative;
 }
 
 // DIR/<stem>_faces.png, with a numeric suffix when two photos share a name.

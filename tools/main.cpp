@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "commands.h"
-#include "ninegrid/tensor.h"
+#include "ninegrid/ninegrid.h"
 
 namespace {
 
@@ -27,7 +27,8 @@ const Subcommand kCommands[] = {
 void usage(FILE* out) {
   std::fprintf(out,
                "ninegrid: a CNN inference engine for CPUs (ONNX and ncnn models)\n\n"
-               "usage: ninegrid <command> [options]   (ninegrid <command> --help for details)\n\n"
+               "usage: ninegrid <command> [options]   (ninegrid <command> --help for details)\n"
+               "       ninegrid --version\n\n"
                "commands:\n");
   for (const auto& c : kCommands) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
 }
@@ -54,6 +55,10 @@ int main(int argc, char** argv) {
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::printf("ninegrid %s\n", ninegrid::version());
     return 0;
   }
   for (const auto& c : kCommands) {

@@ -17,8 +17,12 @@
 #include <vector>
 
 #include "ninegrid/tensor.h"
+#include "ninegrid/version.h"
 
 namespace ninegrid {
+
+// The library's version, "MAJOR.MINOR.PATCH" (NINEGRID_VERSION is the headers').
+const char* version();
 
 struct Options {
   // Worker threads per session; 0 means one per available core.

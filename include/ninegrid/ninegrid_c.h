@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ninegrid/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -57,6 +59,9 @@ typedef enum {
   NG_UINT32 = 12,
   NG_UINT64 = 13
 } ng_dtype;
+
+/* The library's version, "MAJOR.MINOR.PATCH" (NINEGRID_VERSION is the headers'). */
+const char* ng_version(void);
 
 typedef struct ng_model ng_model;
 typedef struct ng_session ng_session;

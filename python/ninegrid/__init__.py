@@ -28,13 +28,19 @@ _BLAZEFACE = os.path.join("npm", "blazeface", "package", "ONNX", "face_detection
 
 
 def default_face_model():
-    """The BlazeFace model that scripts/setup.sh fetches: $NINEGRID_BLAZEFACE_MODEL, else
-    <cache>/npm/blazeface/... where <cache> is $NINEGRID_CACHE or the source tree's .cache."""
+    """The BlazeFace model: $NINEGRID_BLAZEFACE_MODEL, else $NINEGRID_CACHE/npm/blazeface/..., else the copy
+    that `pip install` put in this package (models/blazeface/), else the source tree's .cache (where
+    scripts/setup.sh fetches it)."""
     env = os.environ.get("NINEGRID_BLAZEFACE_MODEL")
     if env:
         return env
-    cache = os.environ.get("NINEGRID_CACHE") or os.path.join(_ninegrid._source_dir, ".cache")
-    return os.path.join(cache, _BLAZEFACE)
+    cache = os.environ.get("NINEGRID_CACHE")
+    if cache:
+        return os.path.join(cache, _BLAZEFACE)
+    packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "blazeface", os.path.basename(_BLAZEFACE))
+    if os.path.isfile(packaged):
+        return packaged
+    return os.path.join(_ninegrid._source_dir, ".cache", _BLAZEFACE)
 
 
 def detect(image, model=None, score=0.5, nms=0.4, size=640, threads=0, arch="auto"):

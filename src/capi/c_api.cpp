@@ -152,6 +152,8 @@ extern "C" {
 
 const char* ng_last_error(void) { return t_last_error.c_str(); }
 
+const char* ng_version(void) { return ninegrid::version(); }
+
 // ---- options ----
 
 ng_status ng_options_create(ng_options** out) {

@@ -485,6 +485,13 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: c_api_test SHARED_DIR ASTRONAUT_PNG\n");
     return 2;
   }
+  /* The library and the headers it was built with report one version, and the string spells the numbers. */
+  char numbers[64];
+  snprintf(numbers, sizeof numbers, "%d.%d.%d", NINEGRID_VERSION_MAJOR, NINEGRID_VERSION_MINOR, NINEGRID_VERSION_PATCH);
+  CHECK(strcmp(ng_version(), NINEGRID_VERSION) == 0, "ng_version() %s vs NINEGRID_VERSION %s", ng_version(),
+        NINEGRID_VERSION);
+  CHECK(strcmp(numbers, NINEGRID_VERSION) == 0, "NINEGRID_VERSION %s vs its numbers %s", NINEGRID_VERSION, numbers);
+
   char param[4096], golden[4096];
   snprintf(param, sizeof param, "%s/models/mnet.25-opt.param", argv[1]);
   snprintf(golden, sizeof golden, "%s/models/mnet.25-golden/face_rpn_cls_prob_reshape_stride16.npy", argv[1]);
