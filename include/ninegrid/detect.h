@@ -39,7 +39,7 @@ struct Image {
   const uint8_t* pixel(int x, int y) const { return rgb.data() + (static_cast<size_t>(y) * w + x) * 3; }
 };
 
-// Reads a JPEG, PNG, BMP, GIF (first frame), TGA, PSD, HDR or PNM file into RGB (grey, CMYK and alpha are
+// Reads a JPEG, PNG, BMP, GIF (first frame), TGA or PNM file into RGB (grey, CMYK and alpha are
 // converted). Throws Error naming the file if it cannot be opened or is not an image it can decode.
 Image load_image(const std::string& path);
 // The same from a file's bytes in memory. Throws Error if they are not an image it can decode.

@@ -1,6 +1,6 @@
 // Image decoders behind decode_image and load_image (image_io.cpp), one file per library:
 //   jpeg_decode.cpp  JPEG with libjpeg-turbo (Debian's libturbojpeg0-dev)
-//   stb_decode.cpp   PNG, BMP, GIF, TGA, PSD, HDR, PNM with stb_image (Debian's libstb-dev)
+//   stb_decode.cpp   PNG, BMP, GIF, TGA, PNM with stb_image (PSD and HDR refused) (Debian's libstb-dev)
 // JPEG does not go through stb_image: Debian 12's stb_image 2.27 writes past its Huffman tables on a
 // JPEG whose DHT segment declares more than 256 codes (found by fuzz/image_fuzzer), and its JPEG decoder
 // has more known memory-safety faults of that kind, fixed upstream only after 2.27.

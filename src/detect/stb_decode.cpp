@@ -1,4 +1,4 @@
-// PNG, BMP, GIF (first frame), TGA, PSD, HDR and PNM decoding with stb_image (Debian's libstb.so; the
+// PNG, BMP, GIF (first frame), TGA and PNM decoding with stb_image (Debian's libstb.so; the
 // fuzz build compiles the same header in, see fuzz/stb_instrumented.c).
 #include <stb/stb_image.h>
 
@@ -105,11 +105,17 @@ void check_tga_size(const unsigned char* data, size_t size, int w, int h, const 
 Image decode_with_stb(const unsigned char* data, size_t size, const std::string& what) {
   if (size > static_cast<size_t>(INT32_MAX)) throw Error("cannot read " + what + ": larger than 2 GB");
   const int n = static_cast<int>(size);
+  // Photoshop and Radiance files are not photos a detector takes, and stb_image 2.27's PSD reader has
+  // undefined behaviour on alpha it un-premultiplies (a float out of uint8's range, found by
+  // fuzz/image_fuzzer): refused by their magic numbers before stb sees them.
+  if ((size >= 4 && std::memcmp(data, "8BPS", 4) == 0) || (size >= 2 && std::memcmp(data, "#?", 2) == 0))
+    throw Error("cannot read " + what + ": Photoshop (PSD) and Radiance (HDR) images are not supported; "
+                "convert it to PNG or JPEG");
   if (is_pnm(data, size)) check_pnm_header(data, size, what);  // before stb parses the header
   int w = 0, h = 0, channels = 0;
   if (!stbi_info_from_memory(data, n, &w, &h, &channels))
     throw Error("cannot read " + what + ": not an image format ninegrid can decode (JPEG, PNG, BMP, GIF, " +
-                "TGA, PSD, HDR, PNM; stb_image: " + stb_code() + ")");
+                "TGA, PNM; stb_image: " + stb_code() + ")");
   check_image_size(w, h, what);
   if (is_png(data, size)) check_png_chunks(data, size, what);
   check_tga_size(data, size, w, h, what);

@@ -184,12 +184,15 @@ class Resize final : public Op {
 
     in_shape_ = x;
     Shape y(static_cast<size_t>(rank));
-    taps_.clear();
+    taps_.clear();  // built by prepare() or the first run (see build_taps)
     for (int a = 0; a < rank; ++a) y[a] = ax[a].out;
-    // Taps only when there is something to compute (an empty output may still have a long axis).
-    if (shape_numel(y) > 0)
-      for (int a = 0; a < rank; ++a) taps_.push_back(resize_axis_taps(ax[a], options_));
-    if (block_ > 1 && !taps_.empty() && !(identity_taps(taps_[0], x[0]) && identity_taps(taps_[1], x[1])))
+    axes_ = ax;
+    out_shape_ = y;
+    // The blocked layout keeps batch and channels: their taps must be the identity. They are built only
+    // once the axes are known to keep their lengths, so they are no longer than the input's.
+    if (block_ > 1 && shape_numel(y) > 0 &&
+        (y[0] != x[0] || y[1] != x[1] || !identity_taps(resize_axis_taps(ax[0], options_), x[0]) ||
+         !identity_taps(resize_axis_taps(ax[1], options_), x[1])))
       error("the channel-blocked layout (ng.in_block " + std::to_string(block_) +
             ") resizes height and width only, but these scales/sizes and coordinate mode resample the batch or "
             "channel axis of " + shape_str(x));
@@ -197,11 +200,14 @@ class Resize final : public Op {
     out[0].shape = y;
   }
 
+  void prepare(const std::vector<TensorDesc>&, const ExecSettings&) override { build_taps(); }
+
   void run(OpContext& ctx) override {
     const float* x = ctx.input(0).data_as<float>();
     float* y = ctx.output(0).data_as<float>();
     const int64_t n = ctx.output(0).numel();
     if (n == 0) return;
+    build_taps();  // folding runs without prepare()
     if (block_ > 1) {
       // Work in output rows of the block planes ((batch, channel block) pairs).
       const Shape& y_shape = ctx.output(0).shape();
@@ -220,6 +226,15 @@ class Resize final : public Op {
   }
 
  private:
+  // The taps hold entries per output coordinate of each axis. Not built in infer(): an edited scale can
+  // make an axis billions long, and the output is checked against the resource limits only after infer()
+  // (found by fuzz/onnx_run_fuzzer: a 67 GB table). Within the limits they are at most the output's size.
+  // An empty output needs none (it may still have a long axis).
+  void build_taps() {
+    if (!taps_.empty() || shape_numel(out_shape_) == 0) return;
+    for (const ResizeAxis& a : axes_) taps_.push_back(resize_axis_taps(a, options_));
+  }
+
   // A float input's values, which must be known at plan time because they decide the output shape.
   std::vector<double> known_floats(const std::vector<TensorDesc>& in, size_t i, const char* what) const {
     if (i >= in.size() || !in[i].present) error(std::string(what) + " is required here");
@@ -252,7 +267,8 @@ class Resize final : public Op {
   std::vector<int64_t> axes_attr_;
   int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
   // Resolved by infer().
-  Shape in_shape_;
+  Shape in_shape_, out_shape_;
+  std::vector<ResizeAxis> axes_;
   std::vector<ResizeTaps> taps_;
 };
 

@@ -179,5 +179,14 @@ TEST(DetectImageDecode, TgaShorterThanItsPixelsIsRefused) {
   EXPECT_EQ(img.pixel(0, 0)[0], 255);  // top-left is red
 }
 
+// Found by fuzz/image_fuzzer: stb_image 2.27's PSD reader converts an out-of-range float to uint8 (UB)
+// when it un-premultiplies alpha. PSD and HDR files are refused by their magic numbers.
+TEST(DetectImageDecode, PsdAndHdrAreRefusedByName) {
+  const std::string psd = std::string("8BPS\0\1", 6) + std::string(40, '\0');
+  EXPECT_NE(error_of(psd).find("Photoshop (PSD)"), std::string::npos) << error_of(psd);
+  const std::string hdr = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 2 +X 2\n" + std::string(16, '\x40');
+  EXPECT_NE(error_of(hdr).find("Radiance (HDR)"), std::string::npos) << error_of(hdr);
+}
+
 }  // namespace
 }  // namespace ninegrid

@@ -125,6 +125,23 @@ TEST(ResourceBudget, AnEditedPadOpIsRefusedBeforeItsIndexTablesAreBuilt) {
   }
 }
 
+// Found by fuzz/onnx_run_fuzzer: Resize built its per-axis taps (entries per output coordinate) in shape
+// inference, before the output was checked against the budget: a scale of 2^31 asked for a 67 GB table.
+TEST(ResourceBudget, AnEditedResizeScaleIsRefusedBeforeItsTapsAreBuilt) {
+  GraphBuilder b;
+  b.input("x", {1, 1, 1, 4});
+  const int s = b.value("scales");
+  b.g.values[s].constant = Tensor::from_vector<float>(DataType::Float32, {4}, {1.f, 1.f, 1.f, 2147483648.f});
+  b.g.values[s].dtype = DataType::Float32;
+  b.g.values[s].shape = {4};
+  b.g.values[s].shape_known = true;
+  b.node("Resize", {"x", "", "scales"}, {"y"}).name = "edited_resize";
+  b.output("y");
+  const std::string e = load_error(b.g);
+  expect_contains(e, "edited_resize");
+  expect_contains(e, "max_tensor_bytes");
+}
+
 TEST(ResourceBudget, AShapeOf2To62ElementsIsAnErrorNotAnOverflow) {
   // ConstantOfShape's int64 element count times 8 bytes does not fit an int64 (it overflowed a signed
   // multiplication in the planner, which UBSan reported).
