@@ -10,7 +10,8 @@ last status line, and every artifact it saved, each reproduced once and classifi
          finishes alone within SLOW_LIMIT_S: reported with its time, not failed on. A few bytes may
          legitimately ask for seconds of work under ASan (a 25-byte TGA declaring 35 Mpixel).
   oom    a resource finding: libFuzzer's malloc or RSS limit, or ASan refusing an allocation beyond its
-         maximum. Expected until the resource budget in Options lands: reported, not failed on.
+         maximum: reported, not failed on, unless one allocation was larger than the default budget
+         (Options::max_tensor_bytes): that is a crash, since the plan should have refused it.
 
 Usage: triage.py RUN_DIR BUILD_DIR -- LIBFUZZER_LIMIT_FLAGS...   (exit status 1 on any crash or hang)
 RUN_DIR holds one folder per harness with fuzz.log and artifacts/.
@@ -29,6 +30,7 @@ MAX_REPRODUCED = 40
 # (the rest count as hangs unexamined).
 SLOW_LIMIT_S = 60
 MAX_SLOW_REPRODUCED = 10
+DEFAULT_BUDGET_BYTES = 4 << 30
 RESOURCE = ("out-of-memory", "allocation-size-too-big", "requested allocation size", "allocator is out of memory",
             "rss limit", "malloc limit")
 
@@ -74,6 +76,13 @@ def reproduce(binary, artifact, limit_flags):
     text = (summary + " " + error).lower()
     if "libfuzzer: timeout" in text or "ALARM: working on the last Unit" in out:
         return "hang", summary or error
+    # An allocation beyond the default budget (Options::max_tensor_bytes, 4 GiB) is a bug now that the
+    # budget exists: the plan should have refused it, naming the node (Pad's and Resize's index tables
+    # were such findings).
+    m = re.search(r"trying to allocate (0x[0-9a-f]+) bytes", out)
+    if m and int(m.group(1), 16) > DEFAULT_BUDGET_BYTES:
+        return "crash", "allocation of %d bytes, past the default budget of %d: %s" % (
+            int(m.group(1), 16), DEFAULT_BUDGET_BYTES, summary or error)
     if any(k in text for k in RESOURCE):
         return "oom", summary or error
     if r.returncode == 0:
