@@ -86,7 +86,10 @@ void check_tga_size(const unsigned char* data, size_t size, int w, int h, const 
   static const char* const kMagics[] = {"\x89PNG", "\xFF\xD8", "GIF8", "BM", "8BPS", "#?RADIANCE", "#?RGBE", "P5", "P6"};
   for (const char* m : kMagics)
     if (size >= std::strlen(m) && std::memcmp(data, m, std::strlen(m)) == 0) return;
-  if (size < 18) return;  // stb's own test refuses it
+  // stb reads a header cut short as zeros past the end (a 17-byte file decoded into megapixels).
+  if (size < 18)
+    throw Error("cannot read " + what + ": a TGA file of " + std::to_string(size) +
+                " bytes, shorter than its 18-byte header: truncated or corrupt");
   const int type = data[2], bits = data[16];
   const bool rle = type >= 9 && type <= 11;
   if (!(rle || (type >= 1 && type <= 3)) || bits == 0) return;

@@ -167,6 +167,8 @@ TEST(DetectImageDecode, TgaShorterThanItsPixelsIsRefused) {
   };
   const std::string bomb = tga_header(11, 33324, 1059, 8) + std::string(7, '\x7f');
   EXPECT_NE(error_of(bomb).find("TGA header declaring 33324x1059"), std::string::npos) << error_of(bomb);
+  const std::string cut_header = tga_header(3, 2048, 2048, 8).substr(0, 17);
+  EXPECT_NE(error_of(cut_header).find("18-byte header"), std::string::npos) << error_of(cut_header);
   const std::string short_raw = tga_header(2, 64, 64, 24) + std::string(100, '\x10');
   EXPECT_NE(error_of(short_raw).find("truncated"), std::string::npos) << error_of(short_raw);
   // BGR pixels, bottom-left first: blue, green / red, white.
