@@ -26,6 +26,30 @@ namespace {
 using namespace qdq;
 
 // int8 activations -> uint8 (see the file comment). Returns how many QuantizeLinear nodes changed.
+// Whether every reader of the int8 value v is a DequantizeLinear with parameters p or an op that only
+// moves or selects values (a QOperator model runs MaxPool and Reshape on the int8 tensor itself) whose
+// output passes the same test; collects those DequantizeLinear nodes and the values in between.
+bool int8_readers_convertible(const Graph& g, const Uses& uses, int v, const TensorParams& p, std::vector<int>* dqs,
+                              std::vector<int>* moved, int depth = 0) {
+  if (depth > 64 || uses.is_graph_output[v] || uses.readers[v].empty()) return false;
+  for (const auto& [reader, slot] : uses.readers[v]) {
+    const Node& r = g.nodes[reader];
+    TensorParams rp;
+    if (slot == 0 && r.op_type == "DequantizeLinear" && per_tensor_params(g, r, &rp) && same_params(p, rp)) {
+      dqs->push_back(reader);
+      continue;
+    }
+    static const char* kMoving[] = {"MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"};
+    bool moving = false;
+    for (const char* op : kMoving) moving = moving || r.op_type == op;
+    // MaxPool's optional Indices output would differ in nothing, but keep the rule simple: one output.
+    if (!moving || slot != 0 || r.outputs.size() != 1 || r.outputs[0] < 0) return false;
+    moved->push_back(r.outputs[0]);
+    if (!int8_readers_convertible(g, uses, r.outputs[0], p, dqs, moved, depth + 1)) return false;
+  }
+  return true;
+}
+
 int activations_to_uint8(Graph& g, const Uses& uses) {
   int changed = 0;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -34,19 +58,15 @@ int activations_to_uint8(Graph& g, const Uses& uses) {
     TensorParams p;
     if (!per_tensor_params(g, q, &p) || p.type != DataType::Int8) continue;
     const int out = q.outputs[0];
-    if (uses.is_graph_output[out] || uses.readers[out].empty()) continue;
-    bool all_dq = true;
-    for (const auto& [reader, slot] : uses.readers[out]) {
-      TensorParams rp;
-      all_dq = all_dq && slot == 0 && g.nodes[reader].op_type == "DequantizeLinear" &&
-               per_tensor_params(g, g.nodes[reader], &rp) && same_params(p, rp);
-    }
-    if (!all_dq) continue;
+    std::vector<int> dqs, moved;
+    if (!int8_readers_convertible(g, uses, out, p, &dqs, &moved)) continue;
     const int zp = add_constant(g, g.values[q.inputs[2]].name + "_u8",
                                 Tensor::from_vector<uint8_t>(DataType::UInt8, {}, {static_cast<uint8_t>(p.zero_point + 128)}));
     q.inputs[2] = zp;
+    // x + 128 is monotonic, so a MaxPool of the shifted values is the shifted MaxPool.
     g.values[out].dtype = DataType::UInt8;
-    for (const auto& [reader, slot] : uses.readers[out]) g.nodes[reader].inputs[2] = zp;
+    for (int v : moved) g.values[v].dtype = DataType::UInt8;
+    for (int dq : dqs) g.nodes[dq].inputs[2] = zp;
     ++changed;
   }
   return changed;
