@@ -3,10 +3,12 @@
 The models are quantised by scripts/quantize_like_ort.py (ONNX Runtime's quantize_static layouts: QDQ with
 per-channel int8 weights, and QOperator) at 64x64, made by scripts/make_test_models.sh into
 .cache/models/quantized/. Per model and format:
-  - ninegrid's output agrees with ONNX Runtime's: cosine similarity >= 0.999 and almost every value
-    within one quantisation step of the output (the last DequantizeLinear's scale). The integer
-    arithmetic of both engines rounds a few values of each layer the other way, which later layers
-    carry, so a few outputs may differ by more than a step.
+  - ninegrid's output agrees with ONNX Runtime's: cosine similarity >= 0.999 and at least 99% of the
+    values within one quantisation step of the output (the last DequantizeLinear's scale). Both engines
+    compute exact integer sums and requantise in single precision, but an engine may round a tie or a
+    last-bit difference the other way, which later layers carry, so a few outputs may differ by more than
+    a step. Running the same file's QuantizeLinear/DequantizeLinear around float ops (--opt-level 0)
+    misses the 99%.
   - `ninegrid info --optimized` shows the whole model in int8: every layer from the first quantised one
     (the input's QuantizeLinear) to the last quantised one is int8, so no float conv or gemm remains.
 
@@ -78,7 +80,7 @@ class QuantizedVsOnnxRuntime(unittest.TestCase):
         print(f"{name}: cosine {cosine:.6f}, {100 * within:.1f}% within one step ({step:.4g}), "
               f"max |diff| {np.abs(got - ref).max() / step:.1f} steps", file=sys.stderr)
         self.assertGreaterEqual(cosine, 0.999, name)
-        self.assertGreaterEqual(within, 0.95, name)
+        self.assertGreaterEqual(within, 0.99, name)
 
         info = subprocess.run([BIN, "info", path, "--optimized", "--json"], check=True, capture_output=True,
                               text=True, timeout=300)
