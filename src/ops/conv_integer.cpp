@@ -101,7 +101,9 @@ class ConvInteger final : public Op {
     for (int64_t i = 0; i < ctx.output(0).numel(); ++i) {
       const int64_t m = (i / plane) % p_.out_channels;
       const int32_t zw = byte_at(ctx.input(3), m) + w_shift;
-      y[i] = static_cast<int32_t>(static_cast<uint32_t>(y[i]) - static_cast<uint32_t>(zw * window_sums[i]));
+      // Modulo 2^32 like the sums themselves (no signed overflow).
+      y[i] = static_cast<int32_t>(static_cast<uint32_t>(y[i]) -
+                                  static_cast<uint32_t>(static_cast<int64_t>(zw) * window_sums[i]));
     }
   }
 

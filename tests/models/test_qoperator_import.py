@@ -107,6 +107,55 @@ class QOperatorVsOnnxRuntime(unittest.TestCase):
                 self.assertLessEqual(worst, step * 1.0001, f"{name}: {worst / step:.2f} steps from ORT")
 
 
+class IntegerOpsVsNumpy(unittest.TestCase):
+    """ConvInteger and MatMulInteger with the forms ONNX's node tests leave out: int8 x with uint8 weights,
+    per-output-channel weight zero points, groups and strides; per-row and per-column zero points."""
+
+    def run_model(self, nodes, inputs, inits, out_shape):
+        graph = helper.make_graph(nodes, "int", [helper.make_tensor_value_info(n, t, v.shape) for n, (t, v) in inputs.items()],
+                                  [helper.make_tensor_value_info("y", TensorProto.INT32, out_shape)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.onnx")
+            onnx.save(model, path)
+            args = [BIN, "run", path, "--output-dir", os.path.join(d, "out")]
+            for n, (_, v) in inputs.items():
+                np.save(os.path.join(d, n + ".npy"), v)
+                args += ["--input", f"{n}={os.path.join(d, n + '.npy')}"]
+            r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return np.load(os.path.join(d, "out", "y.npy"))
+
+    def test_conv_integer_per_channel_weight_zero_points(self):
+        rng = np.random.default_rng(7)
+        x = rng.integers(-128, 128, (2, 6, 7, 8)).astype(np.int8)
+        w = rng.integers(0, 256, (4, 3, 3, 3)).astype(np.uint8)
+        xz, wz = np.int8(-7), rng.integers(0, 256, 4).astype(np.uint8)
+        got = self.run_model([helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], group=2, strides=[2, 1],
+                                               pads=[1, 0, 1, 2])],
+                             {"x": (TensorProto.INT8, x)}, [const("w", w), const("xz", xz), const("wz", wz)], None)
+        # The padded input holds the zero point, so its taps add nothing.
+        xp = np.pad(x.astype(np.int64) - xz, ((0, 0), (0, 0), (1, 1), (0, 2)))
+        want = np.zeros((2, 4, 4, 8), np.int64)
+        for m in range(4):
+            g = m // 2
+            for oh in range(4):
+                for ow in range(8):
+                    win = xp[:, g * 3:(g + 1) * 3, oh * 2:oh * 2 + 3, ow:ow + 3]
+                    want[:, m, oh, ow] = (win * (w[m].astype(np.int64) - wz[m])).sum(axis=(1, 2, 3))
+        np.testing.assert_array_equal(got, want)
+
+    def test_matmul_integer_per_row_and_column_zero_points(self):
+        rng = np.random.default_rng(8)
+        a = rng.integers(0, 256, (2, 5, 7)).astype(np.uint8)
+        b = rng.integers(-128, 128, (7, 3)).astype(np.int8)
+        az, bz = rng.integers(0, 256, 5).astype(np.uint8), rng.integers(-128, 128, 3).astype(np.int8)
+        got = self.run_model([helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])],
+                             {"a": (TensorProto.UINT8, a)}, [const("b", b), const("az", az), const("bz", bz)], None)
+        want = (a.astype(np.int64) - az[:, None]) @ (b.astype(np.int64) - bz[None, :])
+        np.testing.assert_array_equal(got, want)
+
+
 class QuantisedModelErrors(unittest.TestCase):
     def load_error(self, model):
         with tempfile.TemporaryDirectory() as d:
