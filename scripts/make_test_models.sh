@@ -4,6 +4,9 @@
 #   torchvision/<name>.onnx + .input.npy + .expected.npy   nine torchvision classifiers, seeded random weights
 #   retinaface_mnet25.onnx + .input.npy + .<output>.npy    RetinaFace-MobileNet0.25, real weights from shared/
 #   retinaface_mnet25_320.onnx                             the same at 320x320, for bench/compare.py
+#   quantized/<name>_{qdq,qoperator}.onnx                  ResNet-18, MobileNetV2, SqueezeNet 1.1 at 64x64
+#                                                          quantised as ONNX Runtime's quantize_static writes
+#                                                          them (scripts/quantize_like_ort.py; needs npm ORT)
 # Uses Debian's Python (/usr/bin/python3 with python3-torch, python3-torchvision, python3-onnx).
 set -euo pipefail
 
@@ -38,4 +41,16 @@ else
       "or set NINEGRID_SHARED)" >&2
   exit 1
 fi
+QUANTIZED=(resnet18:qdq resnet18:qoperator mobilenet_v2:qdq mobilenet_v2:qoperator squeezenet1_1:qdq
+           squeezenet1_1:qoperator)
+mkdir -p "$MODELS/quantized"
+for spec in "${QUANTIZED[@]}"; do
+  name=${spec%%:*} format=${spec##*:}
+  out="$MODELS/quantized/${name}_$format.onnx"
+  [[ -f "$out" ]] && continue
+  log "quantising $name ($format) -> $out"
+  NINEGRID_CACHE="$CACHE" "$PYTHON" "$REPO/scripts/quantize_like_ort.py" "$MODELS/torchvision/$name.onnx" "$out.tmp" \
+    --format "$format"
+  mv "$out.tmp" "$out"
+done
 log "done"

@@ -6,12 +6,16 @@
 // DequantizeLinear with the same parameters gets zero point + 128 and a uint8 output, and so do its
 // readers (the same reals; kernels/quantized.h explains why the kernels want uint8). Then:
 //   DQ(x) -> Conv(W = DQ(int8 constant), B) [-> Relu | Clip] -> Q   becomes   ng.QConv
+// and Add islands ng.QAdd, value-moving ops (MaxPool, Reshape, ...) the same op on uint8, and
+// (fuse_qdq_ops.cpp) Gemm/MatMul ng.QGemm, Concat ng.QConcat, average pools ng.Q*AveragePool.
 // Runs before constant folding, which would turn the weights' DequantizeLinear into a float constant.
 #include <cmath>
 #include <limits>
 
+#include "graph/passes/fuse_qdq_ops.h"
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
+#include "graph/passes/qdq_match.h"
 #include "ir/quant_attrs.h"
 #include "kernels/quantized.h"
 
@@ -19,45 +23,33 @@ namespace ninegrid {
 
 namespace {
 
-// A node's constant input as a float/integer vector, or false.
-bool constant_floats(const Graph& g, const Node& n, size_t slot, std::vector<float>* out) {
-  const Tensor* t = constant_input(g, n, slot);
-  if (!t || t->dtype() != DataType::Float32) return false;
-  out->assign(t->data_as<float>(), t->data_as<float>() + t->numel());
-  return true;
-}
+using namespace qdq;
 
-// The per-tensor scale and zero point of a QuantizeLinear or DequantizeLinear node, when both are
-// constants (an absent zero point is uint8 0), with the zero point's type.
-struct TensorParams {
-  float scale = 0.f;
-  int32_t zero_point = 0;
-  DataType type = DataType::UInt8;
-};
-bool per_tensor_params(const Graph& g, const Node& n, TensorParams* p) {
-  if (n.inputs.size() < 2) return false;
-  std::vector<float> scale;
-  if (!constant_floats(g, n, 1, &scale) || scale.size() != 1 || !(scale[0] > 0.f) || !std::isfinite(scale[0]))
-    return false;
-  p->scale = scale[0];
-  p->zero_point = 0;
-  p->type = DataType::UInt8;
-  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
-    const Tensor* zp = constant_input(g, n, 2);
-    if (!zp || zp->numel() != 1) return false;
-    p->type = zp->dtype();
-    if (p->type == DataType::UInt8) p->zero_point = zp->data_as<uint8_t>()[0];
-    else if (p->type == DataType::Int8) p->zero_point = zp->data_as<int8_t>()[0];
-    else return false;
+// int8 activations -> uint8 (see the file comment). Returns how many QuantizeLinear nodes changed.
+// Whether every reader of the int8 value v is a DequantizeLinear with parameters p or an op that only
+// moves or selects values (a QOperator model runs MaxPool and Reshape on the int8 tensor itself) whose
+// output passes the same test; collects those DequantizeLinear nodes and the values in between.
+bool int8_readers_convertible(const Graph& g, const Uses& uses, int v, const TensorParams& p, std::vector<int>* dqs,
+                              std::vector<int>* moved, int depth = 0) {
+  if (depth > 64 || uses.is_graph_output[v] || uses.readers[v].empty()) return false;
+  for (const auto& [reader, slot] : uses.readers[v]) {
+    const Node& r = g.nodes[reader];
+    TensorParams rp;
+    if (slot == 0 && r.op_type == "DequantizeLinear" && per_tensor_params(g, r, &rp) && same_params(p, rp)) {
+      dqs->push_back(reader);
+      continue;
+    }
+    static const char* kMoving[] = {"MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"};
+    bool moving = false;
+    for (const char* op : kMoving) moving = moving || r.op_type == op;
+    // MaxPool's optional Indices output would differ in nothing, but keep the rule simple: one output.
+    if (!moving || slot != 0 || r.outputs.size() != 1 || r.outputs[0] < 0) return false;
+    moved->push_back(r.outputs[0]);
+    if (!int8_readers_convertible(g, uses, r.outputs[0], p, dqs, moved, depth + 1)) return false;
   }
   return true;
 }
 
-bool same_params(const TensorParams& a, const TensorParams& b) {
-  return a.scale == b.scale && a.zero_point == b.zero_point && a.type == b.type;
-}
-
-// int8 activations -> uint8 (see the file comment). Returns how many QuantizeLinear nodes changed.
 int activations_to_uint8(Graph& g, const Uses& uses) {
   int changed = 0;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -66,159 +58,18 @@ int activations_to_uint8(Graph& g, const Uses& uses) {
     TensorParams p;
     if (!per_tensor_params(g, q, &p) || p.type != DataType::Int8) continue;
     const int out = q.outputs[0];
-    if (uses.is_graph_output[out] || uses.readers[out].empty()) continue;
-    bool all_dq = true;
-    for (const auto& [reader, slot] : uses.readers[out]) {
-      TensorParams rp;
-      all_dq = all_dq && slot == 0 && g.nodes[reader].op_type == "DequantizeLinear" &&
-               per_tensor_params(g, g.nodes[reader], &rp) && same_params(p, rp);
-    }
-    if (!all_dq) continue;
+    std::vector<int> dqs, moved;
+    if (!int8_readers_convertible(g, uses, out, p, &dqs, &moved)) continue;
     const int zp = add_constant(g, g.values[q.inputs[2]].name + "_u8",
                                 Tensor::from_vector<uint8_t>(DataType::UInt8, {}, {static_cast<uint8_t>(p.zero_point + 128)}));
     q.inputs[2] = zp;
+    // x + 128 is monotonic, so a MaxPool of the shifted values is the shifted MaxPool.
     g.values[out].dtype = DataType::UInt8;
-    for (const auto& [reader, slot] : uses.readers[out]) g.nodes[reader].inputs[2] = zp;
+    for (int v : moved) g.values[v].dtype = DataType::UInt8;
+    for (int dq : dqs) g.nodes[dq].inputs[2] = zp;
     ++changed;
   }
   return changed;
-}
-
-// The int8 weights and per-channel scales behind a Conv's weight input W = DequantizeLinear(constant).
-struct QuantWeights {
-  int wq = -1;  // the int8 constant's value id
-  std::vector<float> scale;  // 1 or out_channels values
-};
-bool quantized_weights(const Graph& g, const std::vector<int>& prod, int w, QuantWeights* out) {
-  if (w < 0 || prod[w] < 0) return false;
-  const Node& dq = g.nodes[prod[w]];
-  if (dq.op_type != "DequantizeLinear" || dq.inputs.size() < 2) return false;
-  const Tensor* wq = constant_input(g, dq, 0);
-  if (!wq || wq->dtype() != DataType::Int8 || wq->rank() != 4) return false;
-  if (!constant_floats(g, dq, 1, &out->scale)) return false;
-  const int64_t m = wq->dim(0);
-  if (out->scale.size() != 1 && static_cast<int64_t>(out->scale.size()) != m) return false;
-  if (out->scale.size() > 1 && dq.attrs.get_int("axis", 1) != 0) return false;
-  for (float s : out->scale)
-    if (!(s > 0.f) || !std::isfinite(s)) return false;
-  if (dq.inputs.size() > 2 && dq.inputs[2] >= 0) {  // symmetric weights only
-    const Tensor* zp = constant_input(g, dq, 2);
-    if (!zp || zp->dtype() != DataType::Int8) return false;
-    for (int64_t i = 0; i < zp->numel(); ++i)
-      if (zp->data_as<int8_t>()[i] != 0) return false;
-  }
-  out->wq = dq.inputs[0];
-  return true;
-}
-
-// The conv's bias in units of x_scale * w_scale[c] as int32: from DequantizeLinear(int32 constant) or a
-// float constant. False when it is neither (or does not fit int32).
-bool quantized_bias(const Graph& g, const std::vector<int>& prod, const Node& conv, int64_t m, float x_scale,
-                    const std::vector<float>& w_scale, std::vector<int32_t>* out) {
-  out->assign(static_cast<size_t>(m), 0);
-  if (conv.inputs.size() < 3 || conv.inputs[2] < 0) return true;
-  const int b = conv.inputs[2];
-  std::vector<double> real(static_cast<size_t>(m));
-  if (const Tensor* t = constant_input(g, conv, 2)) {
-    if (t->dtype() != DataType::Float32 || t->numel() != m) return false;
-    for (int64_t c = 0; c < m; ++c) real[c] = t->data_as<float>()[c];
-  } else {
-    if (prod[b] < 0) return false;
-    const Node& dq = g.nodes[prod[b]];
-    std::vector<float> scale;
-    const Tensor* bq = constant_input(g, dq, 0);
-    if (dq.op_type != "DequantizeLinear" || !bq || bq->dtype() != DataType::Int32 || bq->numel() != m ||
-        !constant_floats(g, dq, 1, &scale) || (scale.size() != 1 && static_cast<int64_t>(scale.size()) != m))
-      return false;
-    if (dq.inputs.size() > 2 && dq.inputs[2] >= 0) {
-      const Tensor* zp = constant_input(g, dq, 2);
-      if (!zp || zp->dtype() != DataType::Int32) return false;
-      for (int64_t i = 0; i < zp->numel(); ++i)
-        if (zp->data_as<int32_t>()[i] != 0) return false;
-    }
-    for (int64_t c = 0; c < m; ++c)
-      real[c] = static_cast<double>(bq->data_as<int32_t>()[c]) * scale[scale.size() == 1 ? 0 : c];
-  }
-  for (int64_t c = 0; c < m; ++c) {
-    const double unit = static_cast<double>(x_scale * w_scale[w_scale.size() == 1 ? 0 : c]);
-    const double v = std::nearbyint(real[c] / unit);
-    if (!(std::fabs(v) < 2147483647.0)) return false;
-    (*out)[c] = static_cast<int32_t>(v);
-  }
-  return true;
-}
-
-// The clamp an activation between the conv and its QuantizeLinear imposes on the quantised output, or
-// false for an activation that is not a clamp.
-bool activation_clamp(const Graph& g, const Node& act, const TensorParams& y, int32_t* qmin, int32_t* qmax) {
-  *qmin = 0, *qmax = 255;
-  if (act.op_type == "Relu") {
-    *qmin = std::max(0, y.zero_point);
-    return true;
-  }
-  if (act.op_type != "Clip") return false;
-  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  if (act.attrs.has("min") || act.attrs.has("max")) {  // opset < 11
-    lo = act.attrs.get_float("min", lo);
-    hi = act.attrs.get_float("max", hi);
-  }
-  std::vector<float> v;
-  if (act.inputs.size() > 1 && act.inputs[1] >= 0) {
-    if (!constant_floats(g, act, 1, &v) || v.size() != 1) return false;
-    lo = v[0];
-  }
-  if (act.inputs.size() > 2 && act.inputs[2] >= 0) {
-    if (!constant_floats(g, act, 2, &v) || v.size() != 1) return false;
-    hi = v[0];
-  }
-  if (std::isnan(lo) || std::isnan(hi) || lo > hi) return false;
-  // Quantising is monotonic, so clamping before it equals clamping the quantised value to the quantised
-  // bounds.
-  if (lo > -std::numeric_limits<float>::infinity()) *qmin = quantize_value(lo, y.scale, y.zero_point, 0, 255);
-  if (hi < std::numeric_limits<float>::infinity()) *qmax = quantize_value(hi, y.scale, y.zero_point, 0, 255);
-  return *qmin <= *qmax;
-}
-
-// The uint8 tensor behind a float value v = DequantizeLinear(q) with per-tensor constant parameters.
-struct DequantizedInput {
-  int q = -1;  // the uint8 value
-  TensorParams params;
-};
-bool dequantized_input(const Graph& g, const std::vector<int>& prod, int v, DequantizedInput* out) {
-  if (v < 0 || prod[v] < 0) return false;
-  const Node& dq = g.nodes[prod[v]];
-  if (dq.op_type != "DequantizeLinear" || dq.inputs.empty() || dq.inputs[0] < 0) return false;
-  if (!per_tensor_params(g, dq, &out->params) || out->params.type != DataType::UInt8) return false;
-  out->q = dq.inputs[0];
-  return true;
-}
-
-// Where a float output y goes: [Relu | Clip ->] QuantizeLinear(uint8), each step the only reader of the
-// one before. `act` is -1 without an activation (or when activations are not allowed).
-struct QuantizedOutput {
-  int act = -1, quantize = -1;  // node indices
-  int q = -1;                   // the uint8 value the QuantizeLinear writes
-  TensorParams params;
-  int32_t qmin = 0, qmax = 255;
-};
-bool quantized_output(const Graph& g, const Uses& uses, int y, bool allow_activation, QuantizedOutput* out) {
-  if (y < 0 || uses.is_graph_output[y] || uses.readers[y].size() != 1 || uses.readers[y][0].second != 0) return false;
-  int next = uses.readers[y][0].first;
-  out->act = -1;
-  if (allow_activation && (g.nodes[next].op_type == "Relu" || g.nodes[next].op_type == "Clip")) {
-    out->act = next;
-    const int a = g.nodes[next].outputs.empty() ? -1 : g.nodes[next].outputs[0];
-    if (a < 0 || uses.is_graph_output[a] || uses.readers[a].size() != 1 || uses.readers[a][0].second != 0) return false;
-    next = uses.readers[a][0].first;
-  }
-  const Node& q = g.nodes[next];
-  if (q.op_type != "QuantizeLinear" || !per_tensor_params(g, q, &out->params) || out->params.type != DataType::UInt8 ||
-      q.outputs.empty() || q.outputs[0] < 0)
-    return false;
-  out->quantize = next;
-  out->q = q.outputs[0];
-  out->qmin = 0, out->qmax = 255;
-  return out->act < 0 || activation_clamp(g, g.nodes[out->act], out->params, &out->qmin, &out->qmax);
 }
 
 // Conv islands -> ng.QConv. Returns how many.
@@ -233,12 +84,13 @@ int fuse_conv_islands(Graph& g) {
     DequantizedInput x;
     if (!dequantized_input(g, prod, conv.inputs[0], &x)) continue;
     QuantWeights w;
-    if (!quantized_weights(g, prod, conv.inputs[1], &w)) continue;
+    if (!quantized_weights(g, prod, conv.inputs[1], /*rank=*/4, /*channel_axis=*/0, &w)) continue;
     const int64_t m = g.values[w.wq].constant.dim(0);
     QuantizedOutput y;
     if (!quantized_output(g, uses, conv.outputs[0], /*allow_activation=*/true, &y)) continue;
     std::vector<int32_t> bias;
-    if (!quantized_bias(g, prod, conv, m, x.params.scale, w.scale, &bias)) continue;
+    if (!quantized_bias(g, prod, conv.inputs.size() > 2 ? conv.inputs[2] : -1, m, x.params.scale, w.scale, &bias))
+      continue;
 
     Node fusedconv;
     fusedconv.name = conv.name;
@@ -341,7 +193,9 @@ int fuse_qdq(Graph& g) {
   for (const Node& n : g.nodes) any = any || n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear";
   if (!any) return 0;
   activations_to_uint8(g, find_uses(g));
-  const int fused = fuse_conv_islands(g) + fuse_add_islands(g) + fuse_value_moving_islands(g);
+  int fused = fuse_conv_islands(g) + fuse_add_islands(g) + fuse_value_moving_islands(g);
+  // After the value-moving islands, which take the Concats whose inputs share the output's parameters.
+  fused += fuse_gemm_islands(g) + fuse_concat_islands(g) + fuse_average_pool_islands(g);
   if (fused > 0) remove_dead_nodes(g);
   return fused;
 }

@@ -12,7 +12,8 @@ int remove_identity(Graph& g);
 // Nodes none of whose outputs is read by another node or is a graph output.
 int remove_dead_nodes(Graph& g);
 // DequantizeLinear -> Conv [-> Relu/Clip] -> QuantizeLinear islands become ng.QConv (int8 activations
-// become uint8 first); returns how many convs were fused. Before fold_constants, which would fold the
+// become uint8 first), and likewise Add, Gemm/MatMul, Concat, pools and value-moving ops their int8
+// forms (fuse_qdq.cpp); returns how many islands were fused. Before fold_constants, which would fold the
 // weights' DequantizeLinear into float constants.
 int fuse_qdq(Graph& g);
 // Nodes whose inputs are all known at load time (weights, and shapes when every input shape is fixed)

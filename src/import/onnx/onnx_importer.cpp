@@ -2,7 +2,8 @@
 // schema cannot (opsets, domains, types, tensor sizes, graph structure) and maps the model onto the IR:
 //   initializers and Constant nodes -> constant values, graph inputs -> graph.inputs (with declared type
 //   and shape), nodes -> Nodes (old attribute forms moved into inputs, see legacy_forms.h),
-//   graph outputs -> graph.outputs. The result is topologically sorted.
+//   graph outputs -> graph.outputs; QOperator nodes (QLinearConv, ONNX Runtime's com.microsoft QLinearAdd ...)
+//   become their QDQ form (qoperator_forms.h). The result is topologically sorted.
 #include "import/onnx/onnx_importer.h"
 
 #include <climits>
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "import/onnx/legacy_forms.h"
+#include "import/onnx/qoperator_forms.h"
 #include "import/onnx/tensor_proto.h"
 #include "ninegrid_onnx/onnx.pb.h"
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -231,9 +233,14 @@ class Importer {
     node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
     node.opset = opset_;
     if (node.op_type.empty()) throw Error("node #" + std::to_string(index) + " ('" + node.name + "') has no op_type");
-    if (!is_default_domain(np.domain()))
+    const bool qoperator = is_qoperator(np.domain(), np.op_type());
+    if (!is_default_domain(np.domain()) && !qoperator) {
+      if (np.domain() == "com.microsoft")
+        throw_node_error(node, "unsupported operator '" + np.op_type() + "' of domain 'com.microsoft' (of that domain, " +
+                                   supported_microsoft_ops() + " are supported)");
       throw_node_error(node, "unsupported operator '" + np.op_type() + "' of domain '" + np.domain() +
                                  "' (only the default ONNX domain is supported)");
+    }
     if (opset_ == 0) throw Error("model imports no opset of the default ONNX domain, but uses its operators");
     convert_attributes(np, node);
 
@@ -251,6 +258,12 @@ class Importer {
 
     for (const auto& name : np.input()) node.inputs.push_back(name.empty() ? -1 : value_id(name));
     for (const auto& name : np.output()) node.outputs.push_back(name.empty() ? -1 : value_id(name));
+    if (qoperator) {  // rewritten into DequantizeLinear -> float op -> QuantizeLinear (qoperator_forms.h)
+      std::vector<Node> expanded;
+      expand_qoperator(graph_, node, expanded);
+      for (Node& n : expanded) graph_.nodes.push_back(std::move(n));
+      return;
+    }
     upgrade_legacy_form(graph_, node, opset_);
     graph_.nodes.push_back(std::move(node));
   }

@@ -1,0 +1,102 @@
+// ng.QConcat: Concat of uint8 tensors with different scales or zero points, what
+// graph/passes/fuse_qdq_ops.cpp makes of Concat(DequantizeLinear(x_i)...) -> QuantizeLinear. Each input is
+// requantised into the output's scale and zero point (kernels/quantized_ops.h's QuantizedRescale); an
+// input that already has them is copied. Attributes: axis; x_scales and x_zero_points (one per input);
+// y_scale, y_zero_point.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ir/quant_attrs.h"
+#include "kernels/ref/qpool_ref.h"
+#include "ops/op.h"
+
+namespace ninegrid {
+namespace {
+
+class QConcat final : public Op {
+ public:
+  explicit QConcat(const Node& node) : Op(node) {
+    std::vector<float> scales;
+    std::vector<int64_t> zero_points;
+    TensorQuant y;
+    try {
+      axis_attr_ = node.attrs.get_int("axis", 0);
+      scales = node.attrs.get_floats("x_scales");
+      zero_points = node.attrs.get_ints("x_zero_points");
+      y = read_tensor_quant(node.attrs, "y");
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    if (scales.size() != zero_points.size())
+      error("x_scales has " + std::to_string(scales.size()) + " values, x_zero_points " +
+            std::to_string(zero_points.size()));
+    for (size_t i = 0; i < scales.size(); ++i) {
+      if (!(scales[i] > 0.f) || !std::isfinite(scales[i]))
+        error("x_scales " + std::to_string(scales[i]) + " (input " + std::to_string(i) + ") is not a positive finite number");
+      if (zero_points[i] < 0 || zero_points[i] > 255)
+        error("x_zero_points " + std::to_string(zero_points[i]) + " (input " + std::to_string(i) +
+              ") is outside a uint8's range [0, 255]");
+      QuantizedRescale r;
+      r.in_zero_point = static_cast<int32_t>(zero_points[i]);
+      r.out_zero_point = y.zero_point;
+      r.multiplier = scales[i] / y.scale;
+      rescale_.push_back(r);
+    }
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 1, 1 << 20);
+    if (in.size() != rescale_.size())
+      error(std::to_string(in.size()) + " inputs, but quantisation parameters for " + std::to_string(rescale_.size()));
+    for (const TensorDesc& t : in) {
+      if (!t.present) error("every input must be given");
+      expect_dtype(t, DataType::UInt8, "input");
+    }
+    const Shape& first = in[0].shape;
+    if (first.empty()) error("inputs must have rank 1 or more");
+    axis_ = normalize_axis(axis_attr_, static_cast<int>(first.size()));
+    Shape y = first;
+    y[axis_] = 0;
+    for (const TensorDesc& t : in) {
+      bool fits = t.shape.size() == first.size();
+      for (size_t d = 0; fits && d < first.size(); ++d) fits = static_cast<int>(d) == axis_ || t.shape[d] == first[d];
+      if (!fits) error("input " + shape_str(t.shape) + " does not match " + shape_str(first) + " outside axis " +
+                       std::to_string(axis_));
+      y[axis_] += t.shape[axis_];
+    }
+    outer_ = 1;
+    for (int d = 0; d < axis_; ++d) outer_ *= first[d];
+    inner_ = 1;
+    for (size_t d = axis_ + 1; d < first.size(); ++d) inner_ *= first[d];
+    out[0].dtype = DataType::UInt8;
+    out[0].shape = y;
+  }
+
+  void run(OpContext& ctx) override {
+    uint8_t* y = ctx.output(0).data_as<uint8_t>();
+    const int64_t y_row = ctx.output(0).shape()[axis_] * inner_;
+    int64_t offset = 0;
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      const Tensor& x = ctx.input(i);
+      const int64_t row = x.shape()[axis_] * inner_;
+      const uint8_t* xp = x.data_as<uint8_t>();
+      for (int64_t o = 0; o < outer_; ++o) {
+        if (rescale_[i].is_identity()) std::memcpy(y + o * y_row + offset, xp + o * row, static_cast<size_t>(row));
+        else qrescale_ref(rescale_[i], xp + o * row, y + o * y_row + offset, row);
+      }
+      offset += row;
+    }
+  }
+
+ private:
+  int64_t axis_attr_ = 0;
+  int axis_ = 0;
+  int64_t outer_ = 1, inner_ = 1;
+  std::vector<QuantizedRescale> rescale_;
+};
+
+NINEGRID_REGISTER_OP("ng.QConcat", QConcat);
+
+}  // namespace
+}  // namespace ninegrid

@@ -1,0 +1,95 @@
+// ng.QGemm: a quantised fully connected layer, what graph/passes/fuse_qdq_ops.cpp makes of
+// DequantizeLinear -> Gemm / MatMul (constant int8 weights) [-> Relu/Clip] -> QuantizeLinear. The
+// arithmetic is kernels/quantized.h's requantisation, per output column.
+//
+// Inputs: X uint8 [..., K] (rank 1 or more; the leading dimensions are rows), W int8 [N, K] (constant; one
+// row per output column), B int32 [N] (optional, constant, in units of x_scale * w_scale[n]).
+// Output Y uint8 [..., N]. Attributes: x_scale, x_zero_point, w_scale (1 or N values), y_scale,
+// y_zero_point, qmin, qmax (ir/quant_attrs.h's QConvAttrs); x_is_matrix = 1 (from a Gemm) requires a
+// 2-D X.
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "ir/quant_attrs.h"
+#include "kernels/ref/qgemm_ref.h"
+#include "ops/op.h"
+
+namespace ninegrid {
+namespace {
+
+class QGemm final : public Op {
+ public:
+  explicit QGemm(const Node& node) : Op(node) {
+    try {
+      q_ = read_qconv_attrs(node.attrs);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    if (q_.has_residual) error("a fused residual is not supported");
+    x_is_matrix_ = node.attrs.get_int("x_is_matrix", 0) != 0;
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 2, 3);
+    const TensorDesc& x = in[0];
+    const TensorDesc& w = in[1];
+    expect_dtype(x, DataType::UInt8, "input X");
+    expect_dtype(w, DataType::Int8, "weights W");
+    if (x.shape.empty()) error("input X must have rank 1 or more");
+    if (x_is_matrix_ && x.shape.size() != 2) error("input X must be a matrix, got shape " + shape_str(x.shape));
+    if (w.shape.size() != 2) error("weights W must be a matrix [N, K], got shape " + shape_str(w.shape));
+    if (!w.value) error("weights W must be constant");
+    n_ = w.shape[0];
+    k_ = w.shape[1];
+    if (x.shape.back() != k_)
+      error("input X " + shape_str(x.shape) + " has " + std::to_string(x.shape.back()) + " columns, weights " +
+            shape_str(w.shape) + " need K = " + std::to_string(k_));
+    if (in.size() > 2 && in[2].present) {
+      expect_dtype(in[2], DataType::Int32, "bias B");
+      if (in[2].shape != Shape{n_}) error("bias B must have shape [" + std::to_string(n_) + "], got " + shape_str(in[2].shape));
+      if (!in[2].value) error("bias B must be constant");
+    }
+    const int64_t scales = static_cast<int64_t>(q_.w_scale.size());
+    if (scales != 1 && scales != n_)
+      error("w_scale has " + std::to_string(scales) + " values; it needs 1 or one per output column (" +
+            std::to_string(n_) + ")");
+    // Each product adds at most 255 x 128 to the int32 sum.
+    if (k_ * 255 * 128 >= (int64_t(1) << 31))
+      error("a quantised sum over K = " + std::to_string(k_) + " could overflow int32 (at most " +
+            std::to_string((int64_t(1) << 31) / (255 * 128)) + " are supported)");
+    m_ = shape_numel(x.shape) / (k_ > 0 ? k_ : 1);
+    multiplier_.resize(static_cast<size_t>(n_));
+    for (int64_t c = 0; c < n_; ++c) multiplier_[c] = q_.x_scale * q_.w_scale[scales == 1 ? 0 : c] / q_.y_scale;
+    out[0].dtype = DataType::UInt8;
+    out[0].shape = x.shape;
+    out[0].shape.back() = n_;
+  }
+
+  void run(OpContext& ctx) override {
+    Requantization q;
+    q.bias = ctx.has_input(2) ? ctx.input(2).data_as<int32_t>() : nullptr;
+    q.multiplier = multiplier_.data();
+    q.out_zero_point = q_.y_zero_point;
+    q.qmin = q_.qmin, q.qmax = q_.qmax;
+    const uint8_t* x = ctx.input(0).data_as<uint8_t>();
+    const int8_t* w = ctx.input(1).data_as<int8_t>();
+    uint8_t* y = ctx.output(0).data_as<uint8_t>();
+    auto rows = [&](int64_t b, int64_t e) { qgemm_ref(e - b, n_, k_, x + b * k_, q_.x_zero_point, w, q, y + b * n_); };
+    if (ctx.pool && m_ > 1) ctx.pool->parallel_for(m_, rows);
+    else rows(0, m_);
+  }
+
+  int64_t macs() const override { return m_ * n_ * k_; }
+  std::string algorithm() const override { return "int8-ref"; }
+
+ private:
+  QConvAttrs q_;
+  bool x_is_matrix_ = false;
+  int64_t m_ = 0, n_ = 0, k_ = 0;
+  std::vector<float> multiplier_;  // per output column: x_scale * w_scale / y_scale
+};
+
+NINEGRID_REGISTER_OP("ng.QGemm", QGemm);
+
+}  // namespace
+}  // namespace ninegrid
