@@ -10,8 +10,8 @@ namespace ninegrid::quant {
 
 std::vector<std::string> list_images(const std::string& dir, int* ignored) {
   namespace fs = std::filesystem;
-  static const std::set<std::string> kExtensions = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tga", ".psd",
-                                                    ".hdr", ".pnm",  ".ppm", ".pgm", ".pic"};
+  static const std::set<std::string> kExtensions = {".jpg", ".jpeg", ".png", ".bmp", ".gif",
+                                                    ".tga", ".pnm",  ".ppm", ".pgm"};
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw Error("calibration directory '" + dir + "' " + (fs::exists(dir, ec) ? "is not a directory" : "does not exist"));
@@ -31,7 +31,7 @@ std::vector<std::string> list_images(const std::string& dir, int* ignored) {
   std::sort(images.begin(), images.end());
   if (ignored) *ignored = other;
   if (images.empty())
-    throw Error("calibration directory '" + dir + "' holds no images (JPEG, PNG, BMP, GIF, TGA, PSD, HDR or PNM files" +
+    throw Error("calibration directory '" + dir + "' holds no images (JPEG, PNG, BMP, GIF, TGA or PNM files" +
                 (other ? ", " + std::to_string(other) + " other file" + (other == 1 ? "" : "s") + " ignored)" : ")"));
   return images;
 }

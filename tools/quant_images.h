@@ -22,7 +22,7 @@ struct Preprocess {
   float scale[3] = {1.f / 255, 1.f / 255, 1.f / 255};
 };
 
-// The image files (JPEG, PNG, BMP, GIF, TGA, PSD, HDR, PNM by extension, any case) directly in `dir`,
+// The image files (JPEG, PNG, BMP, GIF, TGA, PNM by extension, any case: what load_image reads) directly in `dir`,
 // sorted by name. Throws Error when `dir` is not a readable directory or holds no image; `ignored` gets
 // how many other files were skipped.
 std::vector<std::string> list_images(const std::string& dir, int* ignored);
