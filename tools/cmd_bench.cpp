@@ -1,6 +1,4 @@
 // ninegrid bench: load time, latency statistics over repeated runs, and peak resident memory.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
@@ -9,6 +7,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "progress.h"
 
 namespace ninegrid::cli {
 
@@ -37,31 +36,6 @@ LatencyStats latency_stats(std::vector<double> ms) {
   s.mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(n);
   return s;
 }
-
-// Progress on stderr, only for a person watching a terminal, and only once a run is slow enough to
-// make waiting noticeable.
-class Progress {
- public:
-  explicit Progress(int total) : total_(total), enabled_(isatty(STDERR_FILENO) == 1), start_(now_ms()) {}
-  void update(const char* phase, int done) {
-    if (!enabled_ || now_ms() - start_ < 500) return;
-    std::fprintf(stderr, "\r%s %d/%d ", phase, done, total_);
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  // Erases the progress line, before the results are printed.
-  void finish() {
-    if (shown_) std::fprintf(stderr, "\r%*s\r", 40, "");
-    shown_ = false;
-  }
-  ~Progress() { finish(); }
-
- private:
-  int total_;
-  bool enabled_;
-  double start_;
-  bool shown_ = false;
-};
 
 }  // namespace
 

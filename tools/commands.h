@@ -9,5 +9,6 @@ int cmd_info(int argc, char** argv);     // cmd_info.cpp
 int cmd_bench(int argc, char** argv);    // cmd_bench.cpp
 int cmd_detect(int argc, char** argv);   // cmd_detect.cpp
 int cmd_profile(int argc, char** argv);  // cmd_profile.cpp
+int cmd_quantize(int argc, char** argv); // cmd_quantize.cpp
 
 }  // namespace ninegrid::cli

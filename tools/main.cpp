@@ -22,6 +22,7 @@ const Subcommand kCommands[] = {
     {"info", ninegrid::cli::cmd_info, "describe a model: inputs, outputs, operators, parameters, MACs"},
     {"bench", ninegrid::cli::cmd_bench, "time a model: load time, latency, peak memory"},
     {"profile", ninegrid::cli::cmd_profile, "per-layer time and roofline report"},
+    {"quantize", ninegrid::cli::cmd_quantize, "quantise a float ONNX model to int8 (QDQ) with calibration images"},
 };
 
 void usage(FILE* out) {
@@ -30,7 +31,7 @@ void usage(FILE* out) {
                "usage: ninegrid <command> [options]   (ninegrid <command> --help for details)\n"
                "       ninegrid --version\n\n"
                "commands:\n");
-  for (const auto& c : kCommands) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+  for (const auto& c : kCommands) std::fprintf(out, "  %-9s %s\n", c.name, c.summary);
 }
 
 // The library's errors name the option a setting lives in; say which flag sets it on the command line.
