@@ -217,11 +217,7 @@ void SessionImpl::bind_tensors() {
   }
 }
 
-void SessionImpl::run() {
-  struct Release {  // borrowed inputs are bound for one run, however it ends
-    SessionImpl& s;
-    ~Release() { s.release_borrowed_inputs(); }
-  } release{*this};
+void SessionImpl::prepare_for_bound_inputs() {
   const auto& ins = model().inputs();
   std::vector<Shape> shapes;
   for (size_t i = 0; i < ins.size(); ++i) {
@@ -230,6 +226,14 @@ void SessionImpl::run() {
     shapes.push_back(inputs_[i].shape());
   }
   if (!plan_matches(shapes)) plan_for(shapes, &inputs_);
+}
+
+void SessionImpl::run() {
+  struct Release {  // borrowed inputs are bound for one run, however it ends
+    SessionImpl& s;
+    ~Release() { s.release_borrowed_inputs(); }
+  } release{*this};
+  prepare_for_bound_inputs();
   bind_tensors();
   if (profiling_) step_ms_.assign(plan_.steps.size(), 0.0);
   OpContext ctx;

@@ -28,6 +28,9 @@ class SessionImpl {
   // values, lays out the arena, prepares every step's kernels. Does nothing when a shape depends on an
   // input's contents (see plan_for): the first run plans.
   void prepare(const std::vector<Shape>& input_shapes);
+  // Makes sure a plan exists for the bound inputs (their shapes, and the contents of those that decide
+  // shapes) without running: what run() would plan. Throws Error on an input not bound.
+  void prepare_for_bound_inputs();
   // The shapes of every input for prepare(): `given` by name, the rest as the model declares them.
   std::vector<Shape> input_shapes(const std::map<std::string, Shape>& given) const;
 
