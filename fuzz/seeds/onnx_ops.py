@@ -156,6 +156,16 @@ def resize_models():
                                     {"s": np.array([1, 1, 2, 3], dtype=np.float32)}, opset=9)
 
 
+def runtime_shape_models():
+    """Shape arguments given as model inputs: the session plans by the contents the harness binds."""
+    yield "tile_repeats_input", _model([helper.make_node("Tile", ["x", "r"], ["y"])],
+                                       [("x", F, X), ("r", I64, (4,))], [("y", F, None)])
+    yield "constant_of_shape_input", _model([helper.make_node("ConstantOfShape", ["s"], ["y"])],
+                                            [("s", I64, (3,))], [("y", F, None)])
+    yield "reshape_target_input", _model([helper.make_node("Reshape", ["x", "t"], ["y"])],
+                                         [("x", F, X), ("t", I64, (4,))], [("y", F, None)])
+
+
 def math_models():
     for op in ["Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Sqrt", "Softplus", "HardSwish", "Erf", "Floor"]:
         yield op.lower(), _unary(op, opset=14 if op == "HardSwish" else 13)
@@ -205,5 +215,5 @@ def math_models():
 
 def all_models():
     """(name, ModelProto) for every seed."""
-    for family in (conv_models, pool_models, shape_models, resize_models, math_models):
+    for family in (conv_models, pool_models, shape_models, resize_models, runtime_shape_models, math_models):
         yield from family()

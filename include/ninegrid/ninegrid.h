@@ -144,7 +144,8 @@ class Session {
   // (Tensor::wrap without an owner) is bound for the next run() only: run() releases it when it returns,
   // so the session never holds memory the caller may free; bind it again for the next run. Tensors that
   // own their storage stay bound until replaced. A shape different from the last run's re-plans the
-  // session.
+  // session, and so do new contents of an input whose values decide shapes (a Reshape's target shape,
+  // a Resize's sizes, an Expand's shape given as a model input; at most 4096 elements each).
   void set_input(const std::string& name, const Tensor& value);
   // Runs the model on the bound inputs. Throws Error on a missing input or a wrong shape or type.
   void run();
@@ -156,7 +157,10 @@ class Session {
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
 
   // Plans the session for these input shapes (every input with a dynamic shape must be given) without
-  // running: kernels are chosen and weights packed, so the first run() does only the work.
+  // running: kernels are chosen and weights packed, so the first run() does only the work. A model in
+  // which an input's contents decide shapes (see set_input) cannot be planned from shapes alone: for it
+  // prepare() checks the names and shapes and does nothing more, and the session plans at the first
+  // run(), then again whenever those contents change.
   void prepare(const std::map<std::string, Shape>& input_shapes);
   // Worker threads, the calling thread included.
   int threads() const;

@@ -1,5 +1,7 @@
 #include "graph/infer_values.h"
 
+#include <algorithm>
+
 #include "core/checked_math.h"
 #include "core/thread_pool.h"
 
@@ -74,8 +76,50 @@ ValueInference infer_values(const Graph& graph, const std::vector<Shape>& input_
   return infer_values(graph, input_shapes, ops, limits);
 }
 
+bool infer_values_for_declared_shapes(const Graph& graph, ValueInference* result, const ResourceLimits& limits,
+                                      std::vector<std::unique_ptr<Op>>* ops) {
+  std::vector<Shape> shapes;
+  if (!fixed_input_shapes(graph, &shapes)) return false;
+  std::vector<std::unique_ptr<Op>> own;
+  if (!ops) {
+    own = create_ops(graph);
+    ops = &own;
+  }
+  try {
+    *result = infer_values(graph, shapes, *ops, limits);
+  } catch (const ContentsNeeded& e) {
+    if (e.value < 0 || input_ancestors(graph, *ops, e.value).empty()) throw;  // nothing a run could supply
+    return false;
+  }
+  return true;
+}
+
+std::vector<int> input_ancestors(const Graph& graph, const std::vector<std::unique_ptr<Op>>& ops, int value) {
+  std::vector<int> input_index(graph.values.size(), -1);
+  for (size_t i = 0; i < graph.inputs.size(); ++i) input_index[graph.inputs[i]] = static_cast<int>(i);
+  const std::vector<int> producer = graph.producers();
+  std::vector<char> seen(graph.values.size(), 0);
+  std::vector<int> stack{value}, found;
+  seen[value] = 1;
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (input_index[v] >= 0) found.push_back(input_index[v]);
+    const int n = producer[v];
+    if (n < 0 || graph.values[v].is_constant() || ops[n]->value_from_shapes()) continue;
+    for (int i : graph.nodes[n].inputs)
+      if (i >= 0 && !seen[i]) {
+        seen[i] = 1;
+        stack.push_back(i);
+      }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 ValueInference infer_values(const Graph& graph, const std::vector<Shape>& input_shapes,
-                            std::vector<std::unique_ptr<Op>>& ops, const ResourceLimits& limits) {
+                            std::vector<std::unique_ptr<Op>>& ops, const ResourceLimits& limits,
+                            const std::vector<Tensor>& input_values) {
   ValueInference r;
   r.values.resize(graph.values.size());
   r.folded.assign(graph.nodes.size(), 0);
@@ -94,6 +138,15 @@ ValueInference infer_values(const Graph& graph, const std::vector<Shape>& input_
     shape_numel(input_shapes[i]);  // rejects negative and uncountable dimensions
     values[v].kind = ValueKind::GraphInput;
     values[v].desc = {graph.values[v].dtype, input_shapes[i], nullptr, true};
+    if (i < input_values.size() && input_values[i].defined()) {
+      const Tensor& t = input_values[i];
+      if (t.dtype() != graph.values[v].dtype || t.shape() != input_shapes[i])
+        throw Error("the contents given for input '" + graph.values[v].name + "' are " + dtype_name(t.dtype()) + " " +
+                    shape_str(t.shape()) + ", but the input is " + dtype_name(graph.values[v].dtype) + " " +
+                    shape_str(input_shapes[i]));
+      values[v].folded = t;
+      values[v].desc.value = &values[v].folded;
+    }
   }
 
   ThreadPool pool(1);  // folding runs on the calling thread
@@ -115,7 +168,13 @@ ValueInference infer_values(const Graph& graph, const std::vector<Shape>& input_
       if (!in[i].value) all_known = false;
     }
     out.assign(node.outputs.size(), TensorDesc{});
-    op.infer(in, out);
+    try {
+      op.infer(in, out);
+    } catch (ContentsNeeded& e) {
+      if (e.input >= 0 && static_cast<size_t>(e.input) < node.inputs.size()) e.value = node.inputs[e.input];
+      e.node = static_cast<int>(n);
+      throw;
+    }
 
     int64_t out_bytes = 0;
     for (size_t o = 0; o < out.size(); ++o) {

@@ -27,7 +27,7 @@ enum class ValueKind { Unknown, Constant, GraphInput, Folded, Computed };
 struct InferredValue {
   ValueKind kind = ValueKind::Unknown;
   TensorDesc desc;  // desc.value: the constant or `folded`, when the contents are known
-  Tensor folded;    // ValueKind::Folded: computed during inference
+  Tensor folded;    // ValueKind::Folded: computed during inference; GraphInput: the contents given
 };
 
 struct ValueInference {
@@ -42,10 +42,14 @@ struct ValueInference {
 };
 
 // Throws Error naming the node on an input an op cannot take, an inferred size past `limits`, or an
-// input used before it is computed. `ops` holds one op per node (their infer() state is left set for
-// these shapes); the overload without creates them.
+// input used before it is computed; ContentsNeeded (ops/op.h, with its value and node set) when an op
+// needs the contents of a value that is not known. `ops` holds one op per node (their infer() state is
+// left set for these shapes); the overload without creates them. `input_values`, when not empty, has one
+// tensor per graph input: the contents of those that are defined are known (the session's shape-driving
+// inputs; their shapes must be the ones in `input_shapes`), and the values computed from them fold.
 ValueInference infer_values(const Graph& graph, const std::vector<Shape>& input_shapes,
-                            std::vector<std::unique_ptr<Op>>& ops, const ResourceLimits& limits = {});
+                            std::vector<std::unique_ptr<Op>>& ops, const ResourceLimits& limits = {},
+                            const std::vector<Tensor>& input_values = {});
 ValueInference infer_values(const Graph& graph, const std::vector<Shape>& input_shapes,
                             const ResourceLimits& limits = {});
 
@@ -54,5 +58,17 @@ std::vector<std::unique_ptr<Op>> create_ops(const Graph& graph);
 
 // The graph inputs' shapes as declared, or false when one is unknown or has a dynamic dimension.
 bool fixed_input_shapes(const Graph& graph, std::vector<Shape>* shapes);
+
+// Value inference at load time, for the graph's fixed input shapes: false (nothing inferred) when an
+// input shape is not fixed, or when an op needs the contents of a value that depends on the contents of
+// a graph input (such a model is planned by its sessions once the inputs arrive; to the passes it is one
+// whose shapes are not known). Other errors throw as infer_values's do.
+bool infer_values_for_declared_shapes(const Graph& graph, ValueInference* result, const ResourceLimits& limits = {},
+                                      std::vector<std::unique_ptr<Op>>* ops = nullptr);
+
+// The graph inputs (indices into graph.inputs) whose contents value `value` is computed from: the
+// ancestors of `value` that are graph inputs, not looking past constants or past ops whose outputs
+// follow from their inputs' shapes alone (Shape, Size: `ops`, one per node).
+std::vector<int> input_ancestors(const Graph& graph, const std::vector<std::unique_ptr<Op>>& ops, int value);
 
 }  // namespace ninegrid

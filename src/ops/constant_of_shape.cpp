@@ -23,7 +23,7 @@ class ConstantOfShape final : public Op {
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 1, 1);
     if (in[0].shape.size() != 1) error("the shape input must be 1-D, got shape " + shape_str(in[0].shape));
-    Shape shape = known_ints(in[0], "the shape input");
+    Shape shape = known_ints(in, 0, "the shape input");
     for (int64_t d : shape)
       if (d < 0) error("the requested shape " + shape_str(shape) + " has a negative dimension");
     checked_numel(*this, shape, "the requested shape");

@@ -13,7 +13,7 @@ class Expand final : public Op {
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 2, 2);
     expect_sized(*this, in[0], "input");
-    const std::vector<int64_t> target = known_ints(in[1], "input 'shape'");
+    const std::vector<int64_t> target = known_ints(in, 1, "input 'shape'");
     const Shape& shape = in[0].shape;
     const size_t rank = std::max(shape.size(), target.size());
     Shape result(rank);

@@ -15,8 +15,7 @@ class Identity final : public Op {
     expect_inputs(in, 1, node_.op_type == "Dropout" ? 3 : 1);
     // Training mode drops values at random: not an inference computation. Only a constant false is fine.
     if (node_.op_type == "Dropout" && in.size() > 2 && in[2].present) {
-      if (!in[2].value)
-        error("unsupported: Dropout with a training_mode input known only at run time (inference needs it false)");
+      if (!in[2].value) contents_needed(2, "training_mode (inference needs it false)");
       if (in[2].value->numel() != 1 || in[2].value->dtype() != DataType::Bool)
         error("training_mode must be one bool");
       if (static_cast<const uint8_t*>(in[2].value->data())[0] != 0) error("unsupported: Dropout in training mode");

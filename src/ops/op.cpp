@@ -25,12 +25,20 @@ int Op::normalize_axis(int64_t axis, int rank) const {
   return static_cast<int>(a);
 }
 
-std::vector<int64_t> Op::known_ints(const TensorDesc& t, const char* what) const {
-  // Plans are made per input shape, so a value that decides an output shape must not depend on run-time
-  // tensor contents. Saying "unsupported" lets tools tell this limitation apart from a broken model.
-  if (!t.value)
-    error(std::string(what) + " must be known when the session is planned (a constant, or computed from shapes); " +
-          "taking it from run-time tensor contents is unsupported");
+void Op::contents_needed(size_t i, const std::string& what) const {
+  // Plans are made per input shape (and per contents of the small graph inputs that decide shapes), so a
+  // value that decides an output shape must not depend on tensors computed at run time. Saying
+  // "unsupported" lets tools tell this limitation apart from a broken model.
+  throw ContentsNeeded(node_.describe() + ": " + what +
+                           " must be known when the session is planned (a constant, computed from shapes, or "
+                           "computed from the contents of small model inputs); taking it from tensors computed "
+                           "at run time is unsupported",
+                       static_cast<int>(i));
+}
+
+std::vector<int64_t> Op::known_ints(const std::vector<TensorDesc>& in, size_t i, const char* what) const {
+  const TensorDesc& t = in[i];
+  if (!t.value) contents_needed(i, what);
   const Tensor& v = *t.value;
   std::vector<int64_t> out(static_cast<size_t>(v.numel()));
   if (v.dtype() == DataType::Int64) {

@@ -33,6 +33,19 @@ struct TensorDesc {
   bool present = true;            // false for an omitted optional input
 };
 
+// Thrown by infer() when the contents of input `input` decide the outputs' shapes (a Reshape's target, a
+// Resize's sizes, a Range's bounds) but are not known. A typed error so that callers can act on it:
+// value inference adds the value id, the session then takes the contents of the graph inputs that value
+// is computed from out of the tensors bound for the run and plans again; the graph passes treat the
+// model as one whose shapes are not fixed. The message is the one users see when nothing can supply them.
+class ContentsNeeded : public Error {
+ public:
+  ContentsNeeded(const std::string& message, int input) : Error(message), input(input) {}
+  int input;       // index into the node's inputs
+  int value = -1;  // value id (set by infer_values)
+  int node = -1;   // node index (set by infer_values)
+};
+
 struct OpContext {
   std::vector<const Tensor*> inputs;  // nullptr for omitted optional inputs
   std::vector<Tensor*> outputs;       // allocated with the inferred dtype and shape; nullptr if omitted
@@ -89,8 +102,11 @@ class Op {
   void expect_float(const TensorDesc& t, const char* what) const { expect_dtype(t, DataType::Float32, what); }
   // Normalises a possibly negative axis into [0, rank), throwing if out of range.
   int normalize_axis(int64_t axis, int rank) const;
-  // Copies a constant int64/int32 1-D tensor known at plan time into a vector; throws if not known.
-  std::vector<int64_t> known_ints(const TensorDesc& t, const char* what) const;
+  // Copies input `i`, an int64/int32 tensor, into a vector; throws ContentsNeeded if its contents are not
+  // known.
+  std::vector<int64_t> known_ints(const std::vector<TensorDesc>& in, size_t i, const char* what) const;
+  // Throws ContentsNeeded for input `i`: `what` must be known when the session is planned.
+  [[noreturn]] void contents_needed(size_t i, const std::string& what) const;
 
   Node node_;  // a copy: attributes stay valid for the op's lifetime
 };

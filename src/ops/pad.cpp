@@ -40,11 +40,11 @@ class Pad final : public Op {
     expect_blockable(*this, block_, x);
     if (dtype_size(x.dtype) == 0) error(std::string("unsupported: data of type ") + dtype_name(x.dtype));
     const int rank = static_cast<int>(x.shape.size());
-    const std::vector<int64_t> pads = known_ints(in[1], "pads");
+    const std::vector<int64_t> pads = known_ints(in, 1, "pads");
 
     std::vector<int> axes;
     if (in.size() > 3 && in[3].present) {
-      for (int64_t a : known_ints(in[3], "axes")) axes.push_back(normalize_axis(a, rank));
+      for (int64_t a : known_ints(in, 3, "axes")) axes.push_back(normalize_axis(a, rank));
       std::vector<int> sorted = axes;
       std::sort(sorted.begin(), sorted.end());
       if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) error("axes must not repeat an axis");

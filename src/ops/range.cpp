@@ -31,10 +31,7 @@ class Range final : public Op {
     for (int k = 0; k < 3; ++k) {
       if (in[k].dtype != t)
         error(std::string("'") + names[k] + "' is " + dtype_name(in[k].dtype) + " but 'start' is " + dtype_name(t));
-      if (!in[k].value)
-        error(std::string("input '") + names[k] +
-              "' must be known when the session is planned (a constant, or computed from shapes); taking it from "
-              "run-time tensor contents is unsupported");
+      if (!in[k].value) contents_needed(static_cast<size_t>(k), std::string("input '") + names[k] + "'");
       if (in[k].value->numel() != 1)
         error(std::string("'") + names[k] + "' must be a scalar, got shape " + shape_str(in[k].shape));
       v[k] = read(*in[k].value);

@@ -41,10 +41,7 @@ class Reduce final : public Op {
     const bool has_axes_input = in.size() > 1 && in[1].present;
     // Empty axes need no values; others decide the output shape, which is planned before any run.
     if (has_axes_input && shape_numel(in[1].shape) != 0) {
-      if (!in[1].value)
-        error("axes computed at run time are unsupported: the output shape is planned before running, so the "
-              "axes must be a constant or computed from shapes");
-      from_input = known_ints(in[1], "axes");
+      from_input = known_ints(in, 1, "axes");
     }
     const Shape& s = in[0].shape;
     const std::vector<bool> reduced = reduced_dims(static_cast<int>(s.size()), has_axes_input ? &from_input : nullptr);
@@ -79,7 +76,7 @@ class Reduce final : public Op {
     d.dtype = t.dtype();
     d.shape = t.shape();
     d.value = &t;
-    return known_ints(d, "axes");
+    return known_ints(std::vector<TensorDesc>{d}, 0, "axes");
   }
 
   // Which of the `rank` input dimensions are reduced. With no axes (or empty ones): all, or none when

@@ -17,7 +17,7 @@ class Reshape final : public Op {
     expect_sized(*this, in[0], "input");
     std::vector<int64_t> target;
     if (in.size() > 1 && in[1].present) {
-      target = known_ints(in[1], "input 'shape'");
+      target = known_ints(in, 1, "input 'shape'");
     } else if (node_.attrs.has("shape")) {  // Reshape-1's attribute form
       target = node_.attrs.get_ints("shape");
     } else {

@@ -10,7 +10,8 @@
 //   Upsample:   X, scales.                 nearest or (bi)linear, asymmetric coordinates.
 //
 // The output shape follows from scales (floor(in * scale)) or sizes, so they (and roi for
-// tf_crop_and_resize) must be known when the session plans: constants, or computed from shapes.
+// tf_crop_and_resize) must be known when the session plans: constants, computed from shapes, or computed
+// from the contents of small model inputs (the session plans again when those change).
 // Where only scales are given, coordinates use length_resized = in * scale before rounding, as the ONNX
 // reference implementation does; with sizes, length_resized is the size.
 //
@@ -31,9 +32,6 @@ namespace ninegrid {
 namespace {
 
 enum class AspectPolicy { Stretch, NotLarger, NotSmaller };
-
-constexpr const char* kRunTimeShape =
-    "computed at run time (ninegrid fixes every output shape when it plans the session; make it a constant)";
 
 class Resize final : public Op {
  public:
@@ -150,8 +148,7 @@ class Resize final : public Op {
         r.out = static_cast<int64_t>(size);
       }
     } else {
-      if (!in[sizes_input].value) error(std::string("unsupported: sizes ") + kRunTimeShape);
-      const std::vector<int64_t> sizes = known_ints(in[sizes_input], "sizes");
+      const std::vector<int64_t> sizes = known_ints(in, sizes_input, "sizes");
       if (sizes.size() != na)
         error("sizes has " + std::to_string(sizes.size()) + " values, expected " + std::to_string(na) +
               " (one per axis of X " + shape_str(x) + ")");
@@ -239,8 +236,7 @@ class Resize final : public Op {
   std::vector<double> known_floats(const std::vector<TensorDesc>& in, size_t i, const char* what) const {
     if (i >= in.size() || !in[i].present) error(std::string(what) + " is required here");
     const TensorDesc& t = in[i];
-    if (!t.value)
-      error(std::string("unsupported: ") + what + " " + kRunTimeShape);
+    if (!t.value) contents_needed(i, what);
     std::vector<double> v(static_cast<size_t>(t.value->numel()));
     if (t.value->dtype() == DataType::Float32) {
       for (size_t k = 0; k < v.size(); ++k) v[k] = t.value->data_as<float>()[k];

@@ -23,13 +23,13 @@ class Slice final : public Op {
     expect_blockable(*this, block_, in[0]);
     const Shape& shape = in[0].shape;
     const int rank = static_cast<int>(shape.size());
-    const std::vector<int64_t> starts = known_ints(in[1], "input 'starts'");
-    const std::vector<int64_t> ends = known_ints(in[2], "input 'ends'");
+    const std::vector<int64_t> starts = known_ints(in, 1, "input 'starts'");
+    const std::vector<int64_t> ends = known_ints(in, 2, "input 'ends'");
     if (starts.size() != ends.size())
       error("'starts' has " + std::to_string(starts.size()) + " values but 'ends' has " + std::to_string(ends.size()));
     std::vector<int64_t> axes_given;
     if (in.size() > 3 && in[3].present) {
-      axes_given = known_ints(in[3], "input 'axes'");
+      axes_given = known_ints(in, 3, "input 'axes'");
     } else {
       for (size_t i = 0; i < starts.size(); ++i) axes_given.push_back(static_cast<int64_t>(i));
     }
@@ -38,7 +38,7 @@ class Slice final : public Op {
             std::to_string(starts.size()));
     std::vector<int64_t> steps(starts.size(), 1);
     if (in.size() > 4 && in[4].present) {
-      steps = known_ints(in[4], "input 'steps'");
+      steps = known_ints(in, 4, "input 'steps'");
       if (steps.size() != starts.size())
         error("'steps' has " + std::to_string(steps.size()) + " values but 'starts' has " +
               std::to_string(starts.size()));

@@ -25,7 +25,7 @@ class Split final : public Op {
 
     sizes_.clear();
     // An empty 'split' input means the same as none (some exporters write one).
-    if (in.size() > 1 && in[1].present) sizes_ = known_ints(in[1], "input 'split'");
+    if (in.size() > 1 && in[1].present) sizes_ = known_ints(in, 1, "input 'split'");
     if (!sizes_.empty()) {
       // sizes given
     } else if (node_.attrs.has("split")) {  // pre-13 attribute form, should the importer leave one

@@ -23,7 +23,7 @@ class SqueezeBase : public Op {
   // The axes from input 1 or the 'axes' attribute; `given` is false when neither is there.
   std::vector<int64_t> read_axes(const std::vector<TensorDesc>& in, bool& given) const {
     given = true;
-    if (in.size() > 1 && in[1].present) return known_ints(in[1], "input 'axes'");
+    if (in.size() > 1 && in[1].present) return known_ints(in, 1, "input 'axes'");
     if (node_.attrs.has("axes")) return node_.attrs.get_ints("axes");
     given = false;
     return {};

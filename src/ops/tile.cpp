@@ -12,7 +12,7 @@ class Tile final : public Op {
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 2, 2);
     expect_sized(*this, in[0], "input");
-    const std::vector<int64_t> repeats = known_ints(in[1], "input 'repeats'");
+    const std::vector<int64_t> repeats = known_ints(in, 1, "input 'repeats'");
     const Shape& shape = in[0].shape;
     if (repeats.size() != shape.size())
       error("'repeats' has " + std::to_string(repeats.size()) + " values but the input has rank " +

@@ -111,10 +111,10 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
 
   // Create every operator once: unsupported operators and bad attributes are reported at load time.
   std::vector<std::unique_ptr<Op>> ops = create_ops(graph_);
-  // With all input shapes known, infer the outputs' now, so shape errors surface at load time too.
-  std::vector<Shape> shapes;
-  if (!fixed_input_shapes(graph_, &shapes)) return;
-  const ValueInference values = infer_values(graph_, shapes, ops, resolved_.limits);
+  // With all input shapes known, infer the outputs' now, so shape errors surface at load time too (unless
+  // a shape depends on an input's contents: then the first run tells).
+  ValueInference values;
+  if (!infer_values_for_declared_shapes(graph_, &values, resolved_.limits, &ops)) return;
   for (size_t i = 0; i < outputs_.size(); ++i) {
     outputs_[i].shape = values.values[graph_.outputs[i]].desc.shape;
     outputs_[i].dtype = values.values[graph_.outputs[i]].desc.dtype;

@@ -32,15 +32,91 @@ SessionImpl::Use::Use(const SessionImpl& s, const char* method) : s_(s) {
 
 SessionImpl::Use::~Use() { s_.busy_.store(false, std::memory_order_release); }
 
+namespace {
+
+// A shape-driving input's contents are copied into the plan and compared with the bound tensor on every
+// run, and everything computed from them is folded when planning: meant for a Reshape's target shape, a
+// Resize's sizes, a Range's bounds, not for images.
+constexpr int64_t kMaxShapeDrivingElements = 4096;
+
+}  // namespace
+
 void SessionImpl::prepare(const std::vector<Shape>& input_shapes) {
   if (planned_ && plan_.input_shapes == input_shapes) return;
+  plan_for(input_shapes, nullptr);
+}
+
+std::vector<int> SessionImpl::shape_driving_inputs() const {
+  std::vector<int> out;
+  for (const ShapeDrivingInput& d : shape_driving_) out.push_back(d.input);
+  return out;
+}
+
+bool SessionImpl::plan_matches(const std::vector<Shape>& input_shapes) const {
+  if (!planned_ || plan_.input_shapes != input_shapes) return false;
+  const Graph& g = model().graph();
+  for (const ShapeDrivingInput& d : shape_driving_) {
+    const Tensor& planned = plan_.values.values[g.inputs[d.input]].folded;
+    const Tensor& bound = inputs_[d.input];
+    // Same dtype (set_input checks it) and shape, so the same byte count.
+    if (!planned.defined() || std::memcmp(planned.data(), bound.data(), bound.nbytes()) != 0) return false;
+  }
+  return true;
+}
+
+void SessionImpl::learn_shape_driving_inputs(const ContentsNeeded& e) {
+  const Graph& g = model().graph();
+  if (e.value < 0 || e.node < 0) throw e;
+  std::vector<int> fresh;
+  for (int i : input_ancestors(g, ops_, e.value)) {
+    bool known = false;
+    for (const ShapeDrivingInput& d : shape_driving_) known = known || d.input == i;
+    if (!known) fresh.push_back(i);
+  }
+  if (fresh.empty()) {
+    // Computed inside the graph from tensors only a run produces (or from inputs whose contents were
+    // given, through a node that cannot be evaluated while planning): no input's contents can stand in.
+    const int producer = g.producers()[e.value];
+    throw Error(std::string(e.what()) +
+                (producer >= 0 ? " ('" + g.values[e.value].name + "' is computed at run time by " +
+                                     g.nodes[producer].describe() + ")"
+                               : ""));
+  }
+  for (int i : fresh) shape_driving_.push_back({i, g.nodes[e.node].describe(), g.values[e.value].name});
+}
+
+bool SessionImpl::plan_for(const std::vector<Shape>& input_shapes, const std::vector<Tensor>* bound) {
   planned_ = false;
   step_ms_.clear();  // times belong to the old plan's steps
   tensors_.clear();
   arena_ = Tensor();
   const Graph& g = model().graph();
   const ResolvedOptions& o = model().resolved();
-  ValueInference values = infer_values(g, input_shapes, ops_, o.limits);
+  ValueInference values;
+  for (;;) {
+    std::vector<Tensor> contents;  // per graph input: defined for the shape-driving ones
+    if (!shape_driving_.empty()) {
+      if (!bound) return false;
+      contents.resize(g.inputs.size());
+      // Copies: the plan outlives borrowed inputs, and folded views of these share their bytes.
+      for (const ShapeDrivingInput& d : shape_driving_) {
+        const Tensor& t = (*bound)[d.input];
+        if (t.numel() > kMaxShapeDrivingElements)
+          throw Error(d.node + " needs the contents of input '" + g.values[g.inputs[d.input]].name +
+                      "' to plan its output shape (through '" + d.through + "'), but that input has " +
+                      std::to_string(t.numel()) + " elements (shape " + shape_str(t.shape()) +
+                      "); an input whose contents decide shapes may have at most " +
+                      std::to_string(kMaxShapeDrivingElements) + ", since the session plans again whenever they change");
+        contents[d.input] = t.clone();
+      }
+    }
+    try {
+      values = infer_values(g, input_shapes, ops_, o.limits, contents);
+      break;
+    } catch (const ContentsNeeded& e) {
+      learn_shape_driving_inputs(e);
+    }
+  }
   plan_ = make_plan(g, input_shapes, std::move(values), ops_, o.limits);
   std::vector<TensorDesc> in;
   for (const PlanStep& st : plan_.steps) {
@@ -61,6 +137,8 @@ void SessionImpl::prepare(const std::vector<Shape>& input_shapes) {
     throw Error(std::string("cannot allocate the session's working memory: ") + e.what());
   }
   planned_ = true;
+  ++plans_made_;
+  return true;
 }
 
 std::vector<Shape> SessionImpl::input_shapes(const std::map<std::string, Shape>& given) const {
@@ -139,11 +217,7 @@ void SessionImpl::bind_tensors() {
   }
 }
 
-void SessionImpl::run() {
-  struct Release {  // borrowed inputs are bound for one run, however it ends
-    SessionImpl& s;
-    ~Release() { s.release_borrowed_inputs(); }
-  } release{*this};
+void SessionImpl::prepare_for_bound_inputs() {
   const auto& ins = model().inputs();
   std::vector<Shape> shapes;
   for (size_t i = 0; i < ins.size(); ++i) {
@@ -151,7 +225,15 @@ void SessionImpl::run() {
       throw Error("input '" + ins[i].name + "' was not set (a borrowed tensor is bound for one run only)");
     shapes.push_back(inputs_[i].shape());
   }
-  prepare(shapes);
+  if (!plan_matches(shapes)) plan_for(shapes, &inputs_);
+}
+
+void SessionImpl::run() {
+  struct Release {  // borrowed inputs are bound for one run, however it ends
+    SessionImpl& s;
+    ~Release() { s.release_borrowed_inputs(); }
+  } release{*this};
+  prepare_for_bound_inputs();
   bind_tensors();
   if (profiling_) step_ms_.assign(plan_.steps.size(), 0.0);
   OpContext ctx;

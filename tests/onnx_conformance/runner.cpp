@@ -1,7 +1,9 @@
 // ONNX conformance runner: executes ONNX's backend node tests (Debian libonnx-testdata) through ninegrid.
 //
-//   onnx_conformance ROOT [--filter SUBSTR] [--verbose] [--threads N]
-// (--verbose adds each test's time; --threads sets the session's workers, default 1)
+//   onnx_conformance ROOT [--filter SUBSTR] [--verbose] [--threads N] [--must-pass FILE]
+// (--verbose adds each test's time; --threads sets the session's workers, default 1; --must-pass names a
+// file listing tests, one per line, '#' comments, that must PASS: a SKIP of one of them fails the run too,
+// and so does a listed test that is not there)
 //
 // ROOT holds one directory per test (or is itself one): model.onnx plus test_data_set_*/input_<i>.pb and
 // output_<i>.pb, serialized TensorProtos bound to the model's inputs and outputs in order. Each test is
@@ -11,7 +13,7 @@
 //   PASS  otherwise.
 // Values are compared as ONNX's backend tests do: |got - expected| <= atol + rtol * |expected| with
 // rtol = 1e-3, atol = 1e-7 for floating types (NaN matches NaN), exact for integers and bools.
-// Exit status 1 if anything failed.
+// Exit status 1 if anything failed, or a test listed by --must-pass did not pass.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -293,9 +295,23 @@ Outcome run_test(const fs::path& dir, int threads) {
   }
 }
 
+// Test names from a --must-pass file: one per line; blank lines and text after '#' ignored.
+std::set<std::string> read_must_pass(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw Error("cannot open the --must-pass file '" + path + "'");
+  std::set<std::string> names;
+  std::string line;
+  while (std::getline(f, line)) {
+    line = line.substr(0, line.find('#'));
+    const size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (b != std::string::npos) names.insert(line.substr(b, e - b + 1));
+  }
+  return names;
+}
+
 int usage(const char* argv0) {
   std::fprintf(stderr,
-               "usage: %s ROOT [--filter SUBSTR] [--verbose] [--threads N]\n"
+               "usage: %s ROOT [--filter SUBSTR] [--verbose] [--threads N] [--must-pass FILE]\n"
                "Runs each ONNX backend test directory under ROOT (model.onnx + test_data_set_*).\n",
                argv0);
   return 2;
@@ -304,7 +320,7 @@ int usage(const char* argv0) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string root, filter;
+  std::string root, filter, must_pass_file;
   bool verbose = false;
   int threads = 1;
   for (int i = 1; i < argc; ++i) {
@@ -313,10 +329,20 @@ int main(int argc, char** argv) {
     if (a == "--verbose" || a == "-v") verbose = true;
     else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--must-pass" && i + 1 < argc) must_pass_file = argv[++i];
     else if (!a.empty() && a[0] != '-' && root.empty()) root = a;
     else return usage(argv[0]);
   }
   if (root.empty()) return usage(argv[0]);
+  std::set<std::string> must_pass;
+  if (!must_pass_file.empty()) {
+    try {
+      must_pass = read_must_pass(must_pass_file);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 2;
+    }
+  }
 
   std::vector<fs::path> tests;
   std::error_code ec;
@@ -340,6 +366,7 @@ int main(int argc, char** argv) {
     if (!filter.empty() && name.find(filter) == std::string::npos) continue;
     const auto t0 = std::chrono::steady_clock::now();
     Outcome o = run_test(dir, threads);
+    if (o.status == Status::Pass) must_pass.erase(name);
     if (verbose)
       std::printf("     %s took %.1f ms\n", name.c_str(),
                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -375,6 +402,14 @@ int main(int argc, char** argv) {
     std::printf("failed:\n");
     for (const auto& f : failures) std::printf("  %s\n", f.c_str());
   }
+  // Listed tests that ran and did not pass, or (without a filter) are missing.
+  std::vector<std::string> not_passed;
+  for (const std::string& n : must_pass)
+    if (filter.empty() || n.find(filter) != std::string::npos) not_passed.push_back(n);
+  if (!not_passed.empty()) {
+    std::printf("listed in %s but did not pass (or are not there):\n", must_pass_file.c_str());
+    for (const auto& n : not_passed) std::printf("  %s\n", n.c_str());
+  }
   std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-  return failed ? 1 : 0;
+  return failed || !not_passed.empty() ? 1 : 0;
 }

@@ -1,10 +1,10 @@
 // ONNX's own node tests (Debian libonnx-testdata) for the operators whose output shape depends on an
 // input's contents: Resize (scales / sizes / roi), Upsample (scales) and Pad (pads). The test models
-// feed those as graph inputs; ninegrid fixes output shapes when it plans, so here, as a model exporter
-// would, they are bound as constants from the test's own input files, and the outputs compared with
+// feed those as graph inputs; here, as a model exporter would, they are bound as constants from the
+// test's own input files (so load-time folding and layout planning see them), and the outputs compared with
 // ONNX's expected ones (|got - want| <= 1e-7 + 1e-3 * |want|, the backend tests' tolerance).
-// The conformance runner (tests/onnx_conformance) runs the same models with those inputs at run time,
-// where ninegrid reports them unsupported.
+// The conformance runner (tests/onnx_conformance) runs the same models with those inputs bound at run
+// time, where the session plans by their contents (runtime_shape_tests.txt lists them).
 #include <gtest/gtest.h>
 
 #include <cmath>

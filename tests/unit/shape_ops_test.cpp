@@ -203,8 +203,9 @@ TEST(Slice, BadArgumentsAreErrors) {
   EXPECT_ERROR_HAS(error_running("Slice", {arg(f32({2, 2}, {1, 2, 3, 4})), konst(i64({2}, {0, 0})),
                                            konst(i64({2}, {1, 1})), konst(i64({2}, {1, -1}))}),
                    "repeated");
-  // Starts that arrive only at run time cannot size the output when planning.
-  EXPECT_ERROR_HAS(error_running("Slice", {arg(x), arg(i64({1}, {0})), konst(i64({1}, {2}))}), "unsupported");
+  // Starts given as a model input: the session plans by the contents each run brings.
+  EXPECT_EQ(values<float>(run1("Slice", {arg(x), arg(i64({1}, {1})), konst(i64({1}, {3}))})), (std::vector<float>{2, 3}));
+  EXPECT_ERROR_HAS(error_running("Slice", {arg(x), arg(i64({2}, {0, 0})), konst(i64({1}, {2}))}), "'ends' has 1");
 }
 
 // ---------------------------------------------------------------- Reshape / Flatten
@@ -234,7 +235,11 @@ TEST(Reshape, BadTargetsAreErrors) {
   EXPECT_ERROR_HAS(error_running("Reshape", {arg(x), konst(i64({3}, {0, 0, 0}))}), "does not have");
   EXPECT_ERROR_HAS(error_running("Reshape", {arg(x), konst(i64({3}, {kI64Max, kI64Max, 2}))}), "overflows");
   EXPECT_ERROR_HAS(error_running("Reshape", {arg(f32({0, 3}, {})), konst(i64({2}, {0, -1}))}), "multiply to 0");
-  EXPECT_ERROR_HAS(error_running("Reshape", {arg(x), arg(i64({1}, {6}))}), "unsupported");
+  // A target given as a model input is checked against the contents each run brings.
+  EXPECT_ERROR_HAS(error_running("Reshape", {arg(x), arg(i64({2}, {4, 2}))}), "cannot reshape 2x3");
+  Tensor y = run1("Reshape", {arg(x), arg(i64({2}, {3, 2}))});
+  EXPECT_EQ(y.shape(), (Shape{3, 2}));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(Flatten, SplitsTheShapeAtAxis) {
@@ -409,7 +414,9 @@ TEST(ConstantOfShape, FillsWithTheValueOrFloatZero) {
   EXPECT_EQ(run1("ConstantOfShape", {konst(i64({2}, {0, 4}))}).shape(), (Shape{0, 4}));
   EXPECT_ERROR_HAS(error_running("ConstantOfShape", {konst(i64({1}, {-1}))}), "negative");
   EXPECT_ERROR_HAS(error_running("ConstantOfShape", {konst(i64({3}, {kI64Max, kI64Max, 2}))}), "shape");
-  EXPECT_ERROR_HAS(error_running("ConstantOfShape", {arg(i64({1}, {2}))}), "unsupported");
+  // The shape given as a model input.
+  EXPECT_EQ(values<float>(run1("ConstantOfShape", {arg(i64({1}, {2}))})), (std::vector<float>{0, 0}));
+  EXPECT_ERROR_HAS(error_running("ConstantOfShape", {arg(i64({1}, {-1}))}), "negative");
 }
 
 TEST(EyeLike, OnesOnTheKthDiagonal) {
@@ -443,8 +450,10 @@ TEST(Range, BadArgumentsAreErrors) {
   EXPECT_ERROR_HAS(error_running("Range", {konst(f32({}, {0})), konst(f32({}, {1e30f})), konst(f32({}, {1e-3f}))}),
                    "too many");
   EXPECT_ERROR_HAS(error_running("Range", {konst(i32({}, {1})), konst(i64({}, {7})), konst(i32({}, {1}))}), "int64");
-  EXPECT_ERROR_HAS(error_running("Range", {arg(i32({}, {1})), konst(i32({}, {7})), konst(i32({}, {1}))}),
-                   "unsupported");
+  // Bounds given as model inputs.
+  EXPECT_ERROR_HAS(error_running("Range", {arg(i32({}, {1})), konst(i32({}, {7})), arg(i32({}, {0}))}), "must not be 0");
+  EXPECT_EQ(values<int32_t>(run1("Range", {arg(i32({}, {1})), konst(i32({}, {7})), arg(i32({}, {2}))})),
+            (std::vector<int32_t>{1, 3, 5}));
   EXPECT_ERROR_HAS(error_running("Range", {konst(u8({}, {1})), konst(u8({}, {7})), konst(u8({}, {1}))}), "unsupported");
 }
 

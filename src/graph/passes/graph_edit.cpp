@@ -67,9 +67,9 @@ void record_inferred_shapes(Graph& g, const ValueInference& inferred) {
 }
 
 bool annotate_shapes(Graph& g) {
-  std::vector<Shape> shapes;
-  if (!fixed_input_shapes(g, &shapes)) return false;
-  record_inferred_shapes(g, infer_values(g, shapes));
+  ValueInference inferred;
+  if (!infer_values_for_declared_shapes(g, &inferred)) return false;
+  record_inferred_shapes(g, inferred);
   return true;
 }
 

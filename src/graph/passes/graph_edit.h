@@ -30,7 +30,8 @@ bool is_float_zeros(const Tensor& t);
 int add_constant(Graph& g, const std::string& base, Tensor t);
 
 // Records every value's dtype and shape (Value::shape) by inferring them for the graph's fixed input
-// shapes, and sets Graph::shapes_inferred. False (nothing recorded) when an input shape is not fixed.
+// shapes, and sets Graph::shapes_inferred. False (nothing recorded) when an input shape is not fixed or a
+// shape depends on an input's contents (infer_values_for_declared_shapes).
 bool annotate_shapes(Graph& g);
 // annotate_shapes unless the graph's shapes were inferred already and every node output still has
 // one: passes that need shapes call this, so a load infers again only after a pass that added values
