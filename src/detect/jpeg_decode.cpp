@@ -28,7 +28,15 @@ void cmyk_to_rgb(const unsigned char* cmyk, Image& img) {
 
 }  // namespace
 
-bool is_jpeg(const unsigned char* data, size_t size) { return size >= 2 && data[0] == 0xFF && data[1] == 0xD8; }
+// What stb_image would take for a JPEG: its marker reader skips any run of 0xFF fill bytes before the
+// start-of-image byte, so FF FF ... FF D8 reaches stb's own (unchecked) JPEG decoder unless it comes here;
+// libjpeg-turbo refuses the fill bytes with its own message (found by fuzz/image_fuzzer).
+bool is_jpeg(const unsigned char* data, size_t size) {
+  if (size < 2 || data[0] != 0xFF) return false;
+  size_t i = 1;
+  while (i < size && data[i] == 0xFF) ++i;
+  return i < size && data[i] == 0xD8;
+}
 
 Image decode_jpeg(const unsigned char* data, size_t size, const std::string& what) {
   Handle h(tjInitDecompress());

@@ -167,6 +167,8 @@ ValueInference infer_values(const Graph& graph, const std::vector<Shape>& input_
       in[i] = values[v].desc;
       if (!in[i].value) all_known = false;
     }
+    // Importers refuse such nodes; a graph built another way must not reach an op's out[0].
+    if (node.outputs.empty()) throw_node_error(node, "has no outputs");
     out.assign(node.outputs.size(), TensorDesc{});
     try {
       op.infer(in, out);

@@ -70,6 +70,17 @@ TEST(DetectImageDecode, JpegHuffmanTableWithMoreThan256CodesIsRefused) {
   EXPECT_NE(msg.find("Huffman"), std::string::npos) << msg;
 }
 
+// Found by fuzz/image_fuzzer: stb_image skips 0xFF fill bytes before a JPEG's start marker, so a file
+// beginning FF FF ... FF D8 with the oversized Huffman table above went to stb's JPEG decoder (the same
+// write past its table) instead of libjpeg-turbo. Such files now go to libjpeg-turbo, which refuses them:
+// a valid JPEG behind fill bytes (stb decoded it) is an error too.
+TEST(DetectImageDecode, JpegBehindFillBytesNeverReachesStb) {
+  const std::string padded = std::string(5, '\xFF') + encoded(true).substr(1);  // FF x5, then D8 ...
+  const std::string msg = error_of(padded);
+  EXPECT_NE(msg.find("not a JPEG ninegrid can decode"), std::string::npos) << msg;
+  EXPECT_NE(error_of("\xFF\xFF").find("cannot"), std::string::npos);  // all fill bytes: still an error
+}
+
 // Adobe CMYK JPEGs (inverted ink: 255 is none) decode to RGB as each channel times K.
 TEST(DetectImageDecode, CmykJpegIsConvertedToRgb) {
   // Stored (255, 0, 0, 255): no cyan ink, full magenta and yellow, no black: red. And K = 128: half grey.

@@ -125,6 +125,33 @@ TEST(ResourceBudget, AnEditedPadOpIsRefusedBeforeItsIndexTablesAreBuilt) {
   }
 }
 
+// Found by fuzz/onnx_run_fuzzer: a Pad node with no outputs reached shape inference, which wrote the
+// output the op always has into an empty list (UBSan: reference binding to null pointer). Refused at
+// import naming the node, and by shape inference for graphs built without an importer.
+TEST(ResourceBudget, ANodeWithoutOutputsIsRefusedNamingIt) {
+  namespace pb = onnx_pb;
+  const std::string bytes = pb::model(pb::graph(
+      {pb::node("Pad", {"x", "pads"}, {}, "outputless_pad"), pb::node("Relu", {"x"}, {"y"}, "relu")},
+      {pb::value_info("x", 1, {1, 1, 2, 2})}, {pb::value_info("y", 1, {1, 1, 2, 2})},
+      {pb::raw(pb::tensor("pads", 7, {8}), pb::raw_bytes<int64_t>({0, 0, 1, 1, 0, 0, 1, 1}))}));
+  std::string e;
+  try {
+    Model::load_onnx(bytes.data(), bytes.size());
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  expect_contains(e, "outputless_pad");
+  expect_contains(e, "no outputs");
+
+  GraphBuilder b;
+  b.input("x", {1, 1, 2, 2});
+  b.node("Relu", {"x"}, {"y"});
+  Node& pad = b.node("Pad", {"x", "x"}, {});
+  pad.name = "built_pad";
+  b.output("y");
+  expect_contains(load_error(b.g), "built_pad");
+}
+
 // Found by fuzz/onnx_run_fuzzer: Resize built its per-axis taps (entries per output coordinate) in shape
 // inference, before the output was checked against the budget: a scale of 2^31 asked for a 67 GB table.
 TEST(ResourceBudget, AnEditedResizeScaleIsRefusedBeforeItsTapsAreBuilt) {

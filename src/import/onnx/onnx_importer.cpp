@@ -258,6 +258,8 @@ class Importer {
 
     for (const auto& name : np.input()) node.inputs.push_back(name.empty() ? -1 : value_id(name));
     for (const auto& name : np.output()) node.outputs.push_back(name.empty() ? -1 : value_id(name));
+    // Every operator ninegrid runs has an output; the ops write their first one unchecked.
+    if (node.outputs.empty()) throw_node_error(node, "has no outputs (its operator has at least one)");
     if (qoperator) {  // rewritten into DequantizeLinear -> float op -> QuantizeLinear (qoperator_forms.h)
       std::vector<Node> expanded;
       expand_qoperator(graph_, node, expanded);
