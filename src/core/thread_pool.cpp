@@ -124,12 +124,14 @@ void ThreadPool::run_chunks(uint64_t word, int first) {
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;  // the last job word handled
   auto fresh = [&] { return published_.load(std::memory_order_acquire) != seen; };
-  g_busy.fetch_add(1, std::memory_order_relaxed);
-  awake_.fetch_add(1, std::memory_order_relaxed);
+  // awake_ rises before g_busy and falls after it, so a caller reading g_busy then awake_ never takes
+  // its own workers for another pool's threads.
+  awake_.fetch_add(1);
+  g_busy.fetch_add(1);
   for (;;) {
     if (!spin_until(fresh)) {
-      awake_.fetch_sub(1, std::memory_order_relaxed);
-      g_busy.fetch_sub(1, std::memory_order_relaxed);
+      g_busy.fetch_sub(1);
+      awake_.fetch_sub(1);
       {
         // The caller publishes under the mutex, so the word cannot change between this check and the wait.
         std::unique_lock<std::mutex> lock(mutex_);
@@ -137,22 +139,23 @@ void ThreadPool::worker_loop(int index) {
         wake_.wait(lock, fresh);
         --sleepers_;
       }
-      g_busy.fetch_add(1, std::memory_order_relaxed);
-      awake_.fetch_add(1, std::memory_order_relaxed);
+      awake_.fetch_add(1);
+      g_busy.fetch_add(1);
     }
     seen = published_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_relaxed)) break;
     run_chunks(seen, index);
   }
-  awake_.fetch_sub(1, std::memory_order_relaxed);
-  g_busy.fetch_sub(1, std::memory_order_relaxed);
+  g_busy.fetch_sub(1);
+  awake_.fetch_sub(1);
 }
 
 int ThreadPool::helpers_wanted(int64_t n) const {
   if (workers_.empty() || n < 2) return 0;
   // Busy threads of other pools (and callers with no pool), not counting this caller and its own workers,
   // which are the ones to be used. Racy by nature: a guess of what the next microseconds look like.
-  const int others = g_busy.load(std::memory_order_relaxed) - 1 - awake_.load(std::memory_order_relaxed);
+  const int busy = g_busy.load();
+  const int others = busy - 1 - awake_.load();
   const int spare = process_cpus() - 1 - std::max(others, 0);
   return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(spare, n - 1), 0, int64_t(workers_.size())));
 }

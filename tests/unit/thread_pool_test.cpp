@@ -87,7 +87,7 @@ std::set<Range> expected_chunks(int64_t n, int threads) {
 
 TEST(ThreadPool, CoversEveryIndexOnceInOneChunkPerThread) {
   Watchdog watchdog(std::chrono::seconds(120));
-  ProcessCpus cpus(16);
+  ProcessCpus cpus(64);
   for (int threads : {1, 2, 3, 4, 7, 16}) {
     for (int64_t spin_us : {0, 200}) {
       ThreadPool pool(threads, microseconds(spin_us));
