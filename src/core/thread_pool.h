@@ -41,6 +41,7 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
+  std::chrono::microseconds spin() const { return spin_; }
 
   // Calls fn(begin, end) over disjoint ranges covering [0, n), in parallel. Returns when all are done;
   // an exception from fn is rethrown here once every range has finished. A call from inside a running

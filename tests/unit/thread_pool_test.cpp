@@ -3,6 +3,7 @@
 #include "core/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -197,6 +198,38 @@ TEST(ThreadPool, DestroyedRightAfterUse) {
     ThreadPool pool(4, microseconds(10));
     covered_ranges(pool, 40);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+// Spinning is bounded in time: threads that wait (workers for the next loop, the caller and the workers
+// for a slow chunk) stop burning CPU once the spin limit has passed, however long the wait.
+TEST(ThreadPool, WaitingThreadsStopSpinningAfterTheSpinLimit) {
+  Watchdog watchdog(std::chrono::seconds(120));
+  ProcessCpus cpus(8);  // spinning allowed as far as the core count goes
+  constexpr auto kWait = std::chrono::milliseconds(300);
+  for (int spin_us : {0, 2000}) {
+    ThreadPool pool(4, microseconds(spin_us));
+    covered_ranges(pool, 4);  // the workers have started
+    // One chunk sleeps; the other three threads (the caller among them, whichever chunk it took) wait.
+    double before = process_cpu_ms();
+    pool.parallel_for(4, [&](int64_t begin, int64_t) {
+      if (begin == 0) std::this_thread::sleep_for(kWait);
+    });
+    const double waiting_for_a_chunk = process_cpu_ms() - before;
+    // No loop at all: the workers wait for the next one.
+    before = process_cpu_ms();
+    std::this_thread::sleep_for(kWait);
+    const double waiting_for_a_loop = process_cpu_ms() - before;
+    // Three threads spinning through a phase would burn up to 900 ms of CPU (several hundred even on two
+    // cores shared with other processes); bounded spinning costs at most 3 x the limit plus wake-ups.
+    EXPECT_LT(waiting_for_a_chunk, 100) << "spin " << spin_us << " us";
+    EXPECT_LT(waiting_for_a_loop, 100) << "spin " << spin_us << " us";
   }
 }
 
