@@ -106,6 +106,7 @@ void ThreadPool::run_chunks(uint64_t word, int first) {
     uint64_t seen = claimed.load(std::memory_order_relaxed);
     if (seen >= generation || !claimed.compare_exchange_strong(seen, generation, std::memory_order_acq_rel)) continue;
     const int64_t begin = job_n_ * index / chunks, end = job_n_ * (index + 1) / chunks;
+    const uint64_t target = job_target_;
     try {
       TaskScope task;
       (*job_)(begin, end);
@@ -113,10 +114,14 @@ void ThreadPool::run_chunks(uint64_t word, int first) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
     }
-    // seq_cst pairs with the caller's caller_sleeping_ store: either it sees zero or we see it asleep.
-    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_.notify_one();
+    // seq_cst pairs with the caller's caller_sleeping_ store: either it sees the job finished or we see
+    // it asleep.
+    if (finished_.fetch_add(1) + 1 == target) {
+      if (caller_sleeping_.load()) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_one();
+      }
+      return;  // the last chunk: none is left to claim (and the caller may be publishing the next job)
     }
   }
 }
@@ -174,9 +179,11 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     return;
   }
   const int chunks = helpers + 1;
+  // finished_ only grows, so publishing a job does not write the line the threads count on.
+  const uint64_t target = job_target_ + static_cast<uint64_t>(chunks);
   job_ = &fn;
   job_n_ = n;
-  pending_.store(chunks, std::memory_order_relaxed);
+  job_target_ = target;
   const uint64_t word =
       ((published_.load(std::memory_order_relaxed) >> kChunkBits) + 1) << kChunkBits | static_cast<uint64_t>(chunks);
   int wake = 0;
@@ -189,14 +196,13 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
 
   run_chunks(word, 0);
   // seq_cst, as in run_chunks: after caller_sleeping_ is set, this load must not be served from before it.
-  auto finished = [&] { return pending_.load() == 0; };
+  auto finished = [&] { return finished_.load() == target; };
   if (!spin_until(finished)) {
     std::unique_lock<std::mutex> lock(mutex_);
     caller_sleeping_.store(true);
     done_.wait(lock, finished);
     caller_sleeping_.store(false, std::memory_order_relaxed);
   }
-  job_ = nullptr;
   if (error_) {
     std::exception_ptr error;
     std::swap(error, error_);

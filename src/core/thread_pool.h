@@ -78,15 +78,16 @@ class ThreadPool {
   alignas(64) std::atomic<uint64_t> published_{0};
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0;
+  uint64_t job_target_ = 0;   // finished_ once every chunk of the current job is done
   std::exception_ptr error_;  // the first exception from a chunk (written under mutex_)
-  alignas(64) std::atomic<int> pending_{0};  // chunks of the current job not yet finished
+  alignas(64) std::atomic<uint64_t> finished_{0};  // chunks finished, over all jobs
   alignas(64) std::atomic<int> awake_{0};    // this pool's workers not asleep
   std::atomic<bool> caller_sleeping_{false};
   std::atomic<bool> stop_{false};
 
   std::mutex mutex_;
   std::condition_variable wake_;  // workers: a new job (or stop)
-  std::condition_variable done_;  // the caller: pending_ reached zero
+  std::condition_variable done_;  // the caller: finished_ reached the job's target
   int sleepers_ = 0;              // workers waiting on wake_ (under mutex_)
 };
 
