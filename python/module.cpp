@@ -172,7 +172,7 @@ py::array input_array(const std::string& name, const py::handle& value, const ni
 class PyModel {
  public:
   PyModel(const std::string& path, int threads, const py::object& shapes, int opt_level, const std::string& weights,
-          const std::string& isa, const std::string& conv_algorithms, int winograd_tile,
+          const std::string& isa, const std::string& conv_algorithms, int winograd_tile, int spin_microseconds,
           const py::object& max_tensor_bytes, const py::object& max_arena_bytes, const py::object& max_file_bytes,
           bool profiling)
       : path_(path), profiling_(profiling) {
@@ -184,6 +184,7 @@ class PyModel {
     o.isa = isa;
     o.conv_algorithms = conv_algorithms;
     o.winograd_tile = winograd_tile;
+    o.spin_microseconds = spin_microseconds;
     o.max_tensor_bytes = parse_budget(max_tensor_bytes, "max_tensor_bytes", o.max_tensor_bytes);
     o.max_arena_bytes = parse_budget(max_arena_bytes, "max_arena_bytes", o.max_arena_bytes);
     o.max_file_bytes = parse_budget(max_file_bytes, "max_file_bytes", o.max_file_bytes);
@@ -386,7 +387,8 @@ py::list detect(const py::object& image, const std::string& model, float score, 
 const char* const kModelDoc = R"(A loaded model with one session; run() may be called repeatedly, from any thread.
 
 Model(path, threads=0, shapes=None, opt_level=2, weights="", *, isa="", conv_algorithms="",
-      winograd_tile=0, max_tensor_bytes=None, max_arena_bytes=None, max_file_bytes=None, profiling=False)
+      winograd_tile=0, spin_microseconds=-1, max_tensor_bytes=None, max_arena_bytes=None,
+      max_file_bytes=None, profiling=False)
 
 path: an ONNX file or an ncnn .param (with its .bin beside it, or `weights`).
 threads: worker threads, the calling thread included; 0 for one per core.
@@ -396,6 +398,9 @@ opt_level: 0 no graph optimisation, 1 fusion and constant folding, 2 also layout
 isa: cap on the kernels' instruction set: "" (the best this CPU has), "ref", "avx2" or "avx512".
 conv_algorithms: "" for all, or a comma-separated subset of "winograd,strassen,direct,indirect".
 winograd_tile: 0 chooses per layer; 2, 4 or 6 forces Winograd's output tile.
+spin_microseconds: how long an idle worker thread may spin before it sleeps: -1 lets the engine choose, 0
+    never spins (no idle CPU burned, slower small layers), at most 1000000. Threads spin only while the
+    process has cores to spare.
 max_tensor_bytes, max_arena_bytes, max_file_bytes: the resource budget (any one tensor, the session's
     working memory, a model or weights file); None keeps the engine's defaults (far above real models),
     0 removes a limit. A model or input shape that needs more is refused with ninegrid.Error naming the
@@ -440,10 +445,10 @@ PYBIND11_MODULE(_ninegrid, m) {
   });
   py::class_<PyModel>(m, "Model", kModelDoc)
       .def(py::init<const std::string&, int, const py::object&, int, const std::string&, const std::string&,
-                    const std::string&, int, const py::object&, const py::object&, const py::object&, bool>(),
+                    const std::string&, int, int, const py::object&, const py::object&, const py::object&, bool>(),
            py::arg("path"), py::arg("threads") = 0, py::arg("shapes") = py::none(), py::arg("opt_level") = 2,
            py::arg("weights") = "", py::kw_only(), py::arg("isa") = "", py::arg("conv_algorithms") = "",
-           py::arg("winograd_tile") = 0, py::arg("max_tensor_bytes") = py::none(),
+           py::arg("winograd_tile") = 0, py::arg("spin_microseconds") = -1, py::arg("max_tensor_bytes") = py::none(),
            py::arg("max_arena_bytes") = py::none(), py::arg("max_file_bytes") = py::none(),
            py::arg("profiling") = false)
       .def("run", &PyModel::run, py::arg("inputs"), kRunDoc)

@@ -2,19 +2,22 @@
 
 #include <sys/resource.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
-
-#include <cstdlib>
 
 #include "ninegrid/npy.h"
 
 namespace ninegrid::cli {
 
 namespace {
+
+// Options::spin_microseconds's upper bound.
+constexpr int kMaxSpinUs = 1000000;
 
 std::string input_names(const std::vector<ValueInfo>& ins) {
   std::string names;
@@ -104,8 +107,12 @@ void add_model_options(ArgParser& parser, ModelArgs& args, ModelOptionSet which)
                   "input shape like 1x3x640x640, for dynamic dimensions; NAME may be left out when the model "
                   "has one input (default: the declared shape, a dynamic leading batch dimension as 1)",
                   &args.shapes, [](const std::string& v) { parse_shape_arg(v); });
-  if (which.threads)
+  if (which.threads) {
     parser.option_int("--threads", "N", "worker threads", &args.threads, 0, 1024, "0 = one per core");
+    parser.option_int("--spin", "US",
+                      "microseconds an idle worker thread may spin before it sleeps, 0 never (env NINEGRID_SPIN)",
+                      &args.spin_us, 0, kMaxSpinUs, "chosen by the engine");
+  }
   parser.option("--weights", "FILE", "ncnn weights file", &args.weights, "MODEL with .param replaced by .bin");
   if (which.opt_level)
     parser.option_int("--opt-level", "N",
@@ -145,6 +152,17 @@ Options options_from_args(const ModelArgs& args) {
     const std::string t = env("NINEGRID_WINOGRAD_TILE");
     if (t != "2" && t != "4" && t != "6") throw Error("NINEGRID_WINOGRAD_TILE must be 2, 4 or 6, got '" + t + "'");
     o.winograd_tile = std::stoi(t);
+  }
+  if (args.spin_us >= 0) {
+    o.spin_microseconds = args.spin_us;
+  } else if (!env("NINEGRID_SPIN").empty()) {
+    const std::string t = env("NINEGRID_SPIN");
+    char* end = nullptr;
+    errno = 0;
+    const long us = std::strtol(t.c_str(), &end, 10);
+    if (end == t.c_str() || *end != '\0' || errno != 0 || us < 0 || us > kMaxSpinUs)
+      throw Error("NINEGRID_SPIN must be microseconds from 0 to " + std::to_string(kMaxSpinUs) + ", got '" + t + "'");
+    o.spin_microseconds = static_cast<int>(us);
   }
   constexpr int64_t kMiB = int64_t(1) << 20;
   if (args.max_tensor_mb >= 0) o.max_tensor_bytes = args.max_tensor_mb * kMiB;

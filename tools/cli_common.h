@@ -24,6 +24,8 @@ struct ModelArgs {
   // NINEGRID_ISA, NINEGRID_CONV_ALGORITHMS, NINEGRID_WINOGRAD_TILE, else the library's default.
   std::string isa, conv_algorithms;
   int winograd_tile = -1;
+  // Options::spin_microseconds; -1: the environment's NINEGRID_SPIN, else the library's choice.
+  int spin_us = -1;
   // Resource budget in MiB (Options::max_tensor_bytes, max_arena_bytes, max_file_bytes); -1: default.
   int max_tensor_mb = -1, max_arena_mb = -1, max_file_mb = -1;
 };

@@ -51,8 +51,8 @@ int cmd_bench(int argc, char** argv) {
   p.option_int("--runs", "R", "timed runs", &runs, 1, 1000000);
   p.option_int("--warmup", "W", "untimed warm-up runs before timing", &warmup, 0, 1000000);
   p.flag("--json",
-         "print one JSON object with model, threads, runs, warmup, load_ms, min_ms, median_ms, max_ms, mean_ms, "
-         "peak_rss_mb",
+         "print one JSON object with model, threads, spin_microseconds (-1: the engine's choice), runs, warmup, "
+         "load_ms, min_ms, median_ms, max_ms, mean_ms, peak_rss_mb",
          &json);
   int exit_code;
   if (!p.parse(argc, argv, &exit_code)) return exit_code;
@@ -92,6 +92,7 @@ int cmd_bench(int argc, char** argv) {
     for (size_t i = 0; i < ins.size(); ++i) w.key(ins[i].name).int_array(loaded.input_shapes[i]);
     w.end_object();
     w.key("threads").value(threads);
+    w.key("spin_microseconds").value(loaded.model->options().spin_microseconds);  // -1: the engine's choice
     w.key("opt_level").value(margs.opt_level);
     w.key("runs").value(runs);
     w.key("warmup").value(warmup);

@@ -40,6 +40,7 @@ std::string with_flag_hint(const std::string& message) {
       {"Options::max_tensor_bytes", "--max-tensor-mb"}, {"Options::max_arena_bytes", "--max-memory-mb"},
       {"Options::max_file_bytes", "--max-file-mb"},     {"Options::isa", "--isa"},
       {"Options::conv_algorithms", "--conv-algorithms"}, {"Options::winograd_tile", "--winograd-tile"},
+      {"Options::spin_microseconds", "--spin"},
       {"FaceDetectorOptions::arch", "--arch"}};
   for (const auto& [option, flag] : kFlags)
     if (message.find(option) != std::string::npos) return message + " [set with " + flag + "]";

@@ -44,6 +44,13 @@ struct Options {
   // (6 is faster on some cores and rounds about twice as badly as 4).
   int winograd_tile = 0;
 
+  // Threads. How long, in microseconds, an idle worker (or a caller waiting for its workers) may spin
+  // before it sleeps: spinning bridges the gap between two layers without a wake-up, but takes a core
+  // from other work. -1 lets the engine choose (today 200); 0 never spins (the least idle CPU, slower
+  // small layers); at most 1,000,000. Whatever the value, a thread spins only while the process's busy
+  // pool threads fit in its cores, so sessions that outnumber the cores do not spin.
+  int spin_microseconds = -1;
+
   // Resource budget, checked when a session is planned, before anything is allocated or run: a model
   // or input shape that needs more is refused with an error naming the node and the size. The defaults
   // are far above what real models need; 0 removes a limit.

@@ -82,6 +82,9 @@ ng_status ng_options_set_isa(ng_options* o, const char* isa);
 ng_status ng_options_set_conv_algorithms(ng_options* o, const char* algorithms);
 /* Winograd's output tile: 0 chooses per layer; 2, 4 or 6 forces it. */
 ng_status ng_options_set_winograd_tile(ng_options* o, int tile);
+/* How long an idle worker thread may spin before it sleeps, in microseconds: -1 lets the engine choose
+ * (the default), 0 never spins, at most 1000000. Threads spin only while the process has cores to spare. */
+ng_status ng_options_set_spin_microseconds(ng_options* o, int microseconds);
 /* The resource budget, checked before anything is allocated or run: a model or input shape that needs
  * more is refused with an error naming the node and the size. 0 removes a limit; the defaults (4 GiB for
  * one tensor, 8 GiB of working memory per session, 4 GiB for a model or weights file) are far above real

@@ -1,5 +1,5 @@
-"""Settings and profiling from Python (issue 14): isa, conv_algorithms, winograd_tile, the resource budget,
-profiling=, set_profiling(), profile(), format, isa, threads."""
+"""Settings and profiling from Python (issue 14): isa, conv_algorithms, winograd_tile, spin_microseconds, the
+resource budget, profiling=, set_profiling(), profile(), format, isa, threads."""
 import os
 import tempfile
 import unittest
@@ -77,6 +77,18 @@ class SettingsTest(unittest.TestCase):
         with self.assertRaises(ninegrid.Error) as cm:
             ninegrid.Model(PARAM, winograd_tile=5)
         self.assertIn("winograd_tile", str(cm.exception))
+
+    def test_spin_microseconds(self):
+        # The same outputs whether idle threads spin or not; values out of range are refused by name.
+        for spin in (0, 1000000):
+            self.check_outputs(ninegrid.Model(PARAM, threads=2, shapes={"data": SHAPE}, spin_microseconds=spin))
+        for bad in (-2, 1000001):
+            with self.assertRaises(ninegrid.Error, msg=f"spin_microseconds={bad}") as cm:
+                ninegrid.Model(PARAM, spin_microseconds=bad)
+            self.assertIn("spin_microseconds", str(cm.exception))
+            self.assertIn(str(bad), str(cm.exception))
+        with self.assertRaises(TypeError):
+            ninegrid.Model(PARAM, spin_microseconds="fast")
 
     def test_budget_keywords(self):
         # None keeps the defaults, 0 removes a limit, a negative or non-int value is refused by name.

@@ -200,6 +200,14 @@ ng_status ng_options_set_winograd_tile(ng_options* o, int tile) {
   o->options.winograd_tile = tile;
   return ok();
 }
+ng_status ng_options_set_spin_microseconds(ng_options* o, int microseconds) {
+  if (!o) return invalid("ng_options_set_spin_microseconds: options is NULL");
+  if (microseconds < -1 || microseconds > 1000000)
+    return invalid("ng_options_set_spin_microseconds: microseconds must be -1 (the engine chooses), 0 (never spin) "
+                   "or up to 1000000, got " + std::to_string(microseconds));
+  o->options.spin_microseconds = microseconds;
+  return ok();
+}
 ng_status ng_options_set_max_tensor_bytes(ng_options* o, int64_t bytes) {
   return set_budget(o, &ninegrid::Options::max_tensor_bytes, "ng_options_set_max_tensor_bytes", bytes);
 }

@@ -209,6 +209,13 @@ static void test_arguments(ng_model* model, const float* chw, int h, int w) {
   CHECK(ng_options_set_conv_algorithms(NULL, "direct") == NG_INVALID_ARGUMENT, "NULL options");
   CHECK(ng_options_set_winograd_tile(o, 5) == NG_INVALID_ARGUMENT, "tile 5");
   CHECK(strstr(ng_last_error(), "5") != NULL, "names the value: %s", ng_last_error());
+  CHECK(ng_options_set_spin_microseconds(NULL, 0) == NG_INVALID_ARGUMENT, "NULL options");
+  CHECK(ng_options_set_spin_microseconds(o, -2) == NG_INVALID_ARGUMENT, "spin -2");
+  CHECK(strstr(ng_last_error(), "ng_options_set_spin_microseconds") != NULL && strstr(ng_last_error(), "-2") != NULL,
+        "names the call and the value: %s", ng_last_error());
+  CHECK(ng_options_set_spin_microseconds(o, 1000001) == NG_INVALID_ARGUMENT, "spin over a second");
+  CHECK(ng_options_set_spin_microseconds(o, -1) == NG_OK && ng_options_set_spin_microseconds(o, 1000000) == NG_OK,
+        "spin -1 and 1000000");
   CHECK(ng_options_set_max_tensor_bytes(o, -1) == NG_INVALID_ARGUMENT, "negative budget");
   CHECK(ng_options_set_max_arena_bytes(NULL, 1) == NG_INVALID_ARGUMENT, "NULL options");
   CHECK(ng_options_set_max_file_bytes(o, -2) == NG_INVALID_ARGUMENT, "negative budget");
@@ -260,6 +267,29 @@ static void test_settings(const char* param, const float* chw, int h, int w) {
     ng_model_free(m);
     m = NULL;
   }
+
+  /* A session that never spins computes what one with the engine's spin limit does, bit for bit. */
+  float* by_spin[2] = {NULL, NULL};
+  long counts[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    ng_options_free(o);
+    CHECK(ng_options_create(&o) == NG_OK && ng_options_set_threads(o, 2) == NG_OK, "options");
+    CHECK(ng_options_set_spin_microseconds(o, i == 0 ? -1 : 0) == NG_OK, "spin");
+    CHECK(ng_model_load(param, o, &m) == NG_OK, "load with spin %d", i == 0 ? -1 : 0);
+    if (!m) continue;
+    ng_session* s = NULL;
+    CHECK(ng_session_create(m, &s) == NG_OK && ng_session_threads(s) == 2, "session of two threads");
+    CHECK(s && ng_session_set_input(s, "data", NG_FLOAT32, shape, 4, chw) == NG_OK && ng_session_run(s) == NG_OK, "run");
+    if (s) by_spin[i] = copy_output(s, OUT16, &counts[i]);
+    ng_session_free(s);
+    ng_model_free(m);
+    m = NULL;
+  }
+  CHECK(by_spin[0] && by_spin[1] && counts[0] == counts[1] &&
+            memcmp(by_spin[0], by_spin[1], sizeof(float) * (size_t)counts[0]) == 0,
+        "the same outputs whether threads spin or not");
+  free(by_spin[0]);
+  free(by_spin[1]);
 
   /* The budget: a plan over it is refused before anything is allocated, naming the node and the size. */
   ng_options_free(o);

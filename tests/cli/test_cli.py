@@ -95,21 +95,21 @@ class CliTestCase(unittest.TestCase):
         onnx.save(model, p)
         return p
 
-    def cli(self, *args, timeout=120):
-        r = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    def cli(self, *args, timeout=120, env=None):
+        r = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env)
         self.assertGreaterEqual(r.returncode, 0, f"ninegrid {' '.join(map(str, args))} died from signal "
                                                  f"{-r.returncode}\nstderr: {r.stderr}")
         return r
 
-    def ok(self, *args):
-        r = self.cli(*args)
+    def ok(self, *args, env=None):
+        r = self.cli(*args, env=env)
         self.assertEqual(r.returncode, 0, f"ninegrid {' '.join(map(str, args))} failed:\n{r.stderr}")
         return r
 
-    def fails(self, cmd, *args, code=None, mentions=()):
+    def fails(self, cmd, *args, code=None, mentions=(), env=None):
         """Runs a command that must fail cleanly: non-zero exit, one 'ninegrid CMD: error: ...' line naming
         each of `mentions`."""
-        r = self.cli(cmd, *args)
+        r = self.cli(cmd, *args, env=env)
         self.assertNotEqual(r.returncode, 0, f"ninegrid {cmd} {args} should fail; stdout: {r.stdout}")
         if code is not None:
             self.assertEqual(r.returncode, code, r.stderr)
@@ -121,9 +121,9 @@ class CliTestCase(unittest.TestCase):
 
 class HelpTest(CliTestCase):
     EXPECTED = {
-        "run": ["MODEL", "--input", "--shape", "--output-dir", "--threads", "--weights", "--opt-level"],
+        "run": ["MODEL", "--input", "--shape", "--output-dir", "--threads", "--spin", "--weights", "--opt-level"],
         "info": ["MODEL", "--json", "--shape", "--weights"],
-        "bench": ["MODEL", "--threads", "--runs", "--warmup", "--shape", "--json", "--opt-level"],
+        "bench": ["MODEL", "--threads", "--spin", "--runs", "--warmup", "--shape", "--json", "--opt-level"],
     }
 
     def test_every_subcommand_has_help(self):
@@ -313,6 +313,25 @@ class BenchTest(CliTestCase):
         self.assertAlmostEqual(min(b["times_ms"]), b["min_ms"], places=4)
         self.assertAlmostEqual(max(b["times_ms"]), b["max_ms"], places=4)
         self.assertAlmostEqual(sorted(b["times_ms"])[3], b["median_ms"], places=4)
+
+    def test_spin_from_the_flag_else_the_environment(self):
+        model = self.save(conv_model(), "conv_spin.onnx")
+        env = {k: v for k, v in os.environ.items() if k != "NINEGRID_SPIN"}
+
+        def spin(*args, environment=env):
+            r = self.ok("bench", model, "--runs", "1", "--warmup", "0", "--threads", "2", "--json", *args,
+                        env=environment)
+            return json.loads(r.stdout)["spin_microseconds"]
+
+        self.assertEqual(spin(), -1)  # the engine's choice
+        self.assertEqual(spin("--spin", "0"), 0)
+        self.assertEqual(spin(environment=dict(env, NINEGRID_SPIN="50")), 50)
+        self.assertEqual(spin("--spin", "7", environment=dict(env, NINEGRID_SPIN="50")), 7)
+        for bad in ["abc", "-1", "12us", "1000001", "99999999999999999999"]:
+            self.fails("bench", model, "--runs", "1", code=1, mentions=["NINEGRID_SPIN", f"'{bad}'"],
+                       env=dict(env, NINEGRID_SPIN=bad))
+        for bad in ["-1", "1000001", "x"]:
+            self.fails("bench", model, "--spin", bad, code=2, mentions=["--spin"], env=env)
 
     def test_text_output(self):
         model = self.save(add_relu_model(), "add_relu_bench.onnx")

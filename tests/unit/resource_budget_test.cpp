@@ -207,6 +207,13 @@ TEST(ResourceBudget, OptionsOutOfRangeAreNamed) {
   o = Options();
   o.winograd_tile = 3;
   expect_contains(load_error(b.g, o), "Options::winograd_tile");
+  for (int spin : {-2, 1000001}) {
+    o = Options();
+    o.spin_microseconds = spin;
+    const std::string e = load_error(b.g, o);
+    expect_contains(e, "Options::spin_microseconds");
+    expect_contains(e, std::to_string(spin));
+  }
 }
 
 TEST(ResourceBudget, AModelFileLargerThanTheLimitIsRefusedBeforeReadingIt) {

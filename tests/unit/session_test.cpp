@@ -1,11 +1,14 @@
 // Sessions: one model shared by sessions running at the same time on different threads, repeated runs,
-// re-planning when the input shape changes, and input binding errors.
+// re-planning when the input shape changes, input binding errors, and the thread settings.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 #include <thread>
 
+#include "core/thread_pool.h"
 #include "ninegrid/ninegrid.h"
+#include "runtime/session_impl.h"
 
 namespace ninegrid {
 namespace {
@@ -79,6 +82,29 @@ TEST(Session, ManySessionsOnManyThreadsAreBitIdenticalToOne) {
     });
   for (auto& th : threads) th.join();
   for (int t = 0; t < kSessions; ++t) EXPECT_EQ(mismatches[t], 0) << "session " << t;
+}
+
+// Options::spin_microseconds is each session's thread pool spin limit (-1: the pool's default), and the
+// outputs do not depend on it.
+TEST(Session, TheSpinSettingReachesTheThreadPool) {
+  const Tensor x = image(96, 80, 7);
+  std::map<std::string, Tensor> expected;
+  for (int spin : {-1, 0, 1, 5000}) {
+    Options o;
+    o.threads = 2;
+    o.spin_microseconds = spin;
+    auto model = Model::load(kParam, o);
+    auto s = model->create_session();
+    EXPECT_EQ(InternalAccess::impl(*s).pool().spin(),
+              spin < 0 ? ThreadPool::kDefaultSpin : std::chrono::microseconds(spin));
+    EXPECT_EQ(s->threads(), 2);
+    auto got = s->run({{"data", x}});
+    if (expected.empty()) {
+      expected = got;
+      continue;
+    }
+    for (const auto& kv : expected) EXPECT_TRUE(same(got.at(kv.first), kv.second)) << "spin " << spin << " " << kv.first;
+  }
 }
 
 TEST(Session, OutputsStayValidAfterTheNextRun) {
