@@ -24,6 +24,13 @@ inline int64_t checked_add(int64_t a, int64_t b, const char* what = "a size") {
   return r;
 }
 
+// a * b for non-negative counts of work (MACs, taps), INT64_MAX when it has no int64 representation: such
+// a count only has to compare as too large.
+inline int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 // Bytes a tensor of this type and shape takes (shape_numel times the element size), or Error when the
 // count has no int64 representation.
 int64_t tensor_bytes(DataType dtype, const Shape& shape);

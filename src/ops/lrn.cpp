@@ -1,4 +1,7 @@
 // LRN (ONNX opsets 1-13): local response normalisation across channels, as in AlexNet / GoogLeNet.
+#include <algorithm>
+
+#include "core/checked_math.h"
 #include "kernels/ref/normalization_ref.h"
 #include "ops/op.h"
 #include "core/thread_pool.h"
@@ -32,6 +35,11 @@ class Lrn final : public Op {
     for (size_t i = 2; i < x.size(); ++i) plane_size_ *= x[i];
     out[0].dtype = DataType::Float32;
     out[0].shape = x;
+  }
+
+  // Each output sums the squares of up to `size` neighbouring channels.
+  int64_t macs() const override {
+    return saturating_mul(saturating_mul(batch_ * channels_, plane_size_), std::min(size_, channels_));
   }
 
   void run(OpContext& ctx) override {

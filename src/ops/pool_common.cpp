@@ -1,5 +1,7 @@
 #include "ops/pool_common.h"
 
+#include "core/checked_math.h"
+
 namespace ninegrid {
 
 PoolOp::PoolOp(const Node& node) : Op(node) {
@@ -40,6 +42,14 @@ Shape PoolOp::infer_window(const TensorDesc& x) {
   Shape y = {x.shape[0], x.shape[1]};
   y.insert(y.end(), g.out.begin(), g.out.end());
   return y;
+}
+
+int64_t PoolOp::macs() const {
+  int64_t macs = params_.planes;
+  for (int64_t f : {params_.out[0], params_.out[1], params_.out[2], params_.kernel[0], params_.kernel[1],
+                    params_.kernel[2]})
+    macs = saturating_mul(macs, f);
+  return macs;
 }
 
 }  // namespace ninegrid

@@ -15,6 +15,10 @@ class PoolOp : public Op {
   // Reads kernel_shape (required), strides, dilations, pads, auto_pad and ceil_mode.
   explicit PoolOp(const Node& node);
 
+  // One tap per window position: outputs x kernel volume (comparisons for MaxPool, adds for the averages),
+  // the work a bound on MACs must see, since a large kernel over a padded input costs it with few bytes.
+  int64_t macs() const override;
+
  protected:
   // Checks X's rank (1 to 3 spatial axes), resolves the window and returns Y's shape [N, C, out...];
   // params() then describes it. The caller checks X's dtype.

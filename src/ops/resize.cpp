@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checked_math.h"
 #include "kernels/ref/resize_blocked_ref.h"
 #include "kernels/ref/resize_ref.h"
 #include "ops/blocked_layout.h"
@@ -198,6 +199,19 @@ class Resize final : public Op {
   }
 
   void prepare(const std::vector<TensorDesc>&, const ExecSettings&) override { build_taps(); }
+
+  // One multiply-add per tap: an output value sums the tensor product of its axes' taps, 2 per resampled
+  // axis in linear mode and 4 in cubic (nearest copies). A resample of every axis of a 4-D tensor is
+  // 16 (or 256) of them per output value, work a bound on MACs must see.
+  int64_t macs() const override {
+    const int64_t outputs = shape_numel(out_shape_);
+    if (options_.mode == ResizeMode::Nearest || outputs == 0) return 0;
+    const int64_t width = options_.mode == ResizeMode::Linear ? 2 : 4;
+    int64_t macs = outputs;
+    for (const ResizeAxis& a : axes_)
+      if (a.out != a.in || options_.coordinates == ResizeCoordinates::TfCropAndResize) macs = saturating_mul(macs, width);
+    return macs;
+  }
 
   void run(OpContext& ctx) override {
     const float* x = ctx.input(0).data_as<float>();
