@@ -1,6 +1,7 @@
 """ninegrid.InferenceSession beyond the numbers: errors that name the input, SessionOptions and its settings,
 zero-copy inputs, the GIL released during run() and run() from several threads at once."""
 import os
+import sys
 import tempfile
 import threading
 import tracemalloc
@@ -254,10 +255,10 @@ class Threads(unittest.TestCase):
 
     def test_gil_released_during_run(self):
         """Thread A runs a model of several convolutions, thread B a tiny one, each with its own session. B's
-        runs that start after A entered a run and end before A left it are counted per A-run. Were the GIL
-        held during run, B could not even start a run while A is inside one (B's Python code needs the GIL),
-        so at most the one run B began before A entered could finish in the window; three or more mean
-        that B made progress while A was inside run()."""
+        runs that start after A entered a run and end before A left it are counted per A-run. The switch
+        interval is made huge, so the interpreter never takes the GIL from a thread: a thread runs Python
+        code only when another gives the GIL up. Were it held during run(), B could not run at all while
+        A is in its loop; three B runs inside one A-run mean that B made progress while A was inside run()."""
         a_sess = ninegrid.InferenceSession(self.long_model, threads=1)
         b_sess = ninegrid.InferenceSession(self.short_model, threads=1)
         xa = np.random.default_rng(1).standard_normal((1, 32, 96, 96)).astype(np.float32)
@@ -289,10 +290,15 @@ class Threads(unittest.TestCase):
                 state["stop"] = True
 
         threads = [threading.Thread(target=run_a), threading.Thread(target=run_b)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1000)
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            sys.setswitchinterval(interval)
         self.assertEqual(b_errors, [])
         self.assertGreaterEqual(max(inside.values(), default=0), 3,
                                 f"no A-run saw three B runs inside it; per A-run: {inside}")
