@@ -89,7 +89,7 @@ class DaskDetect(unittest.TestCase):
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    CLI, PYTHONPATH = sys.argv[1], sys.argv[2]
+    CLI, PYTHONPATH = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     try:
         import distributed  # noqa: F401
     except ImportError as e:
