@@ -3,7 +3,7 @@
 on the same images: the same faces, image by image (to the CLI's printed precision: 1/100 px, 4 decimals of
 score). The images are PNGs made from Debian's skimage photos (lossless, so both decoders see the same
 pixels): the astronaut, her mirror image, two smaller copies side by side, a grey photograph and one without
-faces.
+faces. The same run with --ship-images gives the same faces.
 
 usage: test_dask_detect.py NINEGRID_CLI PYTHONPATH_OF_THE_MODULE      (exits 77, a skip, without Dask)
 """
@@ -53,6 +53,14 @@ class DaskDetect(unittest.TestCase):
             self.assertEqual(r.returncode, 0, f"dask_detect.py failed:\n{r.stdout}\n{r.stderr}")
             with open(out) as f:
                 report = json.load(f)
+            # --ship-images: the images travel with the tasks instead of being read by the workers.
+            shipped = os.path.join(d, "shipped.json")
+            r = subprocess.run([sys.executable, EXAMPLE, folder, "--workers", "2", "--threads", "1", "--model",
+                                BLAZEFACE, "--ship-images", "-o", shipped], capture_output=True, text=True,
+                               timeout=600, env=env, cwd=d)
+            self.assertEqual(r.returncode, 0, f"dask_detect.py --ship-images failed:\n{r.stdout}\n{r.stderr}")
+            with open(shipped) as f:
+                self.assertEqual([i["faces"] for i in json.load(f)["images"]], [i["faces"] for i in report["images"]])
             single = subprocess.run([CLI, "detect", "--json", "--threads", "1", "--model", BLAZEFACE, "--out",
                                      os.path.join(d, "drawn"), *images], capture_output=True, text=True, timeout=600)
             self.assertEqual(single.returncode, 0, single.stderr)
