@@ -93,20 +93,20 @@ class PySession {
       guard("loading", [&] { model_ = ninegrid::Model::load(path, o); });
     } else if (py::isinstance<py::bytes>(source) || py::isinstance<py::bytearray>(source) ||
                py::isinstance<py::memoryview>(source)) {
-      // Immutable bytes are parsed in place; a bytearray or memoryview is copied first, so another thread
-      // changing it cannot change what the parser is reading.
-      py::buffer_info info = py::reinterpret_borrow<py::buffer>(source).request();
-      const size_t size = static_cast<size_t>(info.size * info.itemsize);
+      // Immutable bytes are parsed in place; a bytearray or memoryview is copied into bytes first (which
+      // also makes a strided memoryview contiguous), so another thread changing it cannot change what the
+      // parser is reading.
+      const py::bytes bytes = py::isinstance<py::bytes>(source) ? py::reinterpret_borrow<py::bytes>(source)
+                                                                : py::reinterpret_steal<py::bytes>(PyBytes_FromObject(source.ptr()));
+      if (!bytes) throw py::error_already_set();
+      char* data = nullptr;
+      Py_ssize_t length = 0;
+      if (PyBytes_AsStringAndSize(bytes.ptr(), &data, &length) != 0) throw py::error_already_set();
+      const size_t size = static_cast<size_t>(length);
       source_ = "<ONNX model from " + std::to_string(size) + " bytes>";
       if (o.max_file_bytes > 0 && size > static_cast<uint64_t>(o.max_file_bytes))
         throw ninegrid::Error(source_ + ": the model is more than the limit of " + std::to_string(o.max_file_bytes) +
                               " bytes (max_file_bytes)");
-      std::string copy;
-      const void* data = info.ptr;
-      if (!py::isinstance<py::bytes>(source)) {
-        copy.assign(static_cast<const char*>(info.ptr), size);
-        data = copy.data();
-      }
       py::gil_scoped_release release;
       guard("loading", [&] { model_ = ninegrid::Model::load_onnx(data, size, o); });
     } else {

@@ -194,7 +194,8 @@ class RealModels(unittest.TestCase):
         ref = ninegrid.InferenceSession(BLAZEFACE, threads=1).run(None, {"input:0": x})
         with open(BLAZEFACE, "rb") as f:
             data = f.read()
-        for source in (data, bytearray(data), memoryview(data)):
+        strided = memoryview(bytes(b for c in data for b in (c, 0)))[::2]  # every other byte: not contiguous
+        for source in (data, bytearray(data), memoryview(data), strided):
             with self.subTest(type=type(source).__name__):
                 sess = ninegrid.InferenceSession(source, threads=1)
                 self.assertEqual(sess.format, "onnx")
