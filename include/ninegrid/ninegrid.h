@@ -65,6 +65,12 @@ struct ValueInfo {
   std::string name;
   DataType dtype = DataType::Float32;
   Shape shape;
+  // The model's name for each dimension that is -1 in `shape` (ONNX's dim_param, e.g. "batch"), "" for
+  // the others; empty when the model names none of them.
+  std::vector<std::string> dim_names;
+  // False for an output whose rank is not known before a run (its shape depends on the inputs' contents
+  // and the model declares none); `shape` is then empty. Inputs always have a known rank.
+  bool shape_known = true;
 };
 
 // The optimised graph, for tools that show it (`ninegrid info --optimized --dot`).

@@ -44,8 +44,10 @@ extern "C" {
 
 typedef enum { NG_OK = 0, NG_ERROR = 1, NG_INVALID_ARGUMENT = 2 } ng_status;
 
-/* Element types; the values match ONNX's TensorProto.DataType. */
+/* Element types; the values match ONNX's TensorProto.DataType. Every type of the C++ API's DataType
+ * except strings, which the engine does not support. */
 typedef enum {
+  NG_UNDEFINED = 0, /* only returned by the queries below, for a NULL model or an index out of range */
   NG_FLOAT32 = 1,
   NG_UINT8 = 2,
   NG_INT8 = 3,
@@ -57,7 +59,8 @@ typedef enum {
   NG_FLOAT16 = 10,
   NG_FLOAT64 = 11,
   NG_UINT32 = 12,
-  NG_UINT64 = 13
+  NG_UINT64 = 13,
+  NG_BFLOAT16 = 16 /* two bytes: the upper half of a float32's bits (uint16_t in C) */
 } ng_dtype;
 
 /* The library's version, "MAJOR.MINOR.PATCH" (NINEGRID_VERSION is the headers'). */
@@ -109,6 +112,30 @@ int ng_model_output_count(const ng_model* m); /* 0 for NULL */
 /* Name of input/output i (owned by the model), or NULL if m is NULL or i is out of range. */
 const char* ng_model_input_name(const ng_model* m, int i);
 const char* ng_model_output_name(const ng_model* m, int i);
+/* Element type of input/output i; NG_UNDEFINED if m is NULL or i is out of range. */
+ng_dtype ng_model_input_dtype(const ng_model* m, int i);
+ng_dtype ng_model_output_dtype(const ng_model* m, int i);
+/* Shape of input/output i, as known after loading: ng_model_*_rank gives the number of dimensions, and
+ * ng_model_*_shape the dimensions (owned by the model; NULL for rank 0), -1 for one that is dynamic
+ * (decided by the inputs given to a run). Shapes set with ng_options_set_input_shape count as fixed, and
+ * output shapes are inferred from the inputs' when those are fixed. The rank is -1 if m is NULL, i is
+ * out of range, or, for an output, the rank itself is not known before a run (its shape depends on the
+ * inputs' contents and the model declares none).
+ *
+ *   int rank = ng_model_input_rank(m, 0);
+ *   const int64_t* dims = ng_model_input_shape(m, 0);
+ *   for (int d = 0; d < rank; ++d)
+ *     if (dims[d] < 0) printf("dim %d is dynamic: %s\n", d, ng_model_input_dim_name(m, 0, d));
+ */
+int ng_model_input_rank(const ng_model* m, int i);
+int ng_model_output_rank(const ng_model* m, int i);
+const int64_t* ng_model_input_shape(const ng_model* m, int i);
+const int64_t* ng_model_output_shape(const ng_model* m, int i);
+/* The model's name (symbol) for dimension `dim` of input/output i when that dimension is dynamic (ONNX's
+ * dim_param, e.g. "batch"; owned by the model); "" for a fixed dimension or a dynamic one the model does
+ * not name; NULL if m is NULL or i or dim is out of range. */
+const char* ng_model_input_dim_name(const ng_model* m, int i, int dim);
+const char* ng_model_output_dim_name(const ng_model* m, int i, int dim);
 /* "onnx" or "ncnn"; the kernels' instruction set ("avx512", "avx2", "ref"). NULL for a NULL model. */
 const char* ng_model_format(const ng_model* m);
 const char* ng_model_isa(const ng_model* m);

@@ -1,5 +1,9 @@
 """ninegrid: a CNN inference engine for CPUs (ONNX and ncnn models).
 
+    sess = ninegrid.InferenceSession("model.onnx", threads=2)   # as ONNX Runtime's (see ninegrid.session)
+    print(sess.get_inputs()[0])          # NodeArg(name='input', type='tensor(float)', shape=['batch', 3, 224, 224])
+    logits, = sess.run(None, {"input": x})
+
     import ninegrid, numpy as np
     model = ninegrid.Model("retinaface.onnx", threads=2, shapes={"data": (1, 3, 640, 640)})
     outputs = model.run({"data": np.zeros((1, 3, 640, 640), np.float32)})   # dict name -> ndarray
@@ -23,6 +27,7 @@ import os
 
 from ._ninegrid import Error, Model, __version__  # noqa: F401
 from . import _ninegrid
+from .session import GraphOptimizationLevel, InferenceSession, NodeArg, SessionOptions  # noqa: F401
 
 _BLAZEFACE = os.path.join("npm", "blazeface", "package", "ONNX", "face_detection_front_128x128_barracuda.onnx")
 

@@ -68,7 +68,7 @@ ng_status guarded(const char* function, const std::string& source, F&& f) {
 bool known_dtype(int t) {
   switch (t) {
     case NG_FLOAT32: case NG_UINT8: case NG_INT8: case NG_UINT16: case NG_INT16: case NG_INT32: case NG_INT64:
-    case NG_BOOL: case NG_FLOAT16: case NG_FLOAT64: case NG_UINT32: case NG_UINT64:
+    case NG_BOOL: case NG_FLOAT16: case NG_FLOAT64: case NG_UINT32: case NG_UINT64: case NG_BFLOAT16:
       return true;
   }
   return false;
@@ -144,6 +144,29 @@ T read_step(const ng_session* s, int step, T fallback, F field) {
   Busy busy(s);
   if (!busy.entered() || step < 0 || static_cast<size_t>(step) >= s->profile.size()) return fallback;
   return field(s->profile[static_cast<size_t>(step)], static_cast<size_t>(step));
+}
+
+// Input or output i of the model, or NULL (NULL model, index out of range).
+const ninegrid::ValueInfo* value_info(const ng_model* m, int i, bool input) {
+  if (!m) return nullptr;
+  const auto& infos = input ? m->model->inputs() : m->model->outputs();
+  if (i < 0 || static_cast<size_t>(i) >= infos.size()) return nullptr;
+  return &infos[static_cast<size_t>(i)];
+}
+
+int value_rank(const ninegrid::ValueInfo* v) {
+  return v && v->shape_known ? static_cast<int>(v->shape.size()) : -1;
+}
+
+const int64_t* value_dims(const ninegrid::ValueInfo* v) {
+  return v && v->shape_known && !v->shape.empty() ? v->shape.data() : nullptr;
+}
+
+const char* value_dim_name(const ninegrid::ValueInfo* v, int dim) {
+  if (!v || !v->shape_known || dim < 0 || static_cast<size_t>(dim) >= v->shape.size()) return nullptr;
+  static const char* const kNone = "";
+  if (v->dim_names.size() != v->shape.size()) return kNone;
+  return v->dim_names[static_cast<size_t>(dim)].c_str();
 }
 
 }  // namespace
@@ -273,6 +296,24 @@ const char* ng_model_input_name(const ng_model* m, int i) {
 const char* ng_model_output_name(const ng_model* m, int i) {
   if (!m || i < 0 || i >= ng_model_output_count(m)) return nullptr;
   return m->model->outputs()[static_cast<size_t>(i)].name.c_str();
+}
+ng_dtype ng_model_input_dtype(const ng_model* m, int i) {
+  const ninegrid::ValueInfo* v = value_info(m, i, true);
+  return v ? static_cast<ng_dtype>(v->dtype) : NG_UNDEFINED;
+}
+ng_dtype ng_model_output_dtype(const ng_model* m, int i) {
+  const ninegrid::ValueInfo* v = value_info(m, i, false);
+  return v ? static_cast<ng_dtype>(v->dtype) : NG_UNDEFINED;
+}
+int ng_model_input_rank(const ng_model* m, int i) { return value_rank(value_info(m, i, true)); }
+int ng_model_output_rank(const ng_model* m, int i) { return value_rank(value_info(m, i, false)); }
+const int64_t* ng_model_input_shape(const ng_model* m, int i) { return value_dims(value_info(m, i, true)); }
+const int64_t* ng_model_output_shape(const ng_model* m, int i) { return value_dims(value_info(m, i, false)); }
+const char* ng_model_input_dim_name(const ng_model* m, int i, int dim) {
+  return value_dim_name(value_info(m, i, true), dim);
+}
+const char* ng_model_output_dim_name(const ng_model* m, int i, int dim) {
+  return value_dim_name(value_info(m, i, false), dim);
 }
 const char* ng_model_format(const ng_model* m) { return m ? m->model->format().c_str() : nullptr; }
 const char* ng_model_isa(const ng_model* m) { return m ? m->isa.c_str() : nullptr; }

@@ -20,6 +20,9 @@ struct Value {
   // Declared or inferred shape; -1 for unknown dimensions. Empty with shape_known=false when unknown.
   Shape shape;
   bool shape_known = false;
+  // Graph inputs and outputs: the model's name for each dimension it leaves dynamic (ONNX's dim_param,
+  // e.g. "batch"), "" for the others; empty when the model names none. Shown by the APIs' queries only.
+  std::vector<std::string> dim_names;
   // Defined for initializers (weights) and values folded to constants.
   Tensor constant;
   bool is_constant() const { return constant.defined(); }

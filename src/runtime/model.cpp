@@ -100,24 +100,48 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
     if (!found) throw Error("a shape was given for '" + kv.first + "', which is not an input of the model");
   }
 
+  // The names of dynamic dimensions, as the file declared them (the passes below may replace values).
+  std::vector<std::vector<std::string>> input_dim_names, output_dim_names;
+  for (int v : graph_.inputs) input_dim_names.push_back(graph_.values[v].dim_names);
+  for (int v : graph_.outputs) output_dim_names.push_back(graph_.values[v].dim_names);
+
   optimize_graph(graph_, options_.opt_level, isa_block(resolved_.exec.isa), resolved_.limits);
 
-  for (int v : graph_.inputs) {
-    const Value& val = graph_.values[v];
+  for (size_t i = 0; i < graph_.inputs.size(); ++i) {
+    const Value& val = graph_.values[graph_.inputs[i]];
     if (!val.shape_known) throw Error("input '" + val.name + "' has no declared shape; give one in the options");
-    inputs_.push_back({val.name, val.dtype, val.shape});
+    inputs_.push_back({val.name, val.dtype, val.shape, {}, true});
+    if (i < input_dim_names.size()) inputs_.back().dim_names = input_dim_names[i];
   }
-  for (int v : graph_.outputs) outputs_.push_back({graph_.values[v].name, graph_.values[v].dtype, graph_.values[v].shape});
+  for (size_t i = 0; i < graph_.outputs.size(); ++i) {
+    const Value& val = graph_.values[graph_.outputs[i]];
+    outputs_.push_back({val.name, val.dtype, val.shape, {}, val.shape_known});
+    if (i < output_dim_names.size()) outputs_.back().dim_names = output_dim_names[i];
+  }
 
   // Create every operator once: unsupported operators and bad attributes are reported at load time.
   std::vector<std::unique_ptr<Op>> ops = create_ops(graph_);
   // With all input shapes known, infer the outputs' now, so shape errors surface at load time too (unless
   // a shape depends on an input's contents: then the first run tells).
   ValueInference values;
-  if (!infer_values_for_declared_shapes(graph_, &values, resolved_.limits, &ops)) return;
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    outputs_[i].shape = values.values[graph_.outputs[i]].desc.shape;
-    outputs_[i].dtype = values.values[graph_.outputs[i]].desc.dtype;
+  if (infer_values_for_declared_shapes(graph_, &values, resolved_.limits, &ops)) {
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      outputs_[i].shape = values.values[graph_.outputs[i]].desc.shape;
+      outputs_[i].dtype = values.values[graph_.outputs[i]].desc.dtype;
+      outputs_[i].shape_known = true;
+    }
+  }
+  // A name stays only on a dimension that is still dynamic, and only where the rank is what the file said.
+  for (auto* infos : {&inputs_, &outputs_}) {
+    for (ValueInfo& info : *infos) {
+      if (info.dim_names.size() != info.shape.size()) info.dim_names.clear();
+      bool named = false;
+      for (size_t d = 0; d < info.dim_names.size(); ++d) {
+        if (info.shape[d] >= 0) info.dim_names[d].clear();
+        named = named || !info.dim_names[d].empty();
+      }
+      if (!named) info.dim_names.clear();
+    }
   }
 }
 

@@ -76,9 +76,16 @@ void apply_value_info(const onnx::ValueInfoProto& info, const char* role, Value&
   }
   if (tt.has_shape()) {
     v.shape.clear();
-    for (const auto& d : tt.shape().dim())
+    v.dim_names.clear();
+    bool named = false;
+    for (const auto& d : tt.shape().dim()) {
       // A symbolic (dim_param) or absent dimension is dynamic; so is a negative one (some exporters write -1).
-      v.shape.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+      const bool fixed = d.has_dim_value() && d.dim_value() >= 0;
+      v.shape.push_back(fixed ? d.dim_value() : -1);
+      v.dim_names.push_back(!fixed && d.has_dim_param() ? d.dim_param() : std::string());
+      named = named || !v.dim_names.back().empty();
+    }
+    if (!named) v.dim_names.clear();
     v.shape_known = true;
   }
 }
@@ -285,6 +292,8 @@ class Importer {
         v.shape = probe.shape;
         v.shape_known = true;
       }
+      if (!v.is_constant() && probe.shape_known && (!v.shape_known || v.shape.size() == probe.shape.size()))
+        v.dim_names = probe.dim_names;
       graph_.outputs.push_back(id);
     }
     if (graph_.outputs.empty()) throw Error("model has no outputs");
