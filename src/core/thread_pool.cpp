@@ -53,6 +53,8 @@ void ThreadPool::worker_loop(int index) {
       ++spins;
 #if defined(__x86_64__)
       __builtin_ia32_pause();
+#elif defined(__aarch64__)
+      __asm__ __volatile__("yield");
 #endif
     }
     if (generation_.load(std::memory_order_acquire) == seen) {
@@ -85,6 +87,8 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   while (remaining_.load(std::memory_order_acquire) != 0) {
 #if defined(__x86_64__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
 #endif
   }
   job_ = nullptr;
