@@ -59,7 +59,9 @@ TEST(CpuFeatures, CapsAreThisArchitecturesNamesNeverAboveTheHardware) {
   // Another architecture's ISA asked for directly (tests, benchmarks) runs the reference kernels.
   for (Isa isa : {Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::Dotprod}) {
     const Isa runs = runnable_isa(isa);
-    if (!cpu_runs(isa)) EXPECT_TRUE(runs == Isa::Ref || is_arm_isa(runs) == is_arm_isa(isa)) << isa_name(isa);
+    if (!cpu_runs(isa)) {
+      EXPECT_TRUE(runs == Isa::Ref || is_arm_isa(runs) == is_arm_isa(isa)) << isa_name(isa);
+    }
     EXPECT_TRUE(cpu_runs(runs)) << isa_name(isa);
   }
   EXPECT_EQ(runnable_isa(Isa::Ref), Isa::Ref);
@@ -71,8 +73,11 @@ TEST(CpuFeatures, DetectsTheExpectedCpu) {
   if (!expected || !*expected) GTEST_SKIP() << "NINEGRID_EXPECTED_HARDWARE_ISA not set";
   EXPECT_STREQ(isa_name(hardware_isa()), expected);
   const CpuFeatures& f = cpu_features();
-  if (std::string(expected) == "neon") EXPECT_TRUE(f.asimd && !f.asimddp);
-  if (std::string(expected) == "dotprod") EXPECT_TRUE(f.asimd && f.asimddp);
+  if (std::string(expected) == "neon") {
+    EXPECT_TRUE(f.asimd && !f.asimddp);
+  } else if (std::string(expected) == "dotprod") {
+    EXPECT_TRUE(f.asimd && f.asimddp);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Cross-builds ninegrid for AArch64 (Debian's g++-aarch64-linux-gnu, cmake/toolchains/aarch64-linux-gnu.cmake,
+# into build-arm/) and runs its tests under qemu-user twice: emulating a Cortex-A72 (NEON without the
+# dot-product extension: the Raspberry Pi 4) and `-cpu max` (with it), so the HWCAP dispatch takes both
+# paths. One cross build serves both runs.
+#   bash scripts/test_arm.sh            the CI selection below
+#   bash scripts/test_arm.sh --all      every GoogleTest test (slow under emulation)
+#
+# Under emulation every floating-point instruction goes through qemu's soft-float, so the whole suite
+# would take far longer than CI allows. What runs:
+#   - the CPU detection and instruction-set caps (CpuFeatures.*, with the CPU the emulator was told to be);
+#   - every NEON kernel against its reference twin over the randomised shapes the x86 kernels are tested
+#     on (the parameterised ConvX86, IndirectX86, WinogradX86, PoolBlockedX86, SoftmaxX86 and UnaryX86
+#     suites, FastConv2d.*, ConvSelectNeon.*, PoolBlockedFast.*);
+#   - whole models through the NEON kernels: RetinaFace-MobileNet0.25 (the paper's network) against
+#     ncnn's golden outputs and against PyTorch, MobileNetV2 and ResNet-18 against PyTorch;
+#   - `ninegrid detect` on the astronaut photo (BlazeFace, and RetinaFace-MobileNet0.25 from its ncnn files)
+#     through a qemu wrapper of the CLI: two of tests/cli/test_detect_cli.py's cases.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${NINEGRID_ARM_BUILD_DIR:-$REPO/build-arm}"
+JOBS="${NINEGRID_JOBS:-2}"
+SYSROOT=/usr/aarch64-linux-gnu
+
+all=0
+for arg in "$@"; do
+  case "$arg" in
+    --all) all=1 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "test_arm.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+log() { echo "[test_arm] $*"; }
+
+log "installing dependencies (with the AArch64 cross toolchain)"
+bash "$REPO/scripts/install_deps.sh" --arm
+
+log "cross-building into $BUILD"
+cmake -S "$REPO" -B "$BUILD" -DCMAKE_TOOLCHAIN_FILE="$REPO/cmake/toolchains/aarch64-linux-gnu.cmake" \
+  -DCMAKE_BUILD_TYPE=Release
+cmake --build "$BUILD" -j"$JOBS" --target ninegrid_tests ninegrid_cli
+
+log "generating test models (skipped when present)"
+bash "$REPO/scripts/make_test_models.sh"
+
+KERNELS='CpuFeatures.*:Isa/ConvX86.*:Isa/IndirectX86.*:Isa/WinogradX86.*:Isas/PoolBlockedX86.*'
+KERNELS+=':Isas/SoftmaxX86.*:Isas/UnaryX86.*:FastConv2d.*:ConvSelectNeon.*:PoolBlockedFast.*'
+MODELS='RetinaFaceBlocked.*:RetinaFaceOnnxVsPyTorch.*:TorchvisionVsPyTorch.MobileNetV2*:TorchvisionVsPyTorch.ResNet18*'
+FILTER="$KERNELS:$MODELS"
+((all)) && FILTER='*'
+
+# The CLI through qemu, for the command-line detection test.
+WRAPPER="$BUILD/ninegrid-qemu"
+printf '#!/bin/sh\nexec qemu-aarch64 -L %s "%s" "$@"\n' "$SYSROOT" "$BUILD/ninegrid" >"$WRAPPER"
+chmod +x "$WRAPPER"
+
+status=0
+for cpu in cortex-a72 max; do
+  case "$cpu" in
+    cortex-a72) expected=neon ;;
+    max) expected=dotprod ;;
+  esac
+  log "QEMU_CPU=$cpu: ninegrid_tests --gtest_filter=$FILTER"
+  start=$SECONDS
+  if ! QEMU_CPU="$cpu" NINEGRID_EXPECTED_HARDWARE_ISA="$expected" \
+      qemu-aarch64 -L "$SYSROOT" "$BUILD/tests/ninegrid_tests" --gtest_filter="$FILTER" --gtest_brief=1; then
+    status=1
+  fi
+  log "QEMU_CPU=$cpu: ninegrid detect on the astronaut photo (BlazeFace, and mnet.25 from ncnn files)"
+  if ! QEMU_CPU="$cpu" /usr/bin/python3 "$REPO/tests/cli/test_detect_cli.py" "$WRAPPER" \
+      DetectCliTest.test_default_model_json DetectCliTest.test_mnet_ncnn; then
+    status=1
+  fi
+  log "QEMU_CPU=$cpu: $((SECONDS - start)) s"
+done
+if ((status)); then
+  log "FAILED"
+  exit 1
+fi
+log "all passed"
