@@ -2,7 +2,8 @@
 # Cross-builds ninegrid for AArch64 (Debian's g++-aarch64-linux-gnu, cmake/toolchains/aarch64-linux-gnu.cmake,
 # into build-arm/) and runs its tests under qemu-user twice: emulating a Cortex-A72 (NEON without the
 # dot-product extension: the Raspberry Pi 4) and `-cpu max` (with it), so the HWCAP dispatch takes both
-# paths. One cross build serves both runs.
+# paths. One cross build serves both runs. The binaries run on Debian's arm64 runtime (multiarch libc6:arm64,
+# no qemu -L: see the toolchain file).
 #   bash scripts/test_arm.sh            the CI selection below
 #   bash scripts/test_arm.sh --all      every GoogleTest test (slow under emulation)
 #
@@ -21,7 +22,6 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${NINEGRID_ARM_BUILD_DIR:-$REPO/build-arm}"
 JOBS="${NINEGRID_JOBS:-2}"
-SYSROOT=/usr/aarch64-linux-gnu
 
 all=0
 for arg in "$@"; do
@@ -53,7 +53,7 @@ FILTER="$KERNELS:$MODELS"
 
 # The CLI through qemu, for the command-line detection test.
 WRAPPER="$BUILD/ninegrid-qemu"
-printf '#!/bin/sh\nexec qemu-aarch64 -L %s "%s" "$@"\n' "$SYSROOT" "$BUILD/ninegrid" >"$WRAPPER"
+printf '#!/bin/sh\nexec qemu-aarch64 "%s" "$@"\n' "$BUILD/ninegrid" >"$WRAPPER"
 chmod +x "$WRAPPER"
 
 status=0
@@ -65,7 +65,7 @@ for cpu in cortex-a72 max; do
   log "QEMU_CPU=$cpu: ninegrid_tests --gtest_filter=$FILTER"
   start=$SECONDS
   if ! QEMU_CPU="$cpu" NINEGRID_EXPECTED_HARDWARE_ISA="$expected" \
-      qemu-aarch64 -L "$SYSROOT" "$BUILD/tests/ninegrid_tests" --gtest_filter="$FILTER" --gtest_brief=1; then
+      qemu-aarch64 "$BUILD/tests/ninegrid_tests" --gtest_filter="$FILTER" --gtest_brief=1; then
     status=1
   fi
   log "QEMU_CPU=$cpu: ninegrid detect on the astronaut photo (BlazeFace, and mnet.25 from ncnn files)"

@@ -20,5 +20,9 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
-# -L: the cross toolchain's dynamic loader and C/C++ runtime.
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+# No -L: the programs run on Debian's arm64 runtime, the loader /lib/ld-linux-aarch64.so.1 and the libraries
+# under /usr/lib/aarch64-linux-gnu (libc6:arm64 comes with the multiarch packages above). `-L
+# /usr/aarch64-linux-gnu` would take the cross toolchain's loader, which then loads multiarch's libc.so.6
+# through /etc/ld.so.cache: a loader and a libc of two different glibc builds, which hang in the first
+# pthread_create.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64)

@@ -50,10 +50,6 @@ namespace avx2 {
 NINEGRID_X86_COL2IM_KERNELS
 }  // namespace avx2
 
-namespace neon {  // AArch64 (src/kernels/arm/neon/), 4 lanes
-NINEGRID_X86_COL2IM_KERNELS
-}  // namespace neon
-
 #undef NINEGRID_X86_COL2IM_KERNELS
 
 }  // namespace ninegrid
