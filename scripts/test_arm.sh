@@ -4,19 +4,21 @@
 # dot-product extension: the Raspberry Pi 4) and `-cpu max` (with it), so the HWCAP dispatch takes both
 # paths. One cross build serves both runs. The binaries run on Debian's arm64 runtime (multiarch libc6:arm64,
 # no qemu -L: see the toolchain file).
-#   bash scripts/test_arm.sh            the CI selection below
-#   bash scripts/test_arm.sh --all      every GoogleTest test (slow under emulation)
+#   bash scripts/test_arm.sh            what CI runs (below)
+#   bash scripts/test_arm.sh --all      every GoogleTest test on both CPUs
 #
-# Under emulation every floating-point instruction goes through qemu's soft-float, so the whole suite
-# would take far longer than CI allows. What runs:
+# What runs: as the Cortex-A72, every GoogleTest test (tests/unit: the kernels, the ops, the graph passes,
+# the whole models against PyTorch, ONNX Runtime's and ncnn's outputs); as `-cpu max`, whose fp32 kernels
+# are the same code, only what differs or matters most, to stay within CI's time:
 #   - the CPU detection and instruction-set caps (CpuFeatures.*, with the CPU the emulator was told to be);
 #   - every NEON kernel against its reference twin over the randomised shapes the x86 kernels are tested
 #     on (the parameterised ConvX86, IndirectX86, WinogradX86, PoolBlockedX86, SoftmaxX86 and UnaryX86
 #     suites, FastConv2d.*, ConvSelectNeon.*, PoolBlockedFast.*);
 #   - whole models through the NEON kernels: RetinaFace-MobileNet0.25 (the paper's network) against
 #     ncnn's golden outputs and against PyTorch, MobileNetV2 and ResNet-18 against PyTorch;
-#   - `ninegrid detect` on the astronaut photo (BlazeFace, and RetinaFace-MobileNet0.25 from its ncnn files)
-#     through a qemu wrapper of the CLI: two of tests/cli/test_detect_cli.py's cases.
+# and on both CPUs `ninegrid detect` on the astronaut photo (BlazeFace, and RetinaFace-MobileNet0.25 from its
+# ncnn files) through a qemu wrapper of the CLI: two of tests/cli/test_detect_cli.py's cases. The CTest-only
+# tests (Python, the C API, ONNX's node tests, installing) do not run under emulation.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,8 +50,7 @@ bash "$REPO/scripts/make_test_models.sh"
 KERNELS='CpuFeatures.*:Isa/ConvX86.*:Isa/IndirectX86.*:Isa/WinogradX86.*:Isas/PoolBlockedX86.*'
 KERNELS+=':Isas/SoftmaxX86.*:Isas/UnaryX86.*:FastConv2d.*:ConvSelectNeon.*:PoolBlockedFast.*'
 MODELS='RetinaFaceBlocked.*:RetinaFaceOnnxVsPyTorch.*:TorchvisionVsPyTorch.MobileNetV2*:TorchvisionVsPyTorch.ResNet18*'
-FILTER="$KERNELS:$MODELS"
-((all)) && FILTER='*'
+SELECTED="$KERNELS:$MODELS"
 
 # The CLI through qemu, for the command-line detection test.
 WRAPPER="$BUILD/ninegrid-qemu"
@@ -59,9 +60,10 @@ chmod +x "$WRAPPER"
 status=0
 for cpu in cortex-a72 max; do
   case "$cpu" in
-    cortex-a72) expected=neon ;;
-    max) expected=dotprod ;;
+    cortex-a72) expected=neon FILTER='*' ;;
+    max) expected=dotprod FILTER="$SELECTED" ;;
   esac
+  if ((all)); then FILTER='*'; fi
   log "QEMU_CPU=$cpu: ninegrid_tests --gtest_filter=$FILTER"
   start=$SECONDS
   if ! QEMU_CPU="$cpu" NINEGRID_EXPECTED_HARDWARE_ISA="$expected" \
