@@ -7,18 +7,24 @@
 #   bash scripts/test_arm.sh            what CI runs (below)
 #   bash scripts/test_arm.sh --all      every GoogleTest test on both CPUs
 #
-# What runs: as the Cortex-A72, every GoogleTest test (tests/unit: the kernels, the ops, the graph passes,
-# the whole models against PyTorch, ONNX Runtime's and ncnn's outputs); as `-cpu max`, whose fp32 kernels
-# are the same code, only what differs or matters most, to stay within CI's time:
-#   - the CPU detection and instruction-set caps (CpuFeatures.*, with the CPU the emulator was told to be);
-#   - every NEON kernel against its reference twin over the randomised shapes the x86 kernels are tested
-#     on (the parameterised ConvX86, IndirectX86, WinogradX86, PoolBlockedX86, SoftmaxX86 and UnaryX86
-#     suites, FastConv2d.*, ConvSelectNeon.*, PoolBlockedFast.*);
-#   - whole models through the NEON kernels: RetinaFace-MobileNet0.25 (the paper's network) against
-#     ncnn's golden outputs and against PyTorch, MobileNetV2 and ResNet-18 against PyTorch;
-# and on both CPUs `ninegrid detect` on the astronaut photo (BlazeFace, and RetinaFace-MobileNet0.25 from its
-# ncnn files) through a qemu wrapper of the CLI: two of tests/cli/test_detect_cli.py's cases. The CTest-only
-# tests (Python, the C API, ONNX's node tests, installing) do not run under emulation.
+# What runs under which emulated CPU (CI runs the default; its time is in bench/REPORT.md, section Arm64):
+#   -cpu cortex-a72 (HWCAP: asimd, no asimddp; dispatch picks neon), the Raspberry Pi 4's core:
+#     - every GoogleTest test in ninegrid_tests (tests/unit): the NEON kernels against their reference
+#       twins, the ops, the graph passes and planner, the importers, and the whole models against PyTorch,
+#       ONNX Runtime's and ncnn's outputs; the AVX2/AVX-512 cases skip themselves on this CPU;
+#     - `ninegrid detect` on the astronaut photo through a qemu wrapper of the CLI (BlazeFace, and
+#       RetinaFace-MobileNet0.25 from its ncnn files): two of tests/cli/test_detect_cli.py's cases.
+#   -cpu max (asimddp present; dispatch picks dotprod, whose fp32 kernels are the NEON ones), a subset to
+#   stay within CI's time, chosen as what differs between the two CPUs or matters most:
+#     - the CPU detection and instruction-set caps (CpuFeatures.*, checked against the CPU qemu was told);
+#     - every NEON kernel against its reference twin over the randomised shapes the x86 kernels are tested
+#       on (the parameterised ConvX86, IndirectX86, WinogradX86, PoolBlockedX86, SoftmaxX86 and UnaryX86
+#       suites, FastConv2d.*, ConvSelectNeon.*, PoolBlockedFast.*);
+#     - whole models through the NEON kernels: RetinaFace-MobileNet0.25 (the paper's network) against
+#       ncnn's golden outputs and against PyTorch, MobileNetV2 and ResNet-18 against PyTorch;
+#     - the same two `ninegrid detect` cases.
+#   Not under emulation: the CTest-only tests (Python, the C API, ONNX's node tests, installing, the CLI's
+#   other cases); `--all` runs every GoogleTest test on both CPUs.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
