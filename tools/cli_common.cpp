@@ -118,7 +118,7 @@ void add_model_options(ArgParser& parser, ModelArgs& args, ModelOptionSet which)
     parser.option_int("--opt-level", "N",
                       "graph optimisation: 0 none, 1 fusion and constant folding, 2 also layout planning",
                       &args.opt_level, 0, 2);
-  parser.option("--isa", "ISA", "cap the kernels' instruction set: ref, avx2, avx512 (env NINEGRID_ISA)", &args.isa,
+  parser.option("--isa", "ISA", "cap the kernels' instruction set: ref, avx2, avx512 (x86-64), neon, dotprod (AArch64) (env NINEGRID_ISA)", &args.isa,
                 "the best this CPU has");
   parser.option("--conv-algorithms", "LIST",
                 "convolution algorithms allowed, a subset of winograd,strassen,direct,indirect "

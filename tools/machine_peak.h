@@ -12,7 +12,8 @@ namespace ninegrid {
 // (which Google Benchmark times in CPU time) compare against a CPU-time peak.
 enum class PeakClock { Wall, ThreadCpu };
 
-// Peak fp32 GFLOP/s of one core with the vectors of `isa` ("avx512", "avx2"; anything else: scalar FMA),
+// Peak fp32 GFLOP/s of one core with the vectors of `isa` ("avx512", "avx2", on Arm "neon" and "dotprod":
+// 128-bit FMLA; anything else: scalar FMA),
 // as ninegrid::Model::isa() names them. Throws std::invalid_argument if the CPU lacks that instruction
 // set. Takes ~50 ms (more with ThreadCpu: the best of 9 runs rather than 3).
 double measure_fma_peak_gflops(const std::string& isa, PeakClock clock = PeakClock::Wall);

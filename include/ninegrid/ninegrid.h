@@ -34,8 +34,9 @@ struct Options {
   // ncnn models: the .bin weights file. Empty means the .param path with its extension replaced by .bin.
   std::string weights_path;
 
-  // Kernels. The instruction set they may use: empty for the best this CPU has, or a cap ("ref",
-  // "avx2", "avx512"; never raised above what the CPU has). Lowering it runs every path on one machine.
+  // Kernels. The instruction set they may use: empty for the best this CPU has, or a cap ("ref", and
+  // "avx2", "avx512" on x86-64 or "neon", "dotprod" on AArch64; never raised above what the CPU has).
+  // Lowering it runs every path on one machine.
   std::string isa;
   // The algorithms a convolution may choose among: empty for all, or a comma-separated subset of
   // "winograd", "strassen", "direct", "indirect" (to bisect a wrong answer to an algorithm).
@@ -132,7 +133,7 @@ class Model : public std::enable_shared_from_this<Model> {
   const Options& options() const;
   // "onnx" or "ncnn".
   const std::string& format() const;
-  // The instruction set the kernels use ("avx512", "avx2", "ref"): the best the CPU has, capped by
+  // The instruction set the kernels use ("avx512", "avx2", "neon", "dotprod", "ref"): the best the CPU has, capped by
   // Options::isa.
   std::string isa() const;
   // The graph after optimisation: nodes, values, fused epilogues, layouts.

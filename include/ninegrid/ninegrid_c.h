@@ -78,7 +78,8 @@ ng_status ng_options_set_threads(ng_options* o, int threads); /* worker threads 
 ng_status ng_options_set_opt_level(ng_options* o, int level); /* 0 none, 1 fusion and folding, 2 also layouts */
 ng_status ng_options_set_input_shape(ng_options* o, const char* input, const int64_t* shape, int rank);
 ng_status ng_options_set_weights_path(ng_options* o, const char* path); /* ncnn: the .bin file */
-/* The kernels' instruction set: "" for the best this CPU has, or a cap: "ref", "avx2", "avx512". */
+/* The kernels' instruction set: "" for the best this CPU has, or a cap: "ref", "avx2", "avx512" (x86-64), "neon",
+   "dotprod" (AArch64). */
 ng_status ng_options_set_isa(ng_options* o, const char* isa);
 /* The algorithms a convolution may choose among: "" for all, or a comma-separated subset of
  * "winograd", "strassen", "direct", "indirect". */
@@ -136,7 +137,8 @@ const int64_t* ng_model_output_shape(const ng_model* m, int i);
  * not name; NULL if m is NULL or i or dim is out of range. */
 const char* ng_model_input_dim_name(const ng_model* m, int i, int dim);
 const char* ng_model_output_dim_name(const ng_model* m, int i, int dim);
-/* "onnx" or "ncnn"; the kernels' instruction set ("avx512", "avx2", "ref"). NULL for a NULL model. */
+/* "onnx" or "ncnn"; the kernels' instruction set ("avx512", "avx2", "neon", "dotprod", "ref"). NULL for a NULL
+   model. */
 const char* ng_model_format(const ng_model* m);
 const char* ng_model_isa(const ng_model* m);
 

@@ -38,7 +38,7 @@ class SettingsTest(unittest.TestCase):
 
     def test_format_and_isa(self):
         self.assertEqual(self.default.format, "ncnn")
-        self.assertIn(self.default.isa, ("avx512", "avx2", "ref"))
+        self.assertIn(self.default.isa, ("avx512", "avx2", "neon", "dotprod", "ref"))
         with tempfile.TemporaryDirectory() as d:
             self.assertEqual(ninegrid.Model(tiny_models.int64_input(d)).format, "onnx")
         self.assertEqual(self.default.threads, 1)

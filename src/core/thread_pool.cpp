@@ -31,6 +31,8 @@ bool may_spin() { return g_busy.load(std::memory_order_relaxed) <= process_cpus(
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
 #endif
 }
 

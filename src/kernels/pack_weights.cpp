@@ -8,7 +8,7 @@
 namespace ninegrid {
 
 bool is_kernel_channel_block(int64_t block, int64_t channels) {
-  return (block == 1 || block == 8 || block == 16) && channels % block == 0;
+  return (block == 1 || block == 4 || block == 8 || block == 16) && channels % block == 0;
 }
 
 AlignedFloats pack_conv_weights(const float* oihw, int64_t out_channels, int64_t in_channels_per_group,

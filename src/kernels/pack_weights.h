@@ -8,12 +8,16 @@
 #include <memory>
 
 #include "core/aligned_memory.h"
+#include "core/cpu_features.h"
 
 namespace ninegrid {
 
-// Whether the vector conv kernels read and write this channel block: 1 (plain NCHW), 8 or 16, dividing
-// the channel count.
+// Whether the vector conv kernels read and write this channel block: 1 (plain NCHW), 4 (NEON's), 8 or 16,
+// dividing the channel count (each kernel family narrows this further: ops/conv_fast.h).
 bool is_kernel_channel_block(int64_t block, int64_t channels);
+// Whether the kernels of `isa` take this block at all: NCHW4c only NEON's (an x86 vector holds 8 or 16
+// channels, and their kernels read a block narrower than that as plain NCHW).
+inline bool isa_takes_block(Isa isa, int64_t block) { return block != 4 || is_arm_isa(isa); }
 
 // Output channels rounded up to a whole number of blocks.
 inline int64_t round_up_to_block(int64_t channels, int64_t block) { return (channels + block - 1) / block * block; }

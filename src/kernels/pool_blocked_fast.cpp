@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <vector>
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 #include "kernels/x86/pool_x86.h"
+#define NINEGRID_POOL_KERNELS 1
 #endif
 
 namespace ninegrid {
 
-#if defined(__x86_64__)
+#if NINEGRID_POOL_KERNELS
 namespace {
 
 // The windows of p resolved for the vector kernels (kept alive by the vectors it points into).
@@ -35,9 +36,12 @@ struct Windows {
 
 Isa pool_blocked_isa(int64_t block, Isa isa) {
 #if defined(__x86_64__)
-  isa = std::min(isa, hardware_isa());
+  isa = runnable_isa(isa);
   if (block == 16 && isa >= Isa::Avx512) return Isa::Avx512;
   if (block == 8 && isa >= Isa::Avx2) return Isa::Avx2;
+#elif defined(__aarch64__)
+  isa = runnable_isa(isa);
+  if (block == 4 && is_arm_isa(isa)) return Isa::Neon;
 #endif
   return Isa::Ref;
 }
@@ -45,12 +49,16 @@ Isa pool_blocked_isa(int64_t block, Isa isa) {
 void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const float* x, float* y, int64_t row_begin,
                            int64_t row_end) {
   if (row_begin >= row_end) return;
-#if defined(__x86_64__)
+#if NINEGRID_POOL_KERNELS
   isa = pool_blocked_isa(block, isa);
   if (isa != Isa::Ref) {
     const Windows w(p);
+#if defined(__aarch64__)
+    neon::max_pool_blocked(p, w.view, x, y, row_begin, row_end);
+#else
     if (isa == Isa::Avx512) avx512::max_pool_blocked(p, w.view, x, y, row_begin, row_end);
     else avx2::max_pool_blocked(p, w.view, x, y, row_begin, row_end);
+#endif
     return;
   }
 #endif
@@ -60,12 +68,16 @@ void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const fl
 void average_pool_blocked_fast(Isa isa, const PoolParams& p, bool count_include_pad, int64_t block, const float* x,
                                float* y, int64_t row_begin, int64_t row_end) {
   if (row_begin >= row_end) return;
-#if defined(__x86_64__)
+#if NINEGRID_POOL_KERNELS
   isa = pool_blocked_isa(block, isa);
   if (isa != Isa::Ref) {
     const Windows w(p);
+#if defined(__aarch64__)
+    neon::average_pool_blocked(p, count_include_pad, w.view, x, y, row_begin, row_end);
+#else
     if (isa == Isa::Avx512) avx512::average_pool_blocked(p, count_include_pad, w.view, x, y, row_begin, row_end);
     else avx2::average_pool_blocked(p, count_include_pad, w.view, x, y, row_begin, row_end);
+#endif
     return;
   }
 #endif
@@ -79,6 +91,8 @@ void global_average_pool_blocked_fast(Isa isa, int64_t plane_size, int64_t block
   isa = pool_blocked_isa(block, isa);
   if (isa == Isa::Avx512) return avx512::global_average_pool_blocked(plane_size, x, y, begin, end);
   if (isa == Isa::Avx2) return avx2::global_average_pool_blocked(plane_size, x, y, begin, end);
+#elif defined(__aarch64__)
+  if (pool_blocked_isa(block, isa) == Isa::Neon) return neon::global_average_pool_blocked(plane_size, x, y, begin, end);
 #endif
   global_average_pool_blocked_ref(plane_size, block, x, y, begin, end);
 }

@@ -1,7 +1,7 @@
 // MaxPool and AveragePool on channel-blocked tensors NCHW[B]c (as kernels/ref/pool_blocked_ref.h) on the
-// fastest kernel available: the AVX-512 or AVX2 kernels (kernels/x86/pool_impl.h) when the block is the
-// vector's lane count (16 or 8; an AVX-512 CPU runs block 8 on the AVX2 kernel), the reference for other
-// blocks and on CPUs (or under NINEGRID_ISA=ref) without those instruction sets.
+// fastest kernel available: the AVX-512, AVX2 or NEON kernels (kernels/x86/pool_impl.h) when the block is
+// the vector's lane count (16, 8 or 4; an AVX-512 CPU runs block 8 on the AVX2 kernel), the reference for
+// other blocks and on CPUs (or under NINEGRID_ISA=ref) without those instruction sets.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 #include "kernels/x86/softmax_x86.h"
 #endif
 
@@ -17,14 +17,16 @@ void softmax_columns_x86(Isa isa, ref::SoftmaxKind kind, const float* x, float* 
   const bool log = kind == ref::SoftmaxKind::LogSoftmax;
   if (isa == Isa::Avx512) avx512::softmax_f32_columns(log, x, y, axis, count, stride);
   else avx2::softmax_f32_columns(log, x, y, axis, count, stride);
+#elif defined(__aarch64__)
+  neon::softmax_f32_columns(kind == ref::SoftmaxKind::LogSoftmax, x, y, axis, count, stride);
 #endif
 }
 
 }  // namespace
 
 Isa softmax_f32_isa(ref::SoftmaxKind kind, int64_t inner, Isa isa) {
-#if defined(__x86_64__)
-  if (kind != ref::SoftmaxKind::Hardmax && inner > 1) return std::min(isa, hardware_isa());
+#if defined(__x86_64__) || defined(__aarch64__)
+  if (kind != ref::SoftmaxKind::Hardmax && inner > 1) return runnable_isa(isa);
 #endif
   return Isa::Ref;
 }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 #include "kernels/x86/unary_x86.h"
 #endif
 
@@ -34,8 +34,8 @@ bool has_vector_kernel(ref::UnaryF32 op) {
 }  // namespace
 
 Isa unary_f32_isa(ref::UnaryF32 op, Isa isa) {
-#if defined(__x86_64__)
-  if (has_vector_kernel(op)) return std::min(isa, hardware_isa());
+#if defined(__x86_64__) || defined(__aarch64__)
+  if (has_vector_kernel(op)) return runnable_isa(isa);
 #endif
   return Isa::Ref;
 }
@@ -50,8 +50,10 @@ void unary_f32_fast(Isa isa, ref::UnaryF32 op, const ref::UnaryParams& p, const 
     case Isa::Avx2:
       if (avx2::unary_f32(op, p, x, y, n)) return;
       break;
-    case Isa::Ref: break;
+    default: break;
   }
+#elif defined(__aarch64__)
+  if (unary_f32_isa(op, isa) != Isa::Ref && neon::unary_f32(op, p, x, y, n)) return;
 #endif
   ref::unary_f32(op, p, x, y, n);
 }

@@ -45,12 +45,12 @@ bool is_strided_pointwise(const Conv2dParams& p) {
 constexpr int64_t kFirstLayerMaxInChannels = 4;
 constexpr int64_t kFirstLayerMaxOutChannels = 8;
 
-bool first_layer_fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+[[maybe_unused]] bool first_layer_fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   return in_block == 1 && p.groups == 1 && (p.stride_w == 1 || p.stride_w == 2) &&
          (out_block != 16 || isa >= Isa::Avx512);
 }
 
-bool is_first_layer(const Conv2dParams& p, int64_t in_block) {
+[[maybe_unused]] bool is_first_layer(const Conv2dParams& p, int64_t in_block) {
   return in_block == 1 && p.in_channels <= kFirstLayerMaxInChannels && p.out_channels <= kFirstLayerMaxOutChannels;
 }
 
@@ -70,9 +70,15 @@ bool fits(const Conv2dParams& p, int64_t in_block, int64_t lanes, ConvAlgorithm 
   return false;
 }
 
+// The kernel by shape when none is forced (the first-layer kernel aside).
+ConvAlgorithm by_shape(const Conv2dParams& p) {
+  return is_depthwise(p) ? ConvAlgorithm::Depthwise
+                         : is_pointwise(p) || is_strided_pointwise(p) ? ConvAlgorithm::Pointwise : ConvAlgorithm::Direct;
+}
+
 bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, ConvAlgorithm want, Choice* c) {
-#if defined(__x86_64__)
-  isa = std::min(isa, hardware_isa());
+#if defined(__x86_64__) || defined(__aarch64__)
+  isa = runnable_isa(isa);
   if (isa == Isa::Ref) return false;
   if (p.batch < 1 || p.in_channels < 1 || p.out_channels < 1 || p.groups < 1 || p.in_channels % p.groups != 0 ||
       p.out_channels % p.groups != 0)
@@ -81,7 +87,21 @@ bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
       p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1 || p.pad_top < 0 || p.pad_left < 0)
     return false;
   if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels)) return false;
-
+#endif
+#if defined(__aarch64__)
+  // NEON: 4 channels per register; output NCHW4c or plain NCHW, input NCHW4c or a plain image (which the
+  // direct kernel reads as the paper's Algorithm 2 does: there is no first-layer kernel for 4 lanes), or,
+  // depthwise, any block (restaged).
+  const ConvAlgorithm algorithm = want == ConvAlgorithm::Auto ? by_shape(p) : want;
+  if (algorithm == ConvAlgorithm::FirstLayer || (out_block != 4 && out_block != 1)) return false;
+  if (algorithm != ConvAlgorithm::Depthwise && in_block != 4 && in_block != 1) return false;
+  if (!fits(p, in_block, 4, algorithm)) return false;
+  c->algorithm = algorithm;
+  c->isa = Isa::Neon;
+  c->lanes = 4;
+  return true;
+#elif defined(__x86_64__)
+  if (!isa_takes_block(isa, in_block) || !isa_takes_block(isa, out_block)) return false;
   if (want == ConvAlgorithm::FirstLayer || (want == ConvAlgorithm::Auto && is_first_layer(p, in_block))) {
     if (first_layer_fits(p, in_block, out_block, isa)) {
       // Output pixels across the lanes: the widest vectors whatever the output block.
@@ -118,11 +138,7 @@ bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
   }
   for (int64_t lanes : widths) {
     if (lanes == 0) continue;
-    ConvAlgorithm algorithm = want;
-    if (algorithm == ConvAlgorithm::Auto)
-      algorithm = is_depthwise(p) ? ConvAlgorithm::Depthwise
-                                  : is_pointwise(p) || is_strided_pointwise(p) ? ConvAlgorithm::Pointwise
-                                                                               : ConvAlgorithm::Direct;
+    const ConvAlgorithm algorithm = want == ConvAlgorithm::Auto ? by_shape(p) : want;
     if (!fits(p, in_block, lanes, algorithm)) continue;
     c->algorithm = algorithm;
     c->isa = lanes == 16 ? Isa::Avx512 : Isa::Avx2;
@@ -174,25 +190,47 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
       break;
     case ConvAlgorithm::Depthwise:
       kernel_ = avx512 ? avx512::conv2d_depthwise : avx2::conv2d_depthwise;
+      break;
+    case ConvAlgorithm::Pointwise:
+      kernel_ = avx512 ? avx512::conv2d_pointwise : avx2::conv2d_pointwise;
+      blocks_per_tile_ = avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
+      break;
+    default:
+      kernel_ = avx512 ? avx512::conv2d_direct : avx2::conv2d_direct;
+      blocks_per_tile_ = avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
+      break;
+  }
+#elif defined(__aarch64__)
+  switch (c.algorithm) {
+    case ConvAlgorithm::Depthwise: kernel_ = neon::conv2d_depthwise; break;
+    case ConvAlgorithm::Pointwise:
+      kernel_ = neon::conv2d_pointwise;
+      blocks_per_tile_ = neon::kOcBlocksPerTile;
+      break;
+    default:
+      kernel_ = neon::conv2d_direct;
+      blocks_per_tile_ = neon::kOcBlocksPerTile;
+      break;
+  }
+#endif
+  // The weights and the choice's name, whatever the ISA.
+  switch (c.algorithm) {
+    case ConvAlgorithm::FirstLayer: break;
+    case ConvAlgorithm::Depthwise:
       algorithm_name_ = depthwise_name(p);
       weights_ = pack_depthwise_weights(weights, p.out_channels, p.kernel_h, p.kernel_w, lanes_);
       stage_input_ = in_block != lanes_ || p.in_channels % lanes_ != 0;
       break;
     case ConvAlgorithm::Pointwise:
-      kernel_ = avx512 ? avx512::conv2d_pointwise : avx2::conv2d_pointwise;
       subsample_input_ = !is_pointwise(p);
       algorithm_name_ = subsample_input_ ? "pointwise-strided" : "pointwise";
-      blocks_per_tile_ = avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
       weights_ = pack_conv_weights(weights, p.out_channels, p.in_channels_per_group(), 1, 1, lanes_);
       break;
     default:
-      kernel_ = avx512 ? avx512::conv2d_direct : avx2::conv2d_direct;
       algorithm_name_ = "direct";
-      blocks_per_tile_ = avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
       weights_ = pack_conv_weights(weights, p.out_channels, p.in_channels_per_group(), p.kernel_h, p.kernel_w, lanes_);
       break;
   }
-#endif
   blocks_ = round_up_to_block(p.out_channels, block_channels) / block_channels;
   bias_ = pad_per_channel(bias, p.out_channels, lanes_);
 

@@ -1,7 +1,8 @@
-// The fast x86 2-D convolution behind the Conv op: chooses a kernel by shape (depthwise, pointwise or
-// the general direct conv; kernels/x86/conv_kernels_x86.h), prepacks the weights once, and runs the
-// kernel split over the thread pool. The input may be in any channel block (1, 8, 16); the output is
+// The fast 2-D convolution behind the Conv op: chooses a kernel by shape (depthwise, pointwise or the
+// general direct conv; kernels/x86/conv_kernels_x86.h), prepacks the weights once, and runs the kernel
+// split over the thread pool. On x86-64 the input may be in any channel block (1, 8, 16); the output is
 // written in the requested block (16 with the AVX-512 kernels, 8 with the AVX2 ones, or 1 = plain NCHW).
+// On AArch64 the NEON kernels read blocks 1 and 4 (depthwise: any) and write 4 or 1.
 //
 //   if (FastConv2d::supports(p, in_block, out_block, preferred_isa())) {
 //     FastConv2d conv(p, w, b, act, preferred_isa(), in_block, out_block);   // at load time
@@ -28,7 +29,8 @@ class FastConv2d {
  public:
   // Whether a fast kernel handles this conv with the given input/output blocks using at most `isa`:
   //  - out_block 16 needs AVX-512, 8 AVX2 (or AVX-512's kernels storing vector halves, chosen from 16
-  //    output channels on); either ISA's kernels read input blocks 1, 8 and 16;
+  //    output channels on); either ISA's kernels read input blocks 1, 8 and 16; out_block 4 needs NEON,
+  //    whose kernels read input blocks 1 and 4 (no first-layer kernel);
   //  - dense convs: any channel counts; grouped convs: output channels per group a multiple of the
   //    vector width; depthwise (groups == in == out channels): any channel count and input block (an
   //    input not in the vector width's block is restaged per run);
@@ -49,7 +51,7 @@ class FastConv2d {
   // "direct", "pointwise", "pointwise-strided" (1x1 with stride > 1), "first-layer", "depthwise3x3",
   // "depthwise5x5" or "depthwise" (any other depthwise shape).
   const char* algorithm() const { return algorithm_name_; }
-  // The instruction set of the kernels in use: "avx512" or "avx2".
+  // The instruction set of the kernels in use: "avx512", "avx2" or "neon".
   const char* isa() const { return isa_name(kernel_isa_); }
   const Conv2dParams& params() const { return params_; }
 

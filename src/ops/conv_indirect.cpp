@@ -12,9 +12,9 @@ namespace ninegrid {
 namespace {
 
 // The kernels' ISA for this conv, or Ref when none applies: AVX-512 needs whole 16-channel vectors per
-// group, AVX2 whole 8-channel ones.
+// group, AVX2 whole 8-channel ones, NEON (on AArch64) whole 4-channel ones.
 Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
-  isa = std::min(isa, hardware_isa());
+  isa = runnable_isa(isa);
   if (isa == Isa::Ref) return Isa::Ref;
   if (p.batch < 1 || p.in_channels < 1 || p.out_channels < 1 || p.groups < 1 || p.in_channels % p.groups != 0 ||
       p.out_channels % p.groups != 0)
@@ -23,8 +23,11 @@ Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
       p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1 || p.pad_top < 0 || p.pad_left < 0)
     return Isa::Ref;
   if (p.in_h * p.in_w >= (int64_t(1) << 31)) return Isa::Ref;
-  if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels)) return Isa::Ref;
+  if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels) ||
+      !isa_takes_block(isa, in_block) || !isa_takes_block(isa, out_block))
+    return Isa::Ref;
   const int64_t ocpg = p.out_channels_per_group();
+  if (is_arm_isa(isa)) return p.groups == 1 || ocpg % 4 == 0 ? Isa::Neon : Isa::Ref;
   if (isa == Isa::Avx512 && (p.groups == 1 || ocpg % 16 == 0)) return Isa::Avx512;
   if (p.groups == 1 || ocpg % 8 == 0) return Isa::Avx2;
   return Isa::Ref;
@@ -45,10 +48,10 @@ IndirectConv2d::IndirectConv2d(const Conv2dParams& p, const float* weights, cons
                 ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
   if (activation.kind == ActivationKind::PRelu && !activation.slope)
     throw Error("IndirectConv2d: PRelu activation without slopes");
-  const bool avx512 = isa_ == Isa::Avx512;
-  lanes_ = avx512 ? 16 : 8;
-  const int64_t vectors = avx512 ? avx512::kIndirectOcVectors : avx2::kIndirectOcVectors;
-  const int64_t pixels = avx512 ? avx512::kIndirectPixels : avx2::kIndirectPixels;
+  const bool avx512 = isa_ == Isa::Avx512, neon = isa_ == Isa::Neon;
+  lanes_ = avx512 ? 16 : neon ? 4 : 8;
+  const int64_t vectors = avx512 ? avx512::kIndirectOcVectors : neon ? neon::kIndirectOcVectors : avx2::kIndirectOcVectors;
+  const int64_t pixels = avx512 ? avx512::kIndirectPixels : neon ? neon::kIndirectPixels : avx2::kIndirectPixels;
   indirection_ = build_indirection(p, pixels);
 
   // Weights [g][vector group][tap][ic of the group][lanes of the vector group], per-channel values
@@ -76,11 +79,16 @@ IndirectConv2d::IndirectConv2d(const Conv2dParams& p, const float* weights, cons
 }
 
 void IndirectConv2d::run(const float* x, float* y, const float* residual, ThreadPool* pool) const {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
   const Conv2dParams& p = params_;
+#if defined(__aarch64__)
+  const int64_t group_lanes = lanes_ * neon::kIndirectOcVectors;
+  auto kernel = neon::conv2d_indirect;
+#else
   const bool avx512 = isa_ == Isa::Avx512;
   const int64_t group_lanes = lanes_ * (avx512 ? avx512::kIndirectOcVectors : avx2::kIndirectOcVectors);
   auto kernel = avx512 ? avx512::conv2d_indirect : avx2::conv2d_indirect;
+#endif
 
   IndirectX86Args a;
   a.in_channels = p.in_channels, a.in_plane = p.in_h * p.in_w, a.in_block = in_block_;
@@ -111,7 +119,7 @@ void IndirectConv2d::run(const float* x, float* y, const float* residual, Thread
   }
 #else
   (void)x, (void)y, (void)residual, (void)pool;
-  throw Error("IndirectConv2d: x86 only");
+  throw Error("IndirectConv2d: x86-64 and AArch64 only");
 #endif
 }
 

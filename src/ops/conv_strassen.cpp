@@ -16,8 +16,8 @@ namespace {
 
 // The kernels' ISA: the output block is the vector width.
 Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
-  isa = std::min(isa, hardware_isa());
-  if (isa == Isa::Ref) return Isa::Ref;
+  isa = runnable_isa(isa);
+  if (isa == Isa::Ref || is_arm_isa(isa)) return Isa::Ref;  // (no NEON Strassen kernels yet)
   if (p.kernel_h != 1 || p.kernel_w != 1 || p.stride_h != 1 || p.stride_w != 1 || p.pad_top != 0 ||
       p.pad_left != 0 || p.groups != 1 || p.batch < 1 || p.in_h < 1 || p.in_w < 1 || p.out_h != p.in_h ||
       p.out_w != p.in_w || p.in_channels < 1 || p.out_channels < 1)
@@ -64,7 +64,7 @@ bool StrassenConv1x1::splittable(const Conv2dParams& p, int64_t in_block, int64_
 
 double StrassenConv1x1::estimated_saving(const Conv2dParams& p, Isa isa) {
   const double m = double(p.out_channels) / 2, k = double(p.in_channels) / 2, n = double(p.in_h * p.in_w) / 2;
-  const double rate = std::min(isa, hardware_isa()) == Isa::Avx512 ? kGemmMacsPerSecondAvx512 : kGemmMacsPerSecondAvx2;
+  const double rate = runnable_isa(isa) == Isa::Avx512 ? kGemmMacsPerSecondAvx512 : kGemmMacsPerSecondAvx2;
   const double saved = m * k * n / rate;
   const double added = 4.0 * (15 * k * n + 16 * m * n) / kExtraBytesPerSecond;
   return (saved - added) / (8 * saved);
@@ -72,7 +72,7 @@ double StrassenConv1x1::estimated_saving(const Conv2dParams& p, Isa isa) {
 
 bool StrassenConv1x1::recursion_pays(const Conv2dParams& p, Isa isa) {
   const double m = double(p.out_channels) / 2, k = double(p.in_channels) / 2, n = double(p.in_h * p.in_w) / 2;
-  const double rate = std::min(isa, hardware_isa()) == Isa::Avx512 ? kGemmMacsPerSecondAvx512 : kGemmMacsPerSecondAvx2;
+  const double rate = runnable_isa(isa) == Isa::Avx512 ? kGemmMacsPerSecondAvx512 : kGemmMacsPerSecondAvx2;
   const double saved = m * k * n / rate;
   const double added = 4.0 * (15 * k * n + 16 * m * n) / kExtraBytesPerSecond;
   return saved > added;

@@ -69,7 +69,7 @@ ConvAlgorithm gemm_algorithm(const Conv2dParams& g) {
   return g.out_h == g.in_h ? ConvAlgorithm::Pointwise : ConvAlgorithm::Direct;
 }
 
-bool product_at_most(std::initializer_list<int64_t> factors, int64_t limit) {
+[[maybe_unused]] bool product_at_most(std::initializer_list<int64_t> factors, int64_t limit) {
   int64_t product = 1;
   for (int64_t f : factors) {
     if (f <= 0 || product > limit / f) return false;
@@ -82,7 +82,7 @@ bool product_at_most(std::initializer_list<int64_t> factors, int64_t limit) {
 
 bool FastConvTranspose2d::supports(const ConvTransposeParams& p, Isa isa) {
 #if defined(__x86_64__)
-  if (std::min(isa, hardware_isa()) < Isa::Avx2) return false;
+  if (runnable_isa(isa) < Isa::Avx2) return false;
   if (p.groups != 1 || p.batch < 1 || p.in_channels < 1 || p.out_channels < 1) return false;
   // Depth 1 with a one-tap kernel along it: a 2-D (or 1-D) transposed convolution.
   if (p.in[0] != 1 || p.out[0] != 1 || p.kernel[0] != 1 || p.pad_begin[0] != 0) return false;
@@ -92,7 +92,7 @@ bool FastConvTranspose2d::supports(const ConvTransposeParams& p, Isa isa) {
       return false;
   }
   if (!product_at_most({p.out_channels, p.kernel[1], p.kernel[2], p.in[2]}, kMaxColsPerRowFloats)) return false;
-  const int64_t lanes = gemm_lanes(p, std::min(isa, hardware_isa())), in_block = gemm_in_block(p);
+  const int64_t lanes = gemm_lanes(p, runnable_isa(isa)), in_block = gemm_in_block(p);
   return FastConv2d::supports(gemm_params(p, p.in[1], lanes, in_block), in_block, lanes, isa,
                               ConvAlgorithm::Pointwise);
 #else
@@ -102,7 +102,7 @@ bool FastConvTranspose2d::supports(const ConvTransposeParams& p, Isa isa) {
 
 FastConvTranspose2d::FastConvTranspose2d(const ConvTransposeParams& p, const float* weights, const float* bias,
                                          const Activation& activation, Isa isa)
-    : p_(p), isa_(std::min(isa, hardware_isa())) {
+    : p_(p), isa_(runnable_isa(isa)) {
   if (!supports(p, isa))
     throw Error(std::string("FastConvTranspose2d: no fast kernel for this transposed convolution (isa ") +
                 isa_name(isa) + ")");
@@ -235,9 +235,11 @@ void FastConvTranspose2d::run_band(const float* x_image, float* y_image, const B
     if (in_block_ == 1) {
       gemm_->run(band_x, blocked, nullptr, pool);
     } else {
+#if defined(__x86_64__)  // (the only machine supports() accepts)
       split(p_.in_channels / 8, [&](int64_t begin, int64_t end) {
         avx2::stage_rows_nchw8c(band_x, staged, p_.in[1] * p_.in[2], plane, begin, end);
       });
+#endif
       gemm_->run(staged, blocked, nullptr, pool);
     }
     split(cols_channels_ / lanes_,

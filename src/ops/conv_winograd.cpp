@@ -21,7 +21,22 @@ constexpr int64_t kChunkBytes = 1 << 20;
 constexpr int64_t kCacheLineFloats = 16;
 
 // The best vector ISA this CPU runs, capped by `isa` (never above the hardware, whatever is asked).
-Isa effective_isa(Isa isa) { return std::min(isa, hardware_isa()); }
+Isa effective_isa(Isa isa) { return runnable_isa(isa); }
+
+// The register tiles of an ISA's kernels (kernels/x86/winograd_x86.h). `wide`: AVX-512's 16 lanes, which
+// the cost model's constants below describe; the narrower vectors (AVX2's, NEON's) take its AVX2
+// figures (on Arm a guess: no Arm core was measured).
+struct WinogradVectors {
+  int64_t lanes, tile_rows, tall_rows, oc_vectors;
+  bool wide;
+};
+
+WinogradVectors vectors_of(Isa isa) {
+  if (isa == Isa::Avx512)
+    return {16, avx512::kWinogradTileRows, avx512::kWinogradTallRows, avx512::kWinogradOcVectors, true};
+  if (is_arm_isa(isa)) return {4, neon::kWinogradTileRows, neon::kWinogradTallRows, neon::kWinogradOcVectors, false};
+  return {8, avx2::kWinogradTileRows, avx2::kWinogradTallRows, avx2::kWinogradOcVectors, false};
+}
 
 
 struct ChunkPlan {
@@ -34,14 +49,14 @@ struct ChunkPlan {
 // L2: chunks get a scratch budget of half the weights' size, clamped to [kChunkBytes, 4 kChunkBytes]
 // (large weights: fewer passes over them matter more than a scratch that spills to L3), never fewer
 // tiles than a tall register tile, and are split evenly.
-ChunkPlan plan_chunks(const Conv2dParams& p, int m, bool avx512) {
-  const int64_t lanes = avx512 ? 16 : 8;
+ChunkPlan plan_chunks(const Conv2dParams& p, int m, const WinogradVectors& vectors) {
+  const int64_t lanes = vectors.lanes;
   const int64_t positions = int64_t(m + 2) * (m + 2);
   const int64_t icp = round_up_to_block(p.in_channels, lanes), ocp = round_up_to_block(p.out_channels, lanes);
   const int64_t per_tile_bytes = positions * (icp + ocp) * int64_t(sizeof(float));
   const int64_t weight_bytes = positions * icp * ocp * int64_t(sizeof(float));
   const int64_t budget = std::min(4 * kChunkBytes, std::max(kChunkBytes, weight_bytes / 2));
-  const int64_t tall_rows = avx512 ? avx512::kWinogradTallRows : avx2::kWinogradTallRows;
+  const int64_t tall_rows = vectors.tall_rows;
   ChunkPlan c;
   c.tiles = ((p.out_h + m - 1) / m) * ((p.out_w + m - 1) / m);
   const int64_t most = std::max(tall_rows, budget / per_tile_bytes);
@@ -97,18 +112,18 @@ double weight_stream_seconds(const CoreCosts& k, double bytes_per_pass, double p
   return bytes_per_pass * passes / (bytes_per_pass <= k.near_bytes ? k.near_bandwidth : k.far_bandwidth);
 }
 
-double winograd_seconds(const CoreCosts& k, const Conv2dParams& p, int m, bool avx512) {
-  const double icp = double(round_up_to_block(p.in_channels, avx512 ? 16 : 8));
-  const double ocp = double(round_up_to_block(p.out_channels, avx512 ? 16 : 8));
+double winograd_seconds(const CoreCosts& k, const Conv2dParams& p, int m, const WinogradVectors& vectors) {
+  const double icp = double(round_up_to_block(p.in_channels, vectors.lanes));
+  const double ocp = double(round_up_to_block(p.out_channels, vectors.lanes));
   const double positions = double((m + 2) * (m + 2));
-  const ChunkPlan c = plan_chunks(p, m, avx512);
+  const ChunkPlan c = plan_chunks(p, m, vectors);
   // Wide register tiles of fewer than 12 rows issue fewer FMAs per load.
-  const int64_t rows_max = avx512 ? avx512::kWinogradTileRows : avx2::kWinogradTileRows;
+  const int64_t rows_max = vectors.tile_rows;
   const int64_t blocks = (c.chunk_tiles + rows_max - 1) / rows_max;
   const double rows = double(c.chunk_tiles) / double(blocks);
   // (The tall tile issues one broadcast per FMA: its penalty is a measured slowdown, bench/REPORT.md,
   // "Design decisions and their measurements".)
-  const double row_penalty = c.chunk_tiles <= (avx512 ? avx512::kWinogradTallRows : avx2::kWinogradTallRows)
+  const double row_penalty = c.chunk_tiles <= vectors.tall_rows
                                  ? 1.15
                                  : 1.0 + 0.5 * (double(rows_max) - rows) / double(rows_max);
   const double gemm = positions * double(c.tiles) * icp * ocp / k.gemm_macs_per_second * row_penalty;
@@ -120,17 +135,17 @@ double winograd_seconds(const CoreCosts& k, const Conv2dParams& p, int m, bool a
   // run (the layers in between evict them).
   const bool overlapped = weight_bytes <= k.near_bytes || k.far_overlaps_gemm;
   const double seconds = (overlapped ? std::max(gemm, stream) : stream + 0.5 * gemm) + transforms;
-  return avx512 ? seconds : seconds * k.avx2_slowdown;
+  return vectors.wide ? seconds : seconds * k.avx2_slowdown;
 }
 
-double direct_seconds(const CoreCosts& k, const Conv2dParams& p, bool avx512) {
+double direct_seconds(const CoreCosts& k, const Conv2dParams& p, bool wide) {
   // The direct kernel's rate falls on small planes (short rows, mostly border tiles).
   const double plane = double(p.out_h * p.out_w);
   const double small = k.direct_efficiency_7x7;
   const double efficiency = plane >= 196 ? 1.0 : plane <= 49 ? small : small + (1.0 - small) * (plane - 49) / 147;
   const double flops = 2.0 * double(p.macs()) / double(p.batch) / efficiency;
   const double weights = double(p.out_channels * p.in_channels * 9 * sizeof(float));
-  return std::max(flops / (avx512 ? k.direct_flops_avx512 : k.direct_flops_avx2), weight_stream_seconds(k, weights, 1));
+  return std::max(flops / (wide ? k.direct_flops_avx512 : k.direct_flops_avx2), weight_stream_seconds(k, weights, 1));
 }
 
 // F(4x4) or F(2x2). F(6x6) is left out of the automatic choice. On a core with full-rate 512-bit FMAs
@@ -141,8 +156,8 @@ double direct_seconds(const CoreCosts& k, const Conv2dParams& p, bool avx512) {
 // the 1e-5 of the output range that the optimiser tests allow, where F(4x4) stays within it.
 // Forcing tile 6 (ExecSettings::winograd_tile) trades that accuracy for the speed. Measured:
 // bench/REPORT.md, "Design decisions and their measurements".
-int best_tile(const CoreCosts& k, const Conv2dParams& p, bool avx512, double* seconds) {
-  const double four = winograd_seconds(k, p, 4, avx512), two = winograd_seconds(k, p, 2, avx512);
+int best_tile(const CoreCosts& k, const Conv2dParams& p, const WinogradVectors& vectors, double* seconds) {
+  const double four = winograd_seconds(k, p, 4, vectors), two = winograd_seconds(k, p, 2, vectors);
   if (seconds) *seconds = std::min(four, two);
   return two < four ? 2 : 4;
 }
@@ -157,7 +172,8 @@ bool WinogradConv2d::supports(const Conv2dParams& p) {
 
 bool WinogradConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   return supports(p) && is_kernel_channel_block(in_block, p.in_channels) && is_kernel_channel_block(out_block, p.out_channels) &&
-         effective_isa(isa) != Isa::Ref;
+         effective_isa(isa) != Isa::Ref && isa_takes_block(effective_isa(isa), in_block) &&
+         isa_takes_block(effective_isa(isa), out_block);
 }
 
 WinogradCore WinogradConv2d::this_core() {
@@ -168,7 +184,9 @@ WinogradCore WinogradConv2d::this_core() {
 int WinogradConv2d::default_tile(const Conv2dParams& p, Isa isa) { return default_tile(p, isa, this_core()); }
 
 int WinogradConv2d::default_tile(const Conv2dParams& p, Isa isa, WinogradCore core) {
-  return best_tile(costs_of(core), p, effective_isa(isa) != Isa::Avx2, nullptr);
+  // (Isa::Ref, for which no kernel runs, takes AVX-512's model, as it always has.)
+  const Isa e = effective_isa(isa);
+  return best_tile(costs_of(core), p, vectors_of(e == Isa::Ref ? Isa::Avx512 : e), nullptr);
 }
 
 double WinogradConv2d::estimated_speedup(const Conv2dParams& p, Isa isa) {
@@ -177,40 +195,41 @@ double WinogradConv2d::estimated_speedup(const Conv2dParams& p, Isa isa) {
 
 double WinogradConv2d::estimated_speedup(const Conv2dParams& p, Isa isa, WinogradCore core) {
   if (!applicable(p) || effective_isa(isa) == Isa::Ref) return 0.0;
-  const bool avx512 = effective_isa(isa) == Isa::Avx512;
+  const WinogradVectors vectors = vectors_of(effective_isa(isa));
   const CoreCosts& k = costs_of(core);
   double seconds = 0;
-  best_tile(k, p, avx512, &seconds);
-  return direct_seconds(k, p, avx512) / seconds;
+  best_tile(k, p, vectors, &seconds);
+  return direct_seconds(k, p, vectors.wide) / seconds;
 }
 
 WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, const float* bias,
                                const Activation& activation, Isa isa, int64_t in_block, int64_t out_block, int tile)
     : params_(p), isa_(effective_isa(isa)), in_block_(in_block), out_block_(out_block), activation_(activation) {
   if (!applicable(p)) throw Error("WinogradConv2d: not a 3x3 stride-1 dilation-1 ungrouped convolution");
-  if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels))
+  if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels) ||
+      !isa_takes_block(isa_, in_block) || !isa_takes_block(isa_, out_block))
     throw Error("WinogradConv2d: invalid blocks (in " + std::to_string(in_block) + ", out " +
                 std::to_string(out_block) + ")");
-  if (isa_ == Isa::Ref) throw Error(std::string("WinogradConv2d: needs AVX2 or AVX-512 (asked for ") + isa_name(isa) + ")");
+  if (isa_ == Isa::Ref)
+    throw Error(std::string("WinogradConv2d: needs AVX2, AVX-512 or NEON (asked for ") + isa_name(isa) + ")");
   if (activation.kind == ActivationKind::PRelu && !activation.slope)
     throw Error("WinogradConv2d: PRelu activation without slopes");
   tile_ = tile == 0 ? default_tile(p, isa_) : tile;
   if (tile_ != 2 && tile_ != 4 && tile_ != 6)
     throw Error("WinogradConv2d: tile must be 2, 4 or 6, not " + std::to_string(tile));
 
-  const bool avx512 = isa_ == Isa::Avx512;
-  lanes_ = avx512 ? 16 : 8;
+  const WinogradVectors vectors = vectors_of(isa_);
+  lanes_ = vectors.lanes;
   ic_padded_ = round_up_to_block(p.in_channels, lanes_);
   oc_padded_ = round_up_to_block(p.out_channels, lanes_);
   tiles_h_ = (p.out_h + tile_ - 1) / tile_;
   tiles_w_ = (p.out_w + tile_ - 1) / tile_;
   const int64_t alpha = tile_ + 2, positions = alpha * alpha;
 
-  const ChunkPlan plan = plan_chunks(p, tile_, avx512);
+  const ChunkPlan plan = plan_chunks(p, tile_, vectors);
   chunk_tiles_ = plan.chunk_tiles;
-  const int64_t tall_rows = avx512 ? avx512::kWinogradTallRows : avx2::kWinogradTallRows;
   // Small planes (every chunk fits a tall register tile) pack u one vector per group; see winograd_x86.h.
-  u_group_vectors_ = chunk_tiles_ <= tall_rows ? 1 : (avx512 ? avx512::kWinogradOcVectors : avx2::kWinogradOcVectors);
+  u_group_vectors_ = chunk_tiles_ <= vectors.tall_rows ? 1 : vectors.oc_vectors;
   const int64_t group_lanes = lanes_ * u_group_vectors_;
 
   // u[pos][group][ic][lane of the group], zeros for the padding channels. Built a group of output
@@ -242,16 +261,22 @@ WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, cons
 }
 
 void WinogradConv2d::run(const float* x, float* y, const float* residual, ThreadPool* pool) const {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
   const Conv2dParams& p = params_;
-  const bool avx512 = isa_ == Isa::Avx512;
   const int64_t alpha = tile_ + 2, positions = alpha * alpha;
   const int64_t group_lanes = lanes_ * u_group_vectors_;
   const int64_t items = positions * ((oc_padded_ + group_lanes - 1) / group_lanes);
   const int64_t tiles = tiles_h_ * tiles_w_;
+#if defined(__aarch64__)
+  auto input = neon::winograd_input_transform;
+  auto multiply = neon::winograd_multiply;
+  auto output = neon::winograd_output_transform;
+#else
+  const bool avx512 = isa_ == Isa::Avx512;
   auto input = avx512 ? avx512::winograd_input_transform : avx2::winograd_input_transform;
   auto multiply = avx512 ? avx512::winograd_multiply : avx2::winograd_multiply;
   auto output = avx512 ? avx512::winograd_output_transform : avx2::winograd_output_transform;
+#endif
 
   WinogradX86Args a;
   a.m = tile_;
@@ -282,7 +307,7 @@ void WinogradConv2d::run(const float* x, float* y, const float* residual, Thread
   };
   const int64_t in_image = p.in_channels * p.in_h * p.in_w, out_image = p.out_channels * p.out_h * p.out_w;
   const int64_t threads = threaded ? pool->size() : 1;
-  const int64_t tile_rows = avx512 ? avx512::kWinogradTileRows : avx2::kWinogradTileRows;
+  const int64_t tile_rows = vectors_of(isa_).tile_rows;
   if (threaded && tiles >= threads * 2 * tile_rows) {
     // Enough tiles for every thread to run whole chunks of its own: each thread transforms, multiplies
     // and transforms back its chunks in its own scratch (in its own core's cache), with no barrier in
@@ -322,7 +347,7 @@ void WinogradConv2d::run(const float* x, float* y, const float* residual, Thread
   }
 #else
   (void)x, (void)y, (void)residual, (void)pool;
-  throw Error("WinogradConv2d: x86 only");
+  throw Error("WinogradConv2d: x86-64 and AArch64 only");
 #endif
 }
 

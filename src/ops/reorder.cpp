@@ -51,6 +51,19 @@ class Reorder final : public Op {
       });
       return;
     }
+#elif defined(__aarch64__)
+    const int64_t blocked = from_ == 1 ? to_ : to_ == 1 ? from_ : 0;
+    if (blocked == 4 && is_arm_isa(isa_)) {
+      auto fn = from_ == 1 ? neon::reorder_nchw_to_blocked : neon::reorder_blocked_to_nchw;
+      const int64_t blocks = c / blocked;
+      ctx.pool->parallel_for(n * blocks, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t image = t / blocks, b = t % blocks;
+          fn(src + image * c * plane, dst + image * c * plane, c, plane, b, b + 1);
+        }
+      });
+      return;
+    }
 #endif
     ctx.pool->parallel_for(n, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b)

@@ -12,12 +12,7 @@ constexpr int kMaxSpinMicroseconds = 1000000;
 
 Isa parse_isa(const std::string& name) {
   if (name.empty()) return hardware_isa();
-  Isa want;
-  if (name == "ref") want = Isa::Ref;
-  else if (name == "avx2") want = Isa::Avx2;
-  else if (name == "avx512") want = Isa::Avx512;
-  else throw Error("Options::isa '" + name + "' is not one of ref, avx2, avx512 (or empty for the best this CPU has)");
-  return std::min(want, hardware_isa());
+  return parse_isa_cap(name, "Options::isa");
 }
 
 }  // namespace

@@ -140,14 +140,14 @@ TEST(IndirectRef, MatchesDirectReference) {
   std::printf("conv2d_indirect_ref: largest error / tolerance %.3g\n", worst);
 }
 
-// ---- The x86 kernels ----
+// ---- The vector kernels (AVX2 and AVX-512 on x86-64, NEON on AArch64) ----
 
 class IndirectX86 : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
     if (!cpu_has(GetParam())) GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam());
   }
-  int64_t lanes() const { return GetParam() == Isa::Avx512 ? 16 : 8; }
+  int64_t lanes() const { return lanes_of(GetParam()); }
 };
 
 TEST_P(IndirectX86, MatchesDirectReference) {
@@ -159,7 +159,8 @@ TEST_P(IndirectX86, MatchesDirectReference) {
     const Conv2dParams p = grouped ? random_params(rng, {1, 4, 8, 16}, {lanes(), 2 * lanes()}, {2, 3})
                                    : random_params(rng, {1, 3, 5, 8, 16, 17, 32}, {1, 3, 8, 17, 24, 32, 40}, {1});
     const Case c = make_case(rng, p, trial, trial % 2 == 1);
-    const int64_t in_block = random_block(rng, p.in_channels), out_block = random_block(rng, p.out_channels);
+    const int64_t in_block = random_block(rng, p.in_channels, GetParam());
+    const int64_t out_block = random_block(rng, p.out_channels, GetParam());
     ASSERT_TRUE(IndirectConv2d::supports(p, in_block, out_block, GetParam())) << describe(p);
     const std::vector<float> want = expected(c);
     const std::vector<float> got = run_x86(c, GetParam(), in_block, out_block);
@@ -238,7 +239,7 @@ TEST_P(IndirectX86, RejectsWhatItCannotCompute) {
   EXPECT_THROW(IndirectConv2d(q, w.data(), nullptr, Activation::none(), GetParam(), 16, 16), Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, IndirectX86, ::testing::Values(Isa::Avx2, Isa::Avx512),
+INSTANTIATE_TEST_SUITE_P(Isa, IndirectX86, ::testing::ValuesIn(vector_isas()),
                          [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
 
 }  // namespace

@@ -117,9 +117,11 @@ inline double check_within(const std::vector<float>& got, const std::vector<floa
   return worst;
 }
 
-inline int64_t random_block(std::mt19937& rng, int64_t channels) {
+// A channel block that divides `channels`: plain, or the blocks of the kernels of `isa`'s architecture
+// (8 and 16 on x86-64; 4, and 16 which the 4-lane kernels also read, on AArch64).
+inline int64_t random_block(std::mt19937& rng, int64_t channels, Isa isa = Isa::Avx512) {
   for (;;) {
-    const int64_t b = conv_test::pick(rng, {1, 8, 16});
+    const int64_t b = is_arm_isa(isa) ? conv_test::pick(rng, {1, 4, 4, 16}) : conv_test::pick(rng, {1, 8, 16});
     if (channels % b == 0) return b;
   }
 }

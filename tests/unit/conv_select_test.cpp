@@ -132,6 +132,24 @@ TEST_P(ConvSelect, AllowedAlgorithmsRestrictTheChoice) {
 INSTANTIATE_TEST_SUITE_P(Isa, ConvSelect, ::testing::Values(Isa::Avx2, Isa::Avx512),
                          [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
 
+// On AArch64 the same rules pick among the NEON kernels (4-channel blocks); there is no Strassen or
+// first-layer kernel, so those layers take the pointwise and direct kernels. Each choice runs against the
+// reference where that is cheap. (The rules' thresholds were measured on x86 cores; no Arm core was.)
+TEST(ConvSelectNeon, ChoosesAmongTheNeonKernels) {
+  if (!conv_test::cpu_has(Isa::Neon)) GTEST_SKIP() << "this CPU lacks neon";
+  const Isa neon = Isa::Neon;
+  EXPECT_TRUE(starts_with(choose_and_check(conv(64, 64, 28, 3, 1), neon, 4, 4), "winograd"));
+  EXPECT_EQ(choose_and_check(conv(64, 64, 28, 3, 2), neon, 4, 4), "indirect/neon");
+  EXPECT_EQ(choose_and_check(conv(3, 16, 28, 3, 2), neon, 1, 4), "direct/neon");  // a plain image
+  EXPECT_EQ(choose_and_check(conv(32, 32, 17, 3, 2, 32), neon, 4, 4), "depthwise3x3/neon");
+  EXPECT_EQ(choose_and_check(conv(64, 64, 14, 1, 1), neon, 4, 1), "pointwise/neon");
+  EXPECT_EQ(chosen(conv(2048, 2048, 14, 1, 1), neon, 4, 4), "pointwise/neon");
+  // 8-channel blocks are not NEON's: only the indirect kernel reads them.
+  EXPECT_EQ(choose_and_check(conv(16, 16, 12, 3, 1), neon, 8, 4, kConvDirect), "");
+  // Another architecture's ISA runs nothing here.
+  EXPECT_EQ(chosen(conv(64, 64, 28, 3, 1), Isa::Avx2, 8, 8), "");
+}
+
 TEST(ConvSelectSettings, ParsesTheAlgorithmListAndNamesBadEntries) {
   EXPECT_EQ(parse_conv_algorithms("direct,indirect"), unsigned(kConvDirect | kConvIndirect));
   EXPECT_EQ(parse_conv_algorithms("winograd"), unsigned(kConvWinograd));

@@ -13,12 +13,16 @@
 #include "kernels/conv_params.h"
 #include "kernels/ref/conv2d_blocked_ref.h"
 #include "core/cpu_features.h"
+#include "vector_isas.h"
 
 namespace ninegrid {
 namespace conv_test {
 
 // Whether this CPU runs `isa`'s kernels (the tests call each ISA's kernels directly).
-inline bool cpu_has(Isa isa) { return hardware_isa() >= isa; }
+inline bool cpu_has(Isa isa) { return cpu_runs(isa); }
+
+// Channels per vector of the ISA's fp32 kernels: 16, 8 or 4.
+inline int lanes_of(Isa isa) { return isa_block(isa); }
 
 // Skips the current test on a CPU without `isa`.
 #define SKIP_WITHOUT(isa) \

@@ -1,7 +1,8 @@
-// The fast x86 convolution kernels (kernels/x86/, driven through ops/conv_fast.h) against their reference
-// twin conv2d_blocked_ref, over randomised shapes, blocks, activations and residuals, once per instruction
-// set the CPU has: the AVX2 kernels and the AVX-512 kernels are each called directly (the ISA is passed
-// explicitly, NINEGRID_ISA is not consulted). Also the reorder kernels against reorder_blocks_ref.
+// The fast convolution kernels (the templates of kernels/x86/, driven through ops/conv_fast.h) against
+// their reference twin conv2d_blocked_ref, over randomised shapes, blocks, activations and residuals, once
+// per instruction set of this architecture that the CPU has: the AVX2 and the AVX-512 kernels on x86-64,
+// the NEON kernels on AArch64, each called directly (the ISA is passed explicitly, NINEGRID_ISA is not
+// consulted). Also the reorder kernels against reorder_blocks_ref.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,14 +26,24 @@ namespace {
 
 using namespace conv_test;
 
+// The input blocks the ISA's direct and pointwise kernels read: plain NCHW and NCHW8c/NCHW16c on x86-64,
+// plain NCHW and NCHW4c with NEON.
+std::vector<int64_t> in_blocks_of(Isa isa) {
+  if (is_arm_isa(isa)) return {1, 4};
+  return {1, 8, 16};
+}
 
-int lanes_of(Isa isa) { return isa == Isa::Avx512 ? 16 : 8; }
-
-int64_t random_block(std::mt19937& rng, int64_t channels) {
+int64_t random_block(std::mt19937& rng, Isa isa, int64_t channels) {
+  const std::vector<int64_t> blocks = in_blocks_of(isa);
   for (;;) {
-    const int64_t b = pick(rng, {1, 8, 16});
+    const int64_t b = blocks[static_cast<size_t>(uniform(rng, 0, static_cast<int64_t>(blocks.size()) - 1))];
     if (channels % b == 0) return b;
   }
+}
+
+// Blocks "in->out" of the coverage counts below.
+std::string blocks_name(int64_t in_block, int64_t out_block) {
+  return std::to_string(in_block) + "->" + std::to_string(out_block);
 }
 
 // The plane of a random case: tiny, small or large (the large only when the conv stays cheap enough for
@@ -89,7 +100,7 @@ bool random_case(std::mt19937& rng, Isa isa, ConvAlgorithm algorithm, Conv2dPara
       in_block = lanes;
     } else {
       p.groups = p.in_channels = p.out_channels = pick(rng, {1, 3, 8, 16, 17, 24, 28, 48});
-      in_block = random_block(rng, p.in_channels);
+      in_block = random_block(rng, isa, p.in_channels);
     }
     random_window(rng, p);
   } else {
@@ -112,7 +123,7 @@ bool random_case(std::mt19937& rng, Isa isa, ConvAlgorithm algorithm, Conv2dPara
     } else {
       random_window(rng, p);
     }
-    in_block = random_block(rng, p.in_channels);
+    in_block = random_block(rng, isa, p.in_channels);
   }
   if (!finish_shape(p)) return false;
   // Output: the ISA's block when the channels allow it, else (or sometimes anyway) plain NCHW.
@@ -188,9 +199,11 @@ TEST_P(ConvX86, DirectMatchesBlockedReference) {
   CaseStats stats;
   random_suite(GetParam(), ConvAlgorithm::Direct, 300, 11, stats);
   // Every input block and both output layouts were exercised.
-  const std::string lanes = std::to_string(lanes_of(GetParam()));
+  const int64_t lanes = lanes_of(GetParam());
   const std::string prefix = std::string("direct/") + isa_name(GetParam()) + " ";
-  std::vector<std::string> kinds = {"1->1", "1->" + lanes, "8->" + lanes, "16->" + lanes, "16->1"};
+  const std::vector<int64_t> in_blocks = in_blocks_of(GetParam());
+  std::vector<std::string> kinds = {"1->1", blocks_name(in_blocks.back(), 1)};
+  for (int64_t b : in_blocks) kinds.push_back(blocks_name(b, lanes));
   if (GetParam() == Isa::Avx512) kinds.push_back("16->8");  // NCHW8c written by 16-lane vectors
   for (const std::string& blocks : kinds) EXPECT_GT(stats.by_kind[prefix + blocks], 0) << blocks << "\n" << coverage(stats);
 }
@@ -199,15 +212,18 @@ TEST_P(ConvX86, PointwiseMatchesBlockedReference) {
   SKIP_WITHOUT(GetParam());
   CaseStats stats;
   random_suite(GetParam(), ConvAlgorithm::Pointwise, 200, 12, stats);
-  const std::string lanes = std::to_string(lanes_of(GetParam()));
+  const int64_t lanes = lanes_of(GetParam());
   const std::string prefix = std::string("pointwise/") + isa_name(GetParam()) + " ";
-  std::vector<std::string> kinds = {"1->1", "1->" + lanes, "8->" + lanes, "16->" + lanes};
+  std::vector<std::string> kinds = {"1->1"};
+  for (int64_t b : in_blocks_of(GetParam())) kinds.push_back(blocks_name(b, lanes));
   if (GetParam() == Isa::Avx512) kinds.push_back("16->8");
   for (const std::string& blocks : kinds) EXPECT_GT(stats.by_kind[prefix + blocks], 0) << blocks << "\n" << coverage(stats);
   // Strided 1x1 convs ran too, from the blocked and the plain input.
   const std::string strided = std::string("pointwise-strided/") + isa_name(GetParam()) + " ";
-  EXPECT_GT(stats.by_kind[strided + "1->1"] + stats.by_kind[strided + "1->" + lanes], 0) << coverage(stats);
-  EXPECT_GT(stats.by_kind[strided + "16->" + lanes] + stats.by_kind[strided + "8->" + lanes], 0) << coverage(stats);
+  EXPECT_GT(stats.by_kind[strided + "1->1"] + stats.by_kind[strided + blocks_name(1, lanes)], 0) << coverage(stats);
+  int blocked_strided = 0;
+  for (int64_t b : in_blocks_of(GetParam())) blocked_strided += b > 1 ? stats.by_kind[strided + blocks_name(b, lanes)] : 0;
+  EXPECT_GT(blocked_strided, 0) << coverage(stats);
 }
 
 TEST_P(ConvX86, DepthwiseMatchesBlockedReference) {
@@ -252,8 +268,14 @@ TEST_P(ConvX86, DepthwiseSmallPlanesEveryWidth) {
   EXPECT_EQ(stats.runs, 4 * static_cast<int>(widths.size()));
 }
 
+// NEON has no first-layer kernel (its octet transposes need 8 lanes or more); the direct kernel reads its
+// plain images (the 1->4 cases of DirectMatchesBlockedReference and TypicalLayers).
+#define SKIP_WITHOUT_FIRST_LAYER(isa) \
+  if (is_arm_isa(isa)) GTEST_SKIP() << "no first-layer kernel for " << isa_name(isa)
+
 TEST_P(ConvX86, FirstLayerMatchesBlockedReference) {
   SKIP_WITHOUT(GetParam());
+  SKIP_WITHOUT_FIRST_LAYER(GetParam());
   CaseStats stats;
   random_suite(GetParam(), ConvAlgorithm::FirstLayer, 300, 18, stats);
   const std::string prefix = std::string("first-layer/") + isa_name(GetParam()) + " ";
@@ -266,6 +288,7 @@ TEST_P(ConvX86, FirstLayerMatchesBlockedReference) {
 // every remainder: RetinaFace (3->8 3x3/s2), PP-OCR (3->16 3x3/s2), BlazeFace (3->24 5x5/s2, pads 1 and 2).
 TEST_P(ConvX86, FirstLayerModelShapes) {
   SKIP_WITHOUT(GetParam());
+  SKIP_WITHOUT_FIRST_LAYER(GetParam());
   const Isa isa = GetParam();
   std::mt19937 rng(19);
   CaseStats stats;
@@ -334,6 +357,7 @@ TEST_P(ConvX86, ThreadedRunEqualsSingleThread) {
   std::mt19937 rng(15);
   for (ConvAlgorithm algorithm : {ConvAlgorithm::Direct, ConvAlgorithm::Pointwise, ConvAlgorithm::Depthwise,
                                   ConvAlgorithm::FirstLayer}) {
+    if (algorithm == ConvAlgorithm::FirstLayer && is_arm_isa(isa)) continue;  // (no such kernel)
     Conv2dParams p;
     p.batch = 2;
     p.in_channels = p.out_channels = 5 * lanes;
@@ -486,6 +510,20 @@ TEST_P(ConvX86, BlockedPointwiseClampsKeepNanAndInfinities) {
   }
 }
 
+// The ISA's NCHW <-> NCHW[lanes]c kernels.
+struct Reorders {
+  void (*to_blocked)(const float*, float*, int64_t, int64_t, int64_t, int64_t);
+  void (*to_nchw)(const float*, float*, int64_t, int64_t, int64_t, int64_t);
+};
+Reorders reorders_of(Isa isa) {
+#if defined(__aarch64__)
+  return {neon::reorder_nchw_to_blocked, neon::reorder_blocked_to_nchw};
+#else
+  if (isa == Isa::Avx512) return {avx512::reorder_nchw_to_blocked, avx512::reorder_blocked_to_nchw};
+  return {avx2::reorder_nchw_to_blocked, avx2::reorder_blocked_to_nchw};
+#endif
+}
+
 TEST_P(ConvX86, ReordersMatchReference) {
   SKIP_WITHOUT(GetParam());
   const Isa isa = GetParam();
@@ -496,23 +534,18 @@ TEST_P(ConvX86, ReordersMatchReference) {
     const auto nchw = random_vector(rng, static_cast<size_t>(channels * plane));
     std::vector<float> want(nchw.size()), got(nchw.size(), -1.f), back(nchw.size(), -1.f);
     reorder_blocks_ref(nchw.data(), want.data(), 1, channels, plane, 1, lanes);
-    if (isa == Isa::Avx512) {
-      avx512::reorder_nchw_to_blocked(nchw.data(), got.data(), channels, plane, 0, 2);  // split in two calls
-      avx512::reorder_nchw_to_blocked(nchw.data(), got.data(), channels, plane, 2, 3);
-      avx512::reorder_blocked_to_nchw(got.data(), back.data(), channels, plane, 0, 3);
-    } else {
-      avx2::reorder_nchw_to_blocked(nchw.data(), got.data(), channels, plane, 0, 1);
-      avx2::reorder_nchw_to_blocked(nchw.data(), got.data(), channels, plane, 1, 3);
-      avx2::reorder_blocked_to_nchw(got.data(), back.data(), channels, plane, 0, 3);
-    }
+    const Reorders r = reorders_of(isa);
+    const int64_t split = isa == Isa::Avx512 ? 2 : 1;  // in two calls
+    r.to_blocked(nchw.data(), got.data(), channels, plane, 0, split);
+    r.to_blocked(nchw.data(), got.data(), channels, plane, split, 3);
+    r.to_nchw(got.data(), back.data(), channels, plane, 0, 3);
     EXPECT_EQ(got, want) << "plane " << plane;
     EXPECT_EQ(back, nchw) << "plane " << plane;
 
     // A channel count that leaves the last block partial: its missing lanes are written as zeros.
     const int64_t partial = 2 * lanes + 3;
     std::vector<float> padded(static_cast<size_t>(3 * lanes * plane), -1.f);
-    auto to_blocked = isa == Isa::Avx512 ? avx512::reorder_nchw_to_blocked : avx2::reorder_nchw_to_blocked;
-    to_blocked(nchw.data(), padded.data(), partial, plane, 0, 3);
+    r.to_blocked(nchw.data(), padded.data(), partial, plane, 0, 3);
     for (int64_t c = 0; c < 3 * lanes; ++c)
       for (int64_t p = 0; p < plane; ++p) {
         const float expected = c < partial ? nchw[static_cast<size_t>(c * plane + p)] : 0.f;
@@ -522,7 +555,7 @@ TEST_P(ConvX86, ReordersMatchReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, ConvX86, ::testing::Values(Isa::Avx2, Isa::Avx512),
+INSTANTIATE_TEST_SUITE_P(Isa, ConvX86, ::testing::ValuesIn(vector_isas()),
                          [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
 
 TEST(FastConv2d, ChoosesKernelsAndFallsBack) {
@@ -581,6 +614,39 @@ TEST(FastConv2d, ChoosesKernelsAndFallsBack) {
   Conv2dParams head = pw;  // a detection head: 4 output channels, plain NCHW out
   head.out_channels = 4;
   EXPECT_STREQ(FastConv2d(head, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 1).isa(), "avx2");
+}
+
+// On AArch64: 4-channel blocks, input blocks 1 and 4 (depthwise: any, restaged), no first-layer kernel.
+TEST(FastConv2d, ChoosesNeonKernels) {
+  if (!cpu_has(Isa::Neon)) GTEST_SKIP() << "this CPU lacks neon";
+  Conv2dParams p;
+  p.in_channels = p.out_channels = 32, p.in_h = p.in_w = p.out_h = p.out_w = 8;
+  p.kernel_h = p.kernel_w = 3, p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  EXPECT_TRUE(FastConv2d::supports(p, 4, 4, Isa::Neon));
+  EXPECT_TRUE(FastConv2d::supports(p, 1, 4, Isa::Neon));
+  EXPECT_TRUE(FastConv2d::supports(p, 4, 1, Isa::Neon));
+  EXPECT_FALSE(FastConv2d::supports(p, 8, 4, Isa::Neon));   // the x86 kernels' blocks
+  EXPECT_FALSE(FastConv2d::supports(p, 4, 8, Isa::Neon));
+  EXPECT_FALSE(FastConv2d::supports(p, 4, 4, Isa::Ref));
+  EXPECT_FALSE(FastConv2d::supports(p, 4, 4, Isa::Avx2));  // another architecture's ISA
+  Conv2dParams image = p;
+  image.in_channels = 3, image.out_channels = 8;
+  EXPECT_FALSE(FastConv2d::supports(image, 1, 4, Isa::Neon, ConvAlgorithm::FirstLayer));
+  const std::vector<float> w(32 * 32 * 9, 0.5f);
+  {
+    FastConv2d conv(image, w.data(), nullptr, Activation::none(), Isa::Neon, 1, 4);
+    EXPECT_STREQ(conv.algorithm(), "direct");  // a plain image: the direct kernel
+    EXPECT_STREQ(conv.isa(), "neon");
+  }
+  Conv2dParams dw = p;
+  dw.groups = 32;
+  EXPECT_TRUE(FastConv2d::supports(dw, 8, 4, Isa::Neon));  // restaged into 4-channel blocks
+  EXPECT_STREQ(FastConv2d(dw, w.data(), nullptr, Activation::none(), Isa::Neon, 1, 4).algorithm(), "depthwise3x3");
+  Conv2dParams grouped = p;
+  grouped.groups = 16;  // 2 output channels per group: not a whole vector
+  EXPECT_FALSE(FastConv2d::supports(grouped, 4, 4, Isa::Neon));
+  grouped.groups = 8;  // 4 per group: whole vectors
+  EXPECT_TRUE(FastConv2d::supports(grouped, 4, 4, Isa::Neon));
 }
 
 }  // namespace

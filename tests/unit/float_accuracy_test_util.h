@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "core/cpu_features.h"
+#include "vector_isas.h"
 
 namespace ninegrid {
 namespace accuracy {
@@ -16,7 +17,7 @@ namespace accuracy {
 constexpr double kU = 0x1p-24;
 
 // The vector ISAs to test, each skipped (not failed) on a CPU without it.
-inline bool cpu_has(Isa isa) { return hardware_isa() >= isa; }
+inline bool cpu_has(Isa isa) { return cpu_runs(isa); }
 
 #define NINEGRID_SKIP_WITHOUT(isa) \
   if (!::ninegrid::accuracy::cpu_has(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa)

@@ -1,4 +1,4 @@
-// The AVX-512 and AVX2 MaxPool / AveragePool kernels on channel-blocked tensors (kernels/x86/pool_impl.h,
+// The AVX-512 and AVX2 (x86-64) and NEON (AArch64) MaxPool / AveragePool kernels on channel-blocked tensors (kernels/x86/pool_impl.h,
 // through pool_blocked_fast.h with the ISA given explicitly) against the blocked reference
 // (kernels/ref/pool_blocked_ref.h), bit for bit: random 2-D windows (kernels 1..5, strides 1..3,
 // dilation 1 or 2, pads up to the kernel, so that edge windows can be partly or wholly outside, ceil_mode
@@ -233,18 +233,21 @@ TEST_P(PoolBlockedX86, GlobalAveragePoolMatchesReferenceBitForBit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, PoolBlockedX86, ::testing::Values(Isa::Avx512, Isa::Avx2),
+INSTANTIATE_TEST_SUITE_P(Isas, PoolBlockedX86, ::testing::ValuesIn(vector_isas()),
                          [](const ::testing::TestParamInfo<Isa>& i) { return std::string(isa_name(i.param)); });
 
 // Which kernel runs: the vector one only for the block of its lane count (block 8 on an AVX-512 CPU takes
 // the AVX2 kernel), never above what the CPU has; the reference for any other block.
 TEST(PoolBlockedFast, ChoosesKernelByBlock) {
-  const Isa hw = hardware_isa();
-  EXPECT_EQ(pool_blocked_isa(16, Isa::Avx512), hw >= Isa::Avx512 ? Isa::Avx512 : Isa::Ref);
-  EXPECT_EQ(pool_blocked_isa(8, Isa::Avx512), hw >= Isa::Avx2 ? Isa::Avx2 : Isa::Ref);
+  EXPECT_EQ(pool_blocked_isa(16, Isa::Avx512), cpu_runs(Isa::Avx512) ? Isa::Avx512 : Isa::Ref);
+  EXPECT_EQ(pool_blocked_isa(8, Isa::Avx512), cpu_runs(Isa::Avx2) ? Isa::Avx2 : Isa::Ref);
   EXPECT_EQ(pool_blocked_isa(16, Isa::Avx2), Isa::Ref);
   EXPECT_EQ(pool_blocked_isa(8, Isa::Ref), Isa::Ref);
   for (int64_t block : {4, 5, 32}) EXPECT_EQ(pool_blocked_isa(block, Isa::Avx512), Isa::Ref);
+  // NEON: block 4 only (Dotprod's fp32 kernels are NEON's).
+  EXPECT_EQ(pool_blocked_isa(4, Isa::Neon), cpu_runs(Isa::Neon) ? Isa::Neon : Isa::Ref);
+  EXPECT_EQ(pool_blocked_isa(4, Isa::Dotprod), cpu_runs(Isa::Neon) ? Isa::Neon : Isa::Ref);  // capped to the CPU
+  for (int64_t block : {1, 8, 16}) EXPECT_EQ(pool_blocked_isa(block, Isa::Neon), Isa::Ref);
 }
 
 // Blocks without a vector kernel (and block 8 asked for AVX-512) still give the reference's results.

@@ -1,4 +1,4 @@
-// The AVX-512 and AVX2 Softmax / LogSoftmax kernels along a strided axis (kernels/x86/softmax_impl.h,
+// The AVX-512 and AVX2 (x86-64) and NEON (AArch64) Softmax / LogSoftmax kernels along a strided axis (kernels/x86/softmax_impl.h,
 // through softmax_fast.h with the ISA given explicitly) against the scalar reference kernels/ref/softmax,
 // over shapes that cover whole vectors, masked tails and inner sizes below one vector.
 //
@@ -127,7 +127,7 @@ TEST_P(SoftmaxX86, TwoClassColumnsSumToOne) {
     ASSERT_NEAR(static_cast<double>(y[i]) + y[inner + i], 1.0, 7 * kU) << "column " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, SoftmaxX86, ::testing::Values(Isa::Avx2, Isa::Avx512),
+INSTANTIATE_TEST_SUITE_P(Isas, SoftmaxX86, ::testing::ValuesIn(vector_isas()),
                          [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
 
 // Hardmax, contiguous rows (inner == 1) and Isa::Ref (what NINEGRID_ISA=ref gives) run the reference.

@@ -1,4 +1,4 @@
-// The AVX-512 and AVX2 float element-wise kernels (kernels/x86/unary_impl.h, through unary_f32_fast with
+// The AVX-512 and AVX2 (x86-64) and NEON (AArch64) float element-wise kernels (kernels/x86/unary_impl.h, through unary_f32_fast with
 // the ISA given explicitly, so NINEGRID_ISA is not consulted) against the scalar reference ref::unary_f32
 // over random and special inputs, and their exp-based functions against double-precision truth.
 //
@@ -23,7 +23,7 @@
 #include "kernels/unary_f32_fast.h"
 #include "core/cpu_features.h"
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 #include "kernels/x86/unary_x86.h"
 #endif
 
@@ -288,7 +288,7 @@ TEST_P(UnaryX86, WithinItsOwnBoundOfTheExactFunction) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, UnaryX86, ::testing::Values(Isa::Avx2, Isa::Avx512),
+INSTANTIATE_TEST_SUITE_P(Isas, UnaryX86, ::testing::ValuesIn(vector_isas()),
                          [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
 
 // The ops listed as vectorised (unary_f32_isa) are exactly those the ISA kernels accept, and Isa::Ref
@@ -311,6 +311,11 @@ TEST(UnaryX86Dispatch, VectorListMatchesKernelsAndRefIsTheReference) {
     }
     if (accuracy::cpu_has(Isa::Avx2)) {
       EXPECT_EQ(avx2::unary_f32(op, p, x.data(), got.data(), 40), unary_f32_isa(op, Isa::Avx2) == Isa::Avx2)
+          << "op " << k;
+    }
+#elif defined(__aarch64__)
+    if (accuracy::cpu_has(Isa::Neon)) {
+      EXPECT_EQ(neon::unary_f32(op, p, x.data(), got.data(), 40), unary_f32_isa(op, Isa::Neon) == Isa::Neon)
           << "op " << k;
     }
 #endif

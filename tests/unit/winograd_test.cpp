@@ -299,7 +299,7 @@ TEST(WinogradRef, ResidualMayBeTheOutput) {
   check_within(y, want, tolerance(c, 4, want), describe(p));
 }
 
-// ---- The x86 kernels ----
+// ---- The vector kernels (AVX2 and AVX-512 on x86-64, NEON on AArch64) ----
 
 class WinogradX86 : public ::testing::TestWithParam<Isa> {
  protected:
@@ -317,7 +317,8 @@ TEST_P(WinogradX86, MatchesDirectReference) {
     const Conv2dParams p = random_params(rng, {32, 40, 48, 56, 64, 72, 80, 96});
     const Case c = make_case(rng, p, trial, trial % 3 != 0);
     const int tile = 2 + 2 * (trial % 3);
-    const int64_t in_block = random_block(rng, p.in_channels), out_block = random_block(rng, p.out_channels);
+    const int64_t in_block = random_block(rng, p.in_channels, GetParam());
+    const int64_t out_block = random_block(rng, p.out_channels, GetParam());
     const std::vector<float> want = expected(c);
     const std::vector<float> got = run_fast(c, GetParam(), tile, in_block, out_block);
     const std::string what = "F(" + std::to_string(tile) + ") blocks " + std::to_string(in_block) + "->" +
@@ -339,7 +340,8 @@ TEST_P(WinogradX86, FewAndOddChannels) {
     const Conv2dParams p = random_params(rng, {1, 3, 5, 8, 17, 24});
     const Case c = make_case(rng, p, trial, trial % 2 == 0);
     const int tile = 2 + 2 * (trial % 3);
-    const int64_t in_block = random_block(rng, p.in_channels), out_block = random_block(rng, p.out_channels);
+    const int64_t in_block = random_block(rng, p.in_channels, GetParam());
+    const int64_t out_block = random_block(rng, p.out_channels, GetParam());
     const std::vector<float> want = expected(c);
     const std::vector<float> got = run_fast(c, GetParam(), tile, in_block, out_block);
     check_within(got, want, tolerance(c, tile, want),
@@ -359,7 +361,7 @@ TEST_P(WinogradX86, LargePlaneSpansChunks) {
   const Case c = make_case(rng, p, 1, true);
   const std::vector<float> want = expected(c);
   for (int tile : {2, 4, 6}) {
-    const int64_t out_block = GetParam() == Isa::Avx512 ? 16 : 8;
+    const int64_t out_block = lanes_of(GetParam());
     const std::vector<float> got = run_fast(c, GetParam(), tile, 16, out_block);
     check_within(got, want, tolerance(c, tile, want), "tile " + std::to_string(tile) + " " + describe(p));
   }
@@ -466,7 +468,7 @@ TEST_P(WinogradX86, RejectsWhatItCannotCompute) {
   EXPECT_THROW(WinogradConv2d(q, w.data(), nullptr, Activation::none(), GetParam(), 16, 8), Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, WinogradX86, ::testing::Values(Isa::Avx2, Isa::Avx512),
+INSTANTIATE_TEST_SUITE_P(Isa, WinogradX86, ::testing::ValuesIn(vector_isas()),
                          [](const ::testing::TestParamInfo<Isa>& info) { return std::string(isa_name(info.param)); });
 
 }  // namespace

@@ -44,7 +44,8 @@ int fuse_activation_through_concat(Graph& g);
 // become one conv with their output channels concatenated, followed by a Split. Runs after plan_layout.
 // Returns the number of merged groups.
 int merge_sibling_convs(Graph& g);
-// Chooses plain or channel-blocked (NCHW[P]c, P up to max_block) storage for every 4-D float tensor and
+// Chooses plain or channel-blocked (NCHW[P]c, P from max_block down to 8, or P = max_block when that is
+// smaller: NEON's 4) storage for every 4-D float tensor and
 // inserts ng.Reorder nodes where needed; returns how many. Needs fixed input shapes (else does nothing).
 int plan_layout(Graph& g, int max_block);
 

@@ -19,8 +19,9 @@ void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLi
   recognize_hardswish(graph);
   recognize_silu(graph);
   // Before the fusions, which would hide the Adds and ReLUs it reasons about; only when tensors will be
-  // channel-blocked (8 channels: the smallest block either vector ISA's kernels take).
-  if (opt_level >= 2 && max_block > 1) widen_channels(graph, 8);
+  // channel-blocked: to a multiple of 8 channels on x86-64 (the smallest block either vector ISA's kernels
+  // take), of 4 with NEON's 4-channel blocks.
+  if (opt_level >= 2 && max_block > 1) widen_channels(graph, max_block < 8 ? max_block : 8);
   fuse_residual_add(graph);
   fuse_activation(graph);
   fuse_activation_through_concat(graph);

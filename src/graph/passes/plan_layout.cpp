@@ -304,8 +304,10 @@ Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_fre
 
 int plan_layout(Graph& g, int max_block) {
   if (max_block <= 1 || !ensure_shapes(g)) return 0;
+  // The blocks the vector kernels take: 16 and 8 (AVX-512), 8 (AVX2), 4 (NEON).
+  const int64_t smallest_block = max_block < 8 ? max_block : 8;
   auto block_for = [&](int64_t channels) -> int64_t {
-    for (int64_t b = max_block; b >= 8; b /= 2)
+    for (int64_t b = max_block; b >= smallest_block; b /= 2)
       if (channels % b == 0) return b;
     return 1;
   };

@@ -5,8 +5,6 @@
 // Include only from ISA files (after the simd header); internal linkage throughout.
 #pragma once
 
-#include <immintrin.h>
-
 #include <cstdint>
 
 #include "kernels/x86/conv_epilogue_impl.h"
@@ -23,10 +21,8 @@ inline typename V::T load_channels(const float* image, int64_t channels, int64_t
   if constexpr (B >= L) {
     return V::load(image + ((c0 / B) * plane + pixel) * B + c0 % B);
   } else if constexpr (B == 8) {  // L == 16: two blocks of 8
-    const __m256 lo = _mm256_loadu_ps(image + ((c0 / 8) * plane + pixel) * 8);
-    const __m256 hi = c0 + 8 < channels ? _mm256_loadu_ps(image + ((c0 / 8 + 1) * plane + pixel) * 8)
-                                        : _mm256_setzero_ps();
-    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+    const float* lo = image + ((c0 / 8) * plane + pixel) * 8;
+    return V::load_halves(lo, c0 + 8 < channels ? lo + plane * 8 : nullptr);
   } else {  // plain NCHW
     alignas(64) float lanes[L];
     const int64_t real = imin(L, channels - c0);
@@ -43,9 +39,8 @@ inline void store_channels(float* image, int64_t channels, int64_t plane, int64_
   if constexpr (B >= L) {
     V::store(image + ((c0 / B) * plane + pixel) * B + c0 % B, v);
   } else if constexpr (B == 8) {  // L == 16
-    _mm256_storeu_ps(image + ((c0 / 8) * plane + pixel) * 8, _mm512_castps512_ps256(v));
-    if (c0 + 8 < channels)
-      _mm256_storeu_ps(image + ((c0 / 8 + 1) * plane + pixel) * 8, _mm512_extractf32x8_ps(v, 1));
+    float* lo = image + ((c0 / 8) * plane + pixel) * 8;
+    V::store_halves(lo, c0 + 8 < channels ? lo + plane * 8 : nullptr, v);
   } else {
     alignas(64) float lanes[L];
     V::store(lanes, v);

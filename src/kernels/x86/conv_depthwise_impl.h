@@ -47,14 +47,14 @@ void depthwise_pixels(const X86ConvArgs& a, const float* xb, const float* wb, ty
   }
 }
 
-// With AVX-512's 32 vector registers a tile's accumulators, its K x K weights and the input vector all
+// With 32 vector registers (AVX-512's, NEON's) a tile's accumulators, its K x K weights and the input vector all
 // fit, and two things keep them there: each input vector is pinned to a register once loaded (otherwise
 // GCC folds the load into every FMA that uses it, 144 loads a 2x8 tile instead of 40, and spills), and
 // the store is store_tile_pixels' inline clamp, so the accumulators' address never escapes. With
 // AVX2's 16 registers the same changes are slower (weights then live in memory operands anyway).
 // Measured: bench/REPORT.md, "Design decisions and their measurements".
 template <class V>
-constexpr bool kWideRegisterFile = V::kLanes == 16;
+constexpr bool kWideRegisterFile = V::kRegisters == 32;
 
 // Outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS); kernel K x K, stride S, dilation 1. The
 // input window (ROWS - 1) * S + K rows by (COLS - 1) * S + K columns, rows row_stride floats apart (the
@@ -82,7 +82,7 @@ inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t
 #pragma GCC unroll 32
     for (int c = SKIP_LEFT; c < kInCols - SKIP_RIGHT; ++c) {
       T v = V::load(x0 + (r - skip_top) * row_stride + (c - SKIP_LEFT) * P);
-      if (kWideRegisterFile<V>) __asm__("" : "+v"(v));  // keep v in a register: see above
+      if constexpr (kWideRegisterFile<V>) V::pin(v);  // keep v in a register: see above
 #pragma GCC unroll 4
       for (int ro = 0; ro < ROWS; ++ro) {
         const int kh = r - ro * S;

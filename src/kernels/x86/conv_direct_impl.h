@@ -173,7 +173,7 @@ inline void accumulate(const X86ConvArgs& a, const DirectGeometry& g, int64_t bl
       const float* next = xc + g.in_plane * PIN;
       for (int64_t kh = kh_begin; kh < kh_end; ++kh)
         for (int64_t i = 0; i < N + (kw_end - kw_begin - 1) * a.dilation_w; ++i)
-          _mm_prefetch(reinterpret_cast<const char*>(next + (kh - kh_begin) * row_step + i * pixel_step), _MM_HINT_T0);
+          __builtin_prefetch(next + (kh - kh_begin) * row_step + i * pixel_step);
     }
     for (int64_t j = 0; j < run; ++j, ++xc, w += taps * P) {
       const float* xr = xc;
@@ -263,7 +263,7 @@ NG_TILE void direct_row_tile_dense(const X86ConvArgs& a, const DirectGeometry& g
       const float* next = x + block_stride;
       for (int64_t r = 0; r < rows; ++r, next += row_step)
         for (int64_t i = 0; i < N + (kernel_w - 1) * a.dilation_w; ++i)
-          _mm_prefetch(reinterpret_cast<const char*>(next + i * pixel_step), _MM_HINT_T0);
+          __builtin_prefetch(next + i * pixel_step);
     }
     for (int j = 0; j < PIN; ++j, w += channel_weights) {
       const float* xr = x + j;
@@ -400,8 +400,13 @@ DirectRowsFn pick_direct_stride(int64_t stride_w) {
 
 template <class V, int OCB>
 DirectRowsFn pick_direct(int64_t in_block, int64_t stride_w) {
-  if (in_block == 16) return pick_direct_stride<V, OCB, 16>(stride_w);
-  if (in_block == 8) return pick_direct_stride<V, OCB, 8>(stride_w);
+  // 4-lane vectors (NEON) read NCHW4c or plain NCHW; the x86 ones NCHW16c, NCHW8c or plain NCHW.
+  if constexpr (V::kLanes == 4) {
+    if (in_block == 4) return pick_direct_stride<V, OCB, 4>(stride_w);
+  } else {
+    if (in_block == 16) return pick_direct_stride<V, OCB, 16>(stride_w);
+    if (in_block == 8) return pick_direct_stride<V, OCB, 8>(stride_w);
+  }
   return pick_direct_stride<V, OCB, 1>(stride_w);
 }
 
@@ -462,6 +467,16 @@ NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64
 // "Design decisions and their measurements").
 // prefetch_next: also bring the next OCB blocks' weights into L2 (see pointwise_pixels).
 //
+// The vectors of a half block: V::Half (8 lanes) where HALF, else V itself (unused).
+template <class V, bool HALF>
+struct HalfVector {
+  using type = V;
+};
+template <class V>
+struct HalfVector<V, true> {
+  using type = typename V::Half;
+};
+
 // HALF (16-lane vectors writing NCHW8c only): the last of the OCB blocks holds 8 real channels (output
 // channels 24, 40, 56, ... = 8 mod 16) and runs 8-lane (256-bit) FMAs on the low halves instead of
 // 16-lane ones half on padding. On Zen 4 a 256-bit FMA takes half a 512-bit one's issue slots, so the
@@ -473,7 +488,8 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArg
                                                                 int64_t block, int64_t p0, bool prefetch_next) {
   static_assert(!HALF || V::kLanes == 16, "a half block is 8 lanes of a 16-lane block");
   using T = typename V::T;
-  using H = __m256;  // the half block's accumulators
+  using HV = typename HalfVector<V, HALF>::type;  // the half block's vectors (V::Half)
+  using H = typename HV::T;
   constexpr int P = V::kLanes;
   constexpr int FULL = HALF ? OCB - 1 : OCB;  // blocks of whole vectors
   // Output (and residual) lines asked for ahead only when the tile is short: with more input channels the
@@ -492,7 +508,7 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArg
     for (int i = 0; i < N; ++i) acc[o][i] = bias;
   }
   if constexpr (HALF) {
-    const H bias = _mm256_loadu_ps(a.bias + (block + FULL) * P);
+    const H bias = HV::load(a.bias + (block + FULL) * P);
 #pragma GCC unroll 32
     for (int i = 0; i < N; ++i) half[i] = bias;
   }
@@ -505,25 +521,25 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArg
     if (PIN >= 8 && x + block_stride != x_end) {
 #pragma GCC unroll 32
       for (int i = 0; i < N; i += 16 / PIN)
-        _mm_prefetch(reinterpret_cast<const char*>(x + block_stride + i * PIN), _MM_HINT_T0);
+        __builtin_prefetch(x + block_stride + i * PIN);
     }
     for (int j = 0; j < PIN; ++j, w += P) {
       T wv[FULL > 0 ? FULL : 1];
       if (prefetch_next) {
 #pragma GCC unroll 8
         for (int o = 0; o < OCB; ++o)
-          _mm_prefetch(reinterpret_cast<const char*>(w + (o + OCB) * weights_per_block), _MM_HINT_T1);
+          __builtin_prefetch(w + (o + OCB) * weights_per_block, 0, 2);
       }
 #pragma GCC unroll 8
       for (int o = 0; o < FULL; ++o) wv[o] = V::load(w + o * weights_per_block);
       H wh;
-      if constexpr (HALF) wh = _mm256_loadu_ps(w + FULL * weights_per_block);
+      if constexpr (HALF) wh = HV::load(w + FULL * weights_per_block);
 #pragma GCC unroll 32
       for (int i = 0; i < N; ++i) {
         const T xv = V::broadcast(x + i * PIN + j);
 #pragma GCC unroll 8
         for (int o = 0; o < FULL; ++o) acc[o][i] = V::fmadd(xv, wv[o], acc[o][i]);
-        if constexpr (HALF) half[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(xv), wh, half[i]);
+        if constexpr (HALF) half[i] = HV::fmadd(V::low_half(xv), wh, half[i]);
       }
     }
   }
@@ -533,15 +549,15 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArg
     // 8-channel block 2 * (block + FULL) of the NCHW8c output, clamped as in store_tile_pixels (max and
     // min return the value when it is NaN).
     const ClampBounds bounds = clamp_bounds(a);
-    const H lo = _mm256_set1_ps(bounds.lo), hi = _mm256_set1_ps(bounds.hi);
+    const H lo = HV::set1(bounds.lo), hi = HV::set1(bounds.hi);
     const int64_t offset = (2 * (block + FULL) * a.out_h * a.out_w + p0) * 8;
     float* const y = a.y + offset;
     const float* const residual = a.residual ? a.residual + offset : nullptr;
 #pragma GCC unroll 32
     for (int i = 0; i < N; ++i) {
       H v = half[i];
-      if (residual) v = _mm256_add_ps(v, _mm256_loadu_ps(residual + i * 8));
-      _mm256_storeu_ps(y + i * 8, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+      if (residual) v = HV::add(v, HV::load(residual + i * 8));
+      HV::store(y + i * 8, HV::min(hi, HV::max(lo, v)));
     }
   }
 }
@@ -600,8 +616,13 @@ using PointwiseFn = void (*)(const X86ConvArgs&, const DirectGeometry&, int64_t,
 
 template <class V, int OCB>
 PointwiseFn pick_pointwise(int64_t in_block) {
-  if (in_block == 16) return pointwise_blocks<V, OCB, 16>;
-  if (in_block == 8) return pointwise_blocks<V, OCB, 8>;
+  // Input blocks as in pick_direct.
+  if constexpr (V::kLanes == 4) {
+    if (in_block == 4) return pointwise_blocks<V, OCB, 4>;
+  } else {
+    if (in_block == 16) return pointwise_blocks<V, OCB, 16>;
+    if (in_block == 8) return pointwise_blocks<V, OCB, 8>;
+  }
   return pointwise_blocks<V, OCB, 1>;
 }
 

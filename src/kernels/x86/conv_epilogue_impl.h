@@ -250,7 +250,7 @@ __attribute__((always_inline)) inline void prefetch_output(const X86ConvArgs& a,
   if (!a.residual) return;
   const float* r = a.residual + offset;
 #pragma GCC unroll 32
-  for (int f = 0; f < N * P; f += kLineFloats) _mm_prefetch(reinterpret_cast<const char*>(r + f), _MM_HINT_T0);
+  for (int f = 0; f < N * P; f += kLineFloats) __builtin_prefetch(r + f);
 }
 
 // Whether the activation is a clamp (None, Relu, Clip): one min/max pair with activate()'s NaN

@@ -124,6 +124,14 @@ inline void indirect_tile(const IndirectX86Args& a, const int32_t* entries, cons
           store_channels<V, 8>(a.y, a.out_channels, a.out_plane, c + j * L, pixel,
                                activate<V>(a.epilogue, value, cp / L + j));
           break;
+        case 4:  // NCHW4c: NEON's block only
+          if constexpr (L == 4) {
+            if (a.residual) value = V::add(value, load_channels<V, 4>(a.residual, a.out_channels, a.out_plane, c + j * L, pixel));
+            store_channels<V, 4>(a.y, a.out_channels, a.out_plane, c + j * L, pixel,
+                                 activate<V>(a.epilogue, value, cp / L + j));
+            break;
+          }
+          [[fallthrough]];
         default:
           if (a.residual) value = V::add(value, load_channels<V, 1>(a.residual, a.out_channels, a.out_plane, c + j * L, pixel));
           store_channels<V, 1>(a.y, a.out_channels, a.out_plane, c + j * L, pixel,
@@ -165,6 +173,12 @@ void indirect_conv(const IndirectX86Args& a, int64_t item_begin, int64_t item_en
   switch (a.in_block) {
     case 16: indirect_items<V, MR, NB, 16>(a, item_begin, item_end); break;
     case 8: indirect_items<V, MR, NB, 8>(a, item_begin, item_end); break;
+    case 4:  // NCHW4c: NEON's block only
+      if constexpr (V::kLanes == 4) {
+        indirect_items<V, MR, NB, 4>(a, item_begin, item_end);
+        break;
+      }
+      [[fallthrough]];
     default: indirect_items<V, MR, NB, 1>(a, item_begin, item_end); break;
   }
 }

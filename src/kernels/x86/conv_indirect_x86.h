@@ -56,6 +56,13 @@ constexpr int kIndirectOcVectors = 2;
 NINEGRID_X86_INDIRECT_KERNELS
 }  // namespace avx2
 
+namespace neon {  // AArch64 (src/kernels/arm/neon/), 4 lanes
+// 32 registers: 12 pixels x 2 vectors, as AVX-512.
+constexpr int kIndirectPixels = 12;
+constexpr int kIndirectOcVectors = 2;
+NINEGRID_X86_INDIRECT_KERNELS
+}  // namespace neon
+
 #undef NINEGRID_X86_INDIRECT_KERNELS
 
 }  // namespace ninegrid

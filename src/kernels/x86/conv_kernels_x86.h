@@ -94,6 +94,21 @@ constexpr int kOcBlocksPerTile = 2;
 NINEGRID_X86_CONV_KERNELS
 }  // namespace avx2
 
+// The same templates on AArch64 (src/kernels/arm/neon/, 4 channels per register, output block 4; input
+// blocks 1 and 4). No conv2d_first_layer there: its octet transposes need 8 lanes or more, and the direct
+// kernel reads a plain image (input block 1) as the paper's Algorithm 2 does.
+namespace neon {
+constexpr int kLanes = 4;
+constexpr int kOcBlocksPerTile = 2;
+void conv2d_direct(const X86ConvArgs& a, const X86ConvRange& r);
+void conv2d_pointwise(const X86ConvArgs& a, const X86ConvRange& r);
+void conv2d_depthwise(const X86ConvArgs& a, const X86ConvRange& r);
+void reorder_nchw_to_blocked(const float* src, float* dst, int64_t channels, int64_t plane, int64_t block_begin,
+                             int64_t block_end);
+void reorder_blocked_to_nchw(const float* src, float* dst, int64_t channels, int64_t plane, int64_t block_begin,
+                             int64_t block_end);
+}  // namespace neon
+
 #undef NINEGRID_X86_CONV_KERNELS
 
 }  // namespace ninegrid

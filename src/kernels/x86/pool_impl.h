@@ -76,7 +76,7 @@ void full_pixels(const PoolParams& p, const PoolAxisWindow& wh, const float* xp,
   const int64_t first_new = next_last - p.stride[1] + 1 > last + 1 ? next_last - p.stride[1] + 1 : last + 1;
   for (int64_t row = first_new; row <= next_last && row < p.in[1]; ++row) {
     const char* line = reinterpret_cast<const char*>(x0 + row * in_w * B);
-    for (int64_t byte = 0; byte < kG * step * 4; byte += 64) _mm_prefetch(line + byte, _MM_HINT_T0);
+    for (int64_t byte = 0; byte < kG * step * 4; byte += 64) __builtin_prefetch(line + byte);
   }
 }
 

@@ -38,6 +38,10 @@ namespace avx2 {
 NINEGRID_X86_POOL_KERNELS
 }  // namespace avx2
 
+namespace neon {  // AArch64 (src/kernels/arm/neon/), 4 lanes
+NINEGRID_X86_POOL_KERNELS
+}  // namespace neon
+
 #undef NINEGRID_X86_POOL_KERNELS
 
 }  // namespace ninegrid

@@ -1,5 +1,5 @@
 // 8-lane float vectors for the AVX2+FMA kernels. Include only from files under src/kernels/x86/avx2/
-// (compiled with -mavx2 -mfma). Everything here has internal linkage, as the ODR rule of those folders
+// (compiled with -mavx2 -mfma) and, through simd_avx512.h, src/kernels/x86/avx512/. Everything here has internal linkage, as the ODR rule of those folders
 // requires.
 #pragma once
 
@@ -11,6 +11,7 @@ namespace {
 struct VecAvx2 {
   using T = __m256;
   static constexpr int kLanes = 8;
+  static constexpr int kRegisters = 16;
   // Depthwise 3x3 tile: 1 row x 8 outputs (8 accumulators; the weights come from L1 with the FMAs).
   static constexpr int kDepthwiseRows3x3 = 1;
   static constexpr int kDepthwiseCols3x3 = 8;

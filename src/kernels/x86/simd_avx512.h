@@ -9,12 +9,15 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "kernels/x86/simd_avx2.h"
+
 namespace ninegrid {
 namespace {
 
 struct VecAvx512 {
   using T = __m512;
   static constexpr int kLanes = 16;
+  static constexpr int kRegisters = 32;
   // Depthwise 3x3 centre tile: 2 rows x 8 outputs (9 weights + 16 accumulators fit in registers).
   static constexpr int kDepthwiseRows3x3 = 2;
   static constexpr int kDepthwiseCols3x3 = 8;
@@ -37,6 +40,8 @@ struct VecAvx512 {
     const __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NGE_UQ);
     return _mm512_mask_mul_ps(x, negative, x, scale);
   }
+  // Keeps v in a register once loaded (conv_depthwise_impl.h says why).
+  static void pin(T& v) { __asm__("" : "+v"(v)); }
 
 
   // Element-wise math support (kernels/x86/vector_math_impl.h).
@@ -57,6 +62,11 @@ struct VecAvx512 {
   // x = mantissa(x) * 2^exponent(x) with mantissa in [1, 2), for positive normal x; exponent as a float.
   static T exponent(T x) { return _mm512_getexp_ps(x); }
   static T mantissa(T x) { return _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero); }
+
+  // 8-lane vectors, for the 8 real channels of a block whose other 8 are padding (conv_direct_impl.h's
+  // half blocks), and the lower 8 lanes of a vector as one.
+  using Half = VecAvx2;
+  static __m256 low_half(T v) { return _mm512_castps512_ps256(v); }
 
   // A vector stored to / loaded from two 8-float halves (an NCHW8c output written by 16-lane kernels:
   // lanes 0-7 and 8-15 are two consecutive 8-channel blocks). `hi` null: the upper half is padding,

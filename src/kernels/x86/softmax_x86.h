@@ -20,6 +20,10 @@ namespace avx2 {
 NINEGRID_X86_SOFTMAX_KERNELS
 }  // namespace avx2
 
+namespace neon {  // AArch64 (src/kernels/arm/neon/), 4 lanes
+NINEGRID_X86_SOFTMAX_KERNELS
+}  // namespace neon
+
 #undef NINEGRID_X86_SOFTMAX_KERNELS
 
 }  // namespace ninegrid

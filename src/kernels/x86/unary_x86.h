@@ -22,6 +22,10 @@ namespace avx2 {
 NINEGRID_X86_UNARY_KERNELS
 }  // namespace avx2
 
+namespace neon {  // AArch64 (src/kernels/arm/neon/), 4 lanes
+NINEGRID_X86_UNARY_KERNELS
+}  // namespace neon
+
 #undef NINEGRID_X86_UNARY_KERNELS
 
 }  // namespace ninegrid

@@ -181,8 +181,8 @@ inline void multiply_tile(const float* v, int64_t v_stride, const float* u, int6
 #pragma GCC unroll 4
     for (int j = 0; j < NB; ++j)
       if (j * L * sizeof(float) % 64 == 0) {
-        _mm_prefetch(ahead + j * L * sizeof(float), _MM_HINT_T0);
-        _mm_prefetch(far + j * L * sizeof(float), _MM_HINT_T1);
+        __builtin_prefetch(ahead + j * L * sizeof(float));
+        __builtin_prefetch(far + j * L * sizeof(float), 0, 2);
       }
     T w[NB];
 #pragma GCC unroll 4
@@ -327,6 +327,12 @@ void winograd_input_m(const WinogradX86Args& a, int64_t first, int64_t t_begin, 
   switch (a.in_block) {
     case 16: winograd_input_tiles<V, M, 16>(a, first, t_begin, t_end); break;
     case 8: winograd_input_tiles<V, M, 8>(a, first, t_begin, t_end); break;
+    case 4:  // NCHW4c: NEON's block only
+      if constexpr (V::kLanes == 4) {
+        winograd_input_tiles<V, M, 4>(a, first, t_begin, t_end);
+        break;
+      }
+      [[fallthrough]];
     default: winograd_input_tiles<V, M, 1>(a, first, t_begin, t_end); break;
   }
 }
@@ -345,6 +351,12 @@ void winograd_output_m(const WinogradX86Args& a, int64_t first, int64_t t_begin,
   switch (a.out_block) {
     case 16: winograd_output_tiles<V, M, 16>(a, first, t_begin, t_end); break;
     case 8: winograd_output_tiles<V, M, 8>(a, first, t_begin, t_end); break;
+    case 4:  // NCHW4c: NEON's block only
+      if constexpr (V::kLanes == 4) {
+        winograd_output_tiles<V, M, 4>(a, first, t_begin, t_end);
+        break;
+      }
+      [[fallthrough]];
     default: winograd_output_tiles<V, M, 1>(a, first, t_begin, t_end); break;
   }
 }

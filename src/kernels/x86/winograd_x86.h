@@ -79,6 +79,14 @@ constexpr int kWinogradTallRows = 12;
 NINEGRID_X86_WINOGRAD_KERNELS
 }  // namespace avx2
 
+namespace neon {  // AArch64 (src/kernels/arm/neon/), 4 lanes
+// 32 registers, as AVX-512: the same register tiles.
+constexpr int kWinogradOcVectors = 2;
+constexpr int kWinogradTileRows = 12;
+constexpr int kWinogradTallRows = 16;
+NINEGRID_X86_WINOGRAD_KERNELS
+}  // namespace neon
+
 #undef NINEGRID_X86_WINOGRAD_KERNELS
 
 }  // namespace ninegrid
