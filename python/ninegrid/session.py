@@ -50,7 +50,8 @@ class SessionOptions:
     input_shapes: {input name: shape} for inputs whose dimensions the model leaves dynamic (or to fix them at
         load time, which lets the optimiser plan layouts).
     enable_profiling: time every step of each run; InferenceSession.get_profile() reads the last run's steps.
-    isa: cap on the kernels' instruction set: "" (the best this CPU has), "ref", "avx2" or "avx512".
+    isa: cap on the kernels' instruction set: "" (the best this CPU has), "ref", "avx2" or "avx512" (x86-64),
+        "neon" or "dotprod" (AArch64).
     conv_algorithms: "" for all, or a comma-separated subset of "winograd,strassen,direct,indirect".
     winograd_tile: 0 chooses per layer; 2, 4 or 6 forces Winograd's output tile.
     spin_microseconds: how long an idle worker may spin before it sleeps: -1 the engine's default, 0 never.
