@@ -4,11 +4,13 @@ last status line, and every artifact it saved, each reproduced once and classifi
 
   crash  a sanitizer report (ASan, UBSan, LeakSanitizer), a signal, or an exception other than
          ninegrid::Error escaping the harness: a bug
-  hang   an input that ran longer than the timeout during fuzzing and, run again alone with a longer
-         limit (SLOW_LIMIT_S), still did not finish: a bug
+  hang   an input that ran longer than the timeout during fuzzing and, run again alone, used more than
+         SLOW_LIMIT_S seconds of CPU time without finishing: a bug
   slow   an input that ran longer than the timeout while fuzzing (a busy machine, a sanitizer build) but
-         finishes alone within SLOW_LIMIT_S: reported with its time, not failed on. A few bytes may
-         legitimately ask for seconds of work under ASan (a 25-byte TGA declaring 35 Mpixel).
+         finishes alone within SLOW_LIMIT_S seconds of CPU time: reported with its times, not failed on. A
+         few bytes may legitimately ask for seconds of work under ASan (a 25-byte TGA declaring 35 Mpixel).
+         The limit is on CPU time, not wall time: a run at nice 19 beside builds gets a sliver of a core,
+         and 2.4 s of work took over 60 s of wall time in the fifth 30-minute round.
   oom    a resource finding: libFuzzer's malloc or RSS limit, or ASan refusing an allocation beyond its
          maximum: reported, not failed on, unless one allocation was larger than the default budget
          (Options::max_tensor_bytes): that is a crash, since the plan should have refused it.
@@ -18,17 +20,22 @@ RUN_DIR holds one folder per harness with fuzz.log and artifacts/.
 """
 import os
 import re
+import resource
+import signal
 import subprocess
 import sys
+import time
 
 STATUS = re.compile(r"^#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s (\d+) oom/timeout/crash: (\d+)/(\d+)/(\d+) "
                     r"time: (\d+)s")
 # Crash artifacts reproduced per harness: one bug hit over and over can leave hundreds, and each rerun
 # costs a process start. Those beyond the cap count as crashes unexamined.
 MAX_REPRODUCED = 40
-# Timeouts are run again alone with this limit in seconds; at most MAX_SLOW_REPRODUCED per harness
-# (the rest count as hangs unexamined).
+# Timeouts are run again alone with this limit in seconds of CPU time (and WALL_LIMIT_S of wall time, for
+# a machine so busy that the CPU limit would take too long to reach); at most MAX_SLOW_REPRODUCED per
+# harness (the rest count as hangs unexamined).
 SLOW_LIMIT_S = 60
+WALL_LIMIT_S = 300
 MAX_SLOW_REPRODUCED = 10
 DEFAULT_BUDGET_BYTES = 4 << 30
 RESOURCE = ("out-of-memory", "allocation-size-too-big", "requested allocation size", "allocator is out of memory",
@@ -49,17 +56,31 @@ def last_status(log):
 
 
 def rerun_timeout(binary, artifact, limit_flags):
-    """Runs a timeout or slow-unit artifact alone with SLOW_LIMIT_S; returns (class, reason)."""
-    flags = [f for f in limit_flags if not f.startswith("-timeout=")] + ["-timeout=%d" % SLOW_LIMIT_S]
+    """Runs a timeout or slow-unit artifact alone, limited to SLOW_LIMIT_S seconds of CPU time (libFuzzer's
+    wall-clock timeout off); returns (class, reason)."""
+    flags = [f for f in limit_flags if not f.startswith("-timeout=")] + ["-timeout=0"]
+
+    def limit_cpu():
+        resource.setrlimit(resource.RLIMIT_CPU, (SLOW_LIMIT_S, SLOW_LIMIT_S + 5))
+
+    def cpu_seconds():
+        u = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return u.ru_utime + u.ru_stime
+
+    cpu_before, wall_before = cpu_seconds(), time.monotonic()
     try:
         r = subprocess.run([binary, "-runs=1"] + flags + [artifact], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=SLOW_LIMIT_S + 60, errors="replace")
-    except subprocess.TimeoutExpired:
-        return "hang", "still running after %d s when run alone" % (SLOW_LIMIT_S + 60)
-    m = re.search(r"Executed .* in (\d+) ms", r.stdout)
-    if r.returncode == 0 and m:
-        return "slow", "ran longer than the timeout while fuzzing; alone it finished in %s ms" % m.group(1)
-    return "hang", "did not finish within %d s when run alone" % SLOW_LIMIT_S
+                           stderr=subprocess.STDOUT, timeout=WALL_LIMIT_S, errors="replace", preexec_fn=limit_cpu)
+    except subprocess.TimeoutExpired:  # run() killed and reaped it: its CPU time is counted
+        return "hang", "still running after %d s of wall time (%.1f s of CPU time) when run alone" % (
+            WALL_LIMIT_S, cpu_seconds() - cpu_before)
+    cpu, wall = cpu_seconds() - cpu_before, time.monotonic() - wall_before
+    if r.returncode == 0 and re.search(r"Executed .* in \d+ ms", r.stdout):
+        return "slow", ("ran longer than the timeout while fuzzing; alone it finished in %.1f s of CPU time "
+                        "(%.1f s wall)" % (cpu, wall))
+    if r.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        return "hang", "used more than %d s of CPU time when run alone without finishing" % SLOW_LIMIT_S
+    return "hang", "did not finish when run alone (exit status %d after %.1f s of CPU time)" % (r.returncode, cpu)
 
 
 def reproduce(binary, artifact, limit_flags):
