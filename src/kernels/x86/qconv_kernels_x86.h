@@ -31,6 +31,34 @@ struct X86Requantize {
   float residual_multiplier = 0.f;
 };
 
+// One image's quantised convolution with everything prepared for a kernel (the int8 twin of X86ConvArgs;
+// ranges are X86ConvRange's, kernels/x86/conv_kernels_x86.h). `P` is the ISA's lane count.
+struct X86QConvArgs {
+  // Geometry, as in X86ConvArgs.
+  int64_t in_channels = 0, in_h = 0, in_w = 0;
+  int64_t out_channels = 0, out_h = 0, out_w = 0;  // out_channels: the real count; stores stop there
+  int64_t groups = 1, in_channels_per_group = 0, out_channels_per_group = 0;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t in_block = 1, out_block = 1;
+
+  // Prepacked weights (each kernel's entry point gives its packing); zeros for padding channels.
+  const int8_t* weights = nullptr;
+  // Per output channel, padded to whole vectors: where the sums start, the bias minus x_zero_point times the
+  // sum of all the channel's weights (the reference subtracts the zero point from every input inside the
+  // image; the kernels multiply the raw bytes and correct once).
+  const int32_t* bias = nullptr;
+  // Per kernel tap [ceil(out_channels / P)][kernel_h][kernel_w][P]: x_zero_point times the channel's weights of
+  // that tap summed over its input channels. An output whose window leaves the image adds back those of its
+  // taps outside, which the reference skips and the correction in `bias` counted.
+  const int32_t* tap_zero_sums = nullptr;
+  int32_t x_zero_point = 0;
+  X86Requantize requantize;
+
+  const uint8_t* x = nullptr;  // the input, NCHW[in_block]c
+  uint8_t* y = nullptr;        // the output, NCHW[out_block]c
+};
+
 #define NINEGRID_X86_INT8_KERNELS                                                                          \
   /* int32 sums in NCHW[P]c (one image: ceil(channels / P) blocks of `plane` pixels x P lanes, padding     \
      lanes ignored) requantised into y (block out_block: P, a divisor of P, or 1), channel blocks          \
