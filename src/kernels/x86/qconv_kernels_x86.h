@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "kernels/x86/conv_kernels_x86.h"  // X86ConvRange
+
 namespace ninegrid {
 
 // The requantisation of P int32 sums into P uint8 outputs (kernels/quantized.h's requantize, whose sum there
@@ -64,14 +66,26 @@ struct X86QConvArgs {
      lanes ignored) requantised into y (block out_block: P, a divisor of P, or 1), channel blocks          \
      [block_begin, block_end) of P channels. The conv kernels' epilogue, callable on its own. */          \
   void requantize_sums(const int32_t* acc, int64_t channels, int64_t plane, const X86Requantize& q,         \
-                       int64_t out_block, int64_t block_begin, int64_t block_end, uint8_t* y);
+                       int64_t out_block, int64_t block_begin, int64_t block_end, uint8_t* y);                \
+  /* Direct convolution (qconv_arith_impl.h on conv_direct_impl.h's tiles): any kernel, stride, dilation,  \
+     padding; groups == 1 or output channels per group a multiple of P. Input blocks 16, 8 or 4 (a multiple \
+     of kDepth dividing in_channels), in_channels_per_group a multiple of kDepth (the caller stages other   \
+     inputs into a padded copy). Weights packed [ceil(out_channels / P)][in_channels_per_group / kDepth]    \
+     [kernel_h][kernel_w][P][kDepth]. */                                                                    \
+  void qconv2d_direct(const X86QConvArgs& a, const X86ConvRange& r);                                        \
+  /* 1x1, stride 1, no padding: the plane as one long row. Same packing and constraints. */                 \
+  void qconv2d_pointwise(const X86QConvArgs& a, const X86ConvRange& r);
 
 namespace vnni {
 constexpr int kLanes = 16;
+constexpr int kDepth = 4;  // input channels per vpdpbusd
+// Output blocks the direct and pointwise kernels handle together (as conv_kernels_x86.h's).
+constexpr int kOcBlocksPerTile = 2;
 NINEGRID_X86_INT8_KERNELS
 }  // namespace vnni
 
 namespace avx2 {
+constexpr int kInt8Depth = 2;  // input channels per vpmaddwd (kLanes, 8, and kOcBlocksPerTile: conv_kernels_x86.h)
 NINEGRID_X86_INT8_KERNELS
 }  // namespace avx2
 

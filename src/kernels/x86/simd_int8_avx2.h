@@ -27,8 +27,12 @@ struct QVecAvx2 {
   static Acc sub(Acc a, Acc b) { return _mm256_sub_epi32(a, b); }
   static Acc set1_i32(int32_t v) { return _mm256_set1_epi32(v); }
 
+  // The byte pair broadcast (vpbroadcastw from memory), then widened to words (vpmovzxbw): two instructions
+  // where assembling the pair in a scalar register took four.
   static X broadcast_inputs(const uint8_t* p) {
-    return _mm256_set1_epi32(static_cast<int32_t>(p[0]) | (static_cast<int32_t>(p[1]) << 16));
+    uint16_t pair;
+    __builtin_memcpy(&pair, p, sizeof pair);
+    return _mm256_cvtepu8_epi16(_mm_set1_epi16(static_cast<int16_t>(pair)));
   }
   // Weights are packed as int8 bytes [lane][kDepth] (16 bytes) and sign-extended here.
   static W load_weights(const int8_t* p) {
