@@ -112,12 +112,59 @@ struct QuantConvArith {
   }
 
   // N vectors of sums of output block `block` at pixels pixel + i * pixel_stride, requantised and stored.
+  // The output in the vector's own block is inlined, so the accumulators go from registers through the
+  // requantisation to memory; any other block takes a call on a copy (store_scattered), so that the
+  // accumulators' address never escapes. (With requantize_store's scatter path inlined for every pixel,
+  // GCC kept the tile's accumulators on the stack and moved them around every vpdpbusd.)
   template <int N>
   __attribute__((always_inline)) static void store_tile(const Args& a, T* acc, int64_t block, int64_t pixel,
                                                         int64_t pixel_stride = 1) {
+    if (a.out_block == kLanes) {
+      const RequantizeBlock<QV> k = requantize_block<QV>(a.requantize, block);
+      const int64_t offset = (block * a.out_h * a.out_w + pixel) * kLanes, step = pixel_stride * kLanes;
+      uint8_t* const y = a.y + offset;
+      const uint8_t* const residual = a.requantize.residual ? a.requantize.residual + offset : nullptr;
+      if (residual) {
+#pragma GCC unroll 32
+        for (int i = 0; i < N; ++i) QV::store_u8(y + i * step, requantize_vector<QV>(k, acc[i], residual + i * step));
+      } else {
+#pragma GCC unroll 32
+        for (int i = 0; i < N; ++i) QV::store_u8(y + i * step, requantize_vector<QV>(k, acc[i], nullptr));
+      }
+      return;
+    }
+    if (a.out_block == kLanes / 2) {
+      // Two half blocks per vector, the second absent past out_channels (padding).
+      const RequantizeBlock<QV> k = requantize_block<QV>(a.requantize, block);
+      constexpr int kHalf = kLanes / 2;
+      const int64_t plane = a.out_h * a.out_w, step = pixel_stride * kHalf;
+      const int64_t offset_lo = (2 * block * plane + pixel) * kHalf;
+      const bool has_hi = (2 * block + 1) * kHalf < a.out_channels;
+      const uint8_t* const r = a.requantize.residual;
+#pragma GCC unroll 32
+      for (int i = 0; i < N; ++i) {
+        const int64_t lo = offset_lo + i * step, hi = lo + plane * kHalf;
+        T v;
+        if (r) {
+          const T residual = QV::load_u8_halves(r + lo, has_hi ? r + hi : nullptr);
+          v = requantize_lanes<QV>(k, acc[i], &residual);
+        } else {
+          v = requantize_lanes<QV>(k, acc[i], nullptr);
+        }
+        QV::store_u8_halves(a.y + lo, has_hi ? a.y + hi : nullptr, v);
+      }
+      return;
+    }
+    T copy[N];
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) copy[i] = acc[i];
+    store_scattered<N>(a, copy, block, pixel, pixel_stride);
+  }
+  template <int N>
+  __attribute__((noinline)) static void store_scattered(const Args& a, const T* acc, int64_t block, int64_t pixel,
+                                                        int64_t pixel_stride) {
     const RequantizeBlock<QV> k = requantize_block<QV>(a.requantize, block);
     const int64_t plane = a.out_h * a.out_w;
-#pragma GCC unroll 32
     for (int i = 0; i < N; ++i)
       requantize_store<QV>(a.requantize, k, acc[i], a.y, a.out_channels, plane, a.out_block, block,
                            pixel + i * pixel_stride);

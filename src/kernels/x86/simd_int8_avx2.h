@@ -59,6 +59,21 @@ struct QVecAvx2 {
     const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(words, words));
   }
+  // The same 8 lanes as two 4-byte halves (an output in blocks of 4); `hi` null: the upper half is padding,
+  // neither stored nor read (zero).
+  static void store_u8_halves(uint8_t* lo, uint8_t* hi, Acc v) {
+    const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    const __m128i bytes = _mm_packus_epi16(words, words);
+    const int32_t low = _mm_cvtsi128_si32(bytes), high = _mm_extract_epi32(bytes, 1);
+    __builtin_memcpy(lo, &low, sizeof low);
+    if (hi) __builtin_memcpy(hi, &high, sizeof high);
+  }
+  static Acc load_u8_halves(const uint8_t* lo, const uint8_t* hi) {
+    int32_t low, high = 0;
+    __builtin_memcpy(&low, lo, sizeof low);
+    if (hi) __builtin_memcpy(&high, hi, sizeof high);
+    return _mm256_cvtepu8_epi32(_mm_set_epi32(0, 0, high, low));
+  }
 };
 
 }  // namespace

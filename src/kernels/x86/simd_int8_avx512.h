@@ -51,6 +51,18 @@ struct QVecVnni {
   // 16 bytes widened to 16 int32 lanes, and back (the values are in [0, 255]).
   static Acc load_u8(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static void store_u8(uint8_t* p, Acc v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v)); }
+  // The same 16 lanes as two 8-byte halves (an output in blocks of 8: lanes 0-7 and 8-15 are two consecutive
+  // blocks); `hi` null: the upper half is padding, neither stored nor read (zero).
+  static void store_u8_halves(uint8_t* lo, uint8_t* hi, Acc v) {
+    const __m128i bytes = _mm512_cvtepi32_epi8(v);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(lo), bytes);
+    if (hi) _mm_storel_epi64(reinterpret_cast<__m128i*>(hi), _mm_unpackhi_epi64(bytes, bytes));
+  }
+  static Acc load_u8_halves(const uint8_t* lo, const uint8_t* hi) {
+    const __m128i low = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(lo));
+    const __m128i high = hi ? _mm_loadl_epi64(reinterpret_cast<const __m128i*>(hi)) : _mm_setzero_si128();
+    return _mm512_cvtepu8_epi32(_mm_unpacklo_epi64(low, high));
+  }
 };
 
 }  // namespace
