@@ -6,6 +6,7 @@
 #include "core/thread_pool.h"
 #include "core/thread_scratch.h"
 #include "kernels/pack_weights.h"
+#include "kernels/qpack_depthwise.h"
 #include "ninegrid/tensor.h"
 
 namespace ninegrid {
@@ -17,6 +18,10 @@ bool is_pointwise(const Conv2dParams& p) {
          p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
 }
 
+bool is_depthwise(const Conv2dParams& p) {
+  return p.groups > 1 && p.groups == p.in_channels && p.groups == p.out_channels;
+}
+
 bool valid_geometry(const Conv2dParams& p) {
   return p.batch >= 1 && p.in_channels >= 1 && p.out_channels >= 1 && p.groups >= 1 &&
          p.in_channels % p.groups == 0 && p.out_channels % p.groups == 0 && p.in_h >= 1 && p.in_w >= 1 &&
@@ -26,7 +31,7 @@ bool valid_geometry(const Conv2dParams& p) {
 
 // The kernel set for a conv, or lanes 0 when none fits.
 struct QChoice {
-  bool vnni = false;
+  bool vnni = false, depthwise = false;
   int64_t lanes = 0, depth = 0;
 };
 
@@ -36,9 +41,15 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   isa = runnable_isa(isa);
   if (isa == Isa::Ref || is_arm_isa(isa) || !valid_geometry(p)) return c;
   if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
-  // Depthwise (groups == channels) has kernels of its own (qconv2d_depthwise, branch int8-dw): until they are
-  // wired in here, such convs take the reference (one output channel per group fits no vector).
   const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
+  if (is_depthwise(p)) {
+    // qconv2d_depthwise (kernels/x86/qconv_depthwise_impl.h): any block in and out; its lanes per vector
+    // come from its weight layout.
+    c.vnni = vnni;
+    c.depthwise = true;
+    c.lanes = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block).lanes;
+    return c;
+  }
   auto groups_fit = [&](int64_t lanes) { return p.groups == 1 || p.out_channels_per_group() % lanes == 0; };
   if (vnni && groups_fit(vnni::kLanes)) {
     c.vnni = true, c.lanes = vnni::kLanes, c.depth = vnni::kDepth;
@@ -67,6 +78,10 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     throw Error("FastQConv2d: no fast int8 kernel for this convolution (in block " + std::to_string(in_block) +
                 ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
   lanes_ = c.lanes, depth_ = c.depth;
+  if (c.depthwise) {
+    prepare_depthwise(c.vnni, w, q, x_zero_point, in_block, out_block);
+    return;
+  }
   const bool pointwise = is_pointwise(p);
 #if defined(__x86_64__)
   if (c.vnni) {
@@ -130,6 +145,50 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   a.weights = weights_.data();
   a.bias = bias_.data();
   a.tap_zero_sums = tap_zero_sums_.data();
+  a.x_zero_point = x_zero_point;
+  a.requantize.multiplier = multiplier_.data();
+  a.requantize.out_zero_point = q.out_zero_point;
+  a.requantize.qmin = q.qmin, a.requantize.qmax = q.qmax;
+  a.requantize.residual_zero_point = q.residual_zero_point;
+  a.requantize.residual_multiplier = q.residual_multiplier;
+}
+
+// Depthwise: the int8-dw kernels' own weight packing (kernels/qpack_depthwise.h); padding taps read the zero
+// point there, so only the bias carries the correction (no tap_zero_sums) and no input is staged.
+void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                                    int64_t in_block, int64_t out_block) {
+  const Conv2dParams& p = params_;
+  const int64_t C = p.out_channels, taps = p.kernel_h * p.kernel_w;
+#if defined(__x86_64__)
+  const X86QDepthwiseLayout layout = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block);
+  kernel_ = vnni ? vnni::qconv2d_depthwise : avx2::qconv2d_depthwise;
+  algorithm_name_ = vnni ? "int8-vnni-depthwise" : "int8-avx2-depthwise";
+#else
+  const X86QDepthwiseLayout layout;
+#endif
+  lanes_ = layout.lanes;
+  blocks_per_tile_ = 1;
+  blocks_ = round_up(C, lanes_) / lanes_;
+  weights_.assign(static_cast<size_t>(qdepthwise_packed_bytes(layout, C, p.kernel_h, p.kernel_w)), 0);
+  pack_qdepthwise_weights(layout, w, C, p.kernel_h, p.kernel_w, weights_.data());
+  bias_.assign(static_cast<size_t>(blocks_ * lanes_), 0);
+  multiplier_.assign(static_cast<size_t>(blocks_ * lanes_), 0.f);
+  for (int64_t c = 0; c < C; ++c) {
+    int64_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) sum += w[c * taps + t];
+    const int64_t folded = (q.bias ? q.bias[c] : 0) - int64_t(x_zero_point) * sum;
+    bias_[static_cast<size_t>(c)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
+    multiplier_[static_cast<size_t>(c)] = q.multiplier[c];
+  }
+  X86QConvArgs& a = args_;
+  a.in_channels = a.out_channels = a.groups = C;
+  a.in_channels_per_group = a.out_channels_per_group = 1;
+  a.in_h = p.in_h, a.in_w = p.in_w, a.out_h = p.out_h, a.out_w = p.out_w;
+  a.kernel_h = p.kernel_h, a.kernel_w = p.kernel_w, a.stride_h = p.stride_h, a.stride_w = p.stride_w;
+  a.dilation_h = p.dilation_h, a.dilation_w = p.dilation_w, a.pad_top = p.pad_top, a.pad_left = p.pad_left;
+  a.in_block = in_block, a.out_block = out_block;
+  a.weights = weights_.data();
+  a.bias = bias_.data();
   a.x_zero_point = x_zero_point;
   a.requantize.multiplier = multiplier_.data();
   a.requantize.out_zero_point = q.out_zero_point;

@@ -28,7 +28,7 @@ class FastQConv2d {
   // Whether a fast int8 kernel runs this conv with at most `isa`: VNNI when isa is avx512 and the CPU has
   // avx512vnni, AVX2 when isa is at least avx2; one group, or output channels per group a multiple of the
   // vector's lanes; positive strides and dilations, non-negative pads; any channel blocks dividing their
-  // counts. Depthwise convs are not handled here (their own kernels, not yet wired in).
+  // counts; depthwise convs (groups == channels) on qconv2d_depthwise, any blocks.
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
   // w: OIHW int8 weights; q: bias (out_channels int32 values or null), multiplier (out_channels floats),
   // out_zero_point, qmin, qmax and the residual's zero point and multiplier (q.residual itself is ignored
@@ -38,13 +38,15 @@ class FastQConv2d {
   // y = requantize(conv(x - x_zero_point) + bias [+ residual]) for the whole batch: x in the input block,
   // y and the optional residual (may be y itself) in the output block. `pool` may be null (one thread).
   void run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
-  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-avx2-direct", "int8-avx2-pointwise".
+  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", and the same with "int8-avx2-".
   const char* algorithm() const { return algorithm_name_; }
   // Whether run() stages the input into a padded blocked copy first.
   bool stages_input() const { return stage_input_; }
 
  private:
   using Kernel = void (*)(const X86QConvArgs&, const X86ConvRange&);
+  void prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                         int64_t in_block, int64_t out_block);
   void stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) const;
   void run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
 

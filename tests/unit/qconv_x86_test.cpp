@@ -233,8 +233,39 @@ TEST(QConvX86, ModelShapedLayersMatchReference) {
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }
 
-// What FastQConv2d takes and refuses: depthwise and groups of fewer output channels than a vector go to the
-// reference; a VNNI request on a CPU without it falls to AVX2; the reference ISA takes nothing.
+// Depthwise convolutions through FastQConv2d on the int8-dw kernels (qconv2d_depthwise): the op's packing and
+// zero-point folding for them, any block in and out, bit for bit.
+TEST(QConvX86, DepthwiseThroughTheOpMatchesReference) {
+  Rng rng(77);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    for (int iter = 0; iter < 40; ++iter) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.batch = rng(1, 2);
+      p.in_channels = p.out_channels = p.groups = rng.pick<int64_t>({3, 8, 16, 24, 32, 40});
+      p.kernel_h = p.kernel_w = rng.pick<int64_t>({3, 5});
+      p.stride_h = p.stride_w = rng(1, 2);
+      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = rng(0, 2);
+      p.in_h = rng(3, 13), p.in_w = rng(3, 17);
+      p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, 1, p.pad_top, p.pad_bottom);
+      p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, 1, p.pad_left, p.pad_right);
+      if (p.out_h < 1 || p.out_w < 1) continue;
+      c.in_block = block_for(rng, {1, 8, 16}, p.in_channels);
+      c.out_block = rng(0, 1) ? c.in_block : block_for(rng, {1, 8, 16}, p.out_channels);
+      fill(c, rng);
+      std::string algorithm;
+      EXPECT_EQ(mismatches(c, isa, rng(0, 2) == 0 ? 2 : 1, &algorithm), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm, std::string(isa.prefix) + "depthwise");
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// What FastQConv2d takes and refuses: groups of fewer output channels than a vector (not depthwise) go to
+// the reference; a VNNI request on a CPU without it falls to AVX2; the reference ISA takes nothing.
 TEST(QConvX86, SupportsAndAlgorithmNames) {
   Conv2dParams p;
   p.in_channels = 32, p.out_channels = 32, p.in_h = p.in_w = p.out_h = p.out_w = 8;
@@ -244,7 +275,7 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   EXPECT_TRUE(FastQConv2d::supports(p, 1, 1, Isa::Avx2));
   Conv2dParams depthwise = p;
   depthwise.groups = 32;
-  EXPECT_FALSE(FastQConv2d::supports(depthwise, 1, 1, Isa::Avx512));
+  EXPECT_TRUE(FastQConv2d::supports(depthwise, 1, 1, Isa::Avx512));
   Conv2dParams small_groups = p;
   small_groups.groups = 8;  // 4 output channels per group
   EXPECT_FALSE(FastQConv2d::supports(small_groups, 1, 1, Isa::Avx512));

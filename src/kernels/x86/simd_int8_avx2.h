@@ -74,6 +74,17 @@ struct QVecAvx2 {
     if (hi) __builtin_memcpy(&high, hi, sizeof high);
     return _mm256_cvtepu8_epi32(_mm_set_epi32(0, 0, high, low));
   }
+
+  // Depthwise (kernels/x86/qconv_depthwise_impl.h): each lane is one channel, so vpmaddwd's pair per lane is
+  // two taps of that channel. Two pixels of 8 channels (the low 8 bytes of each argument) interleaved
+  // channel by channel and zero-extended to 16 bits: [channel][pixel], the order of weights packed as int16
+  // [channel][2 taps] (load_weights_i16; packed wide, so no sign extension in the inner loop).
+  static X pixels_to_tap_pairs(__m128i first, __m128i second) {
+    return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(first, second));
+  }
+  static __m128i load_pixel8(const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
+  static X set1_i16(int16_t v) { return _mm256_set1_epi16(v); }
+  static W load_weights_i16(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 };
 
 }  // namespace
