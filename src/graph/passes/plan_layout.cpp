@@ -72,6 +72,7 @@ bool is_4d_data(const Value& v) {
   return v.shape_known && v.shape.size() == 4 && (v.dtype == DataType::Float32 || is_int8_type(v.dtype)) &&
          !v.is_constant();
 }
+bool is_4d_float(const Value& v) { return is_4d_data(v) && v.dtype == DataType::Float32; }
 
 bool is_scalar_constant(const Value& v) { return v.is_constant() && v.constant.numel() == 1; }
 
@@ -310,7 +311,7 @@ bool per_tensor_qdq(const Graph& g, const Node& n) {
 Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_free) {
   if (n.op_type == "Conv") {
     const Value& x = g.values[n.inputs[0]];
-    bool ok = is_4d_data(x) && x.dtype == DataType::Float32 && n.inputs.size() > 1 && n.inputs[1] >= 0 && g.values[n.inputs[1]].is_constant();
+    bool ok = is_4d_float(x) && n.inputs.size() > 1 && n.inputs[1] >= 0 && g.values[n.inputs[1]].is_constant();
     return ok ? Kind::Conv : Kind::Dependent;
   }
   if (n.op_type == "ng.QConv") {
@@ -318,7 +319,8 @@ Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_fre
       return Kind::Dependent;
     const Value& x = g.values[n.inputs[0]];
     const Value& y = g.values[n.outputs[0]];
-    const bool ok = is_4d_data(x) && x.dtype == DataType::UInt8 && is_4d_data(y) && g.values[n.inputs[1]].is_constant();
+    const bool ok =
+        is_4d_data(x) && x.dtype == DataType::UInt8 && is_4d_data(y) && g.values[n.inputs[1]].is_constant();
     return ok ? Kind::QConv : Kind::Dependent;
   }
   if (n.outputs.empty() || n.outputs[0] < 0 || !is_4d_data(g.values[n.outputs[0]])) return Kind::Dependent;
