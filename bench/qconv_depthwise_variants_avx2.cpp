@@ -11,7 +11,7 @@ template <int ROWS, int COLS, int SP>
 struct Avx2 : DwAvx2<8> {
   template <int K, int S>
   struct Tile {
-    static constexpr int kRows = ROWS, kCols = COLS, kSpacing = SP;
+    static constexpr int kRows = ROWS, kCols = COLS, kSpacing = SP, kNarrowRows = 1;
   };
 };
 template <int ROWS, int COLS, int SP>
@@ -29,8 +29,8 @@ void run(const X86QConvArgs& a, const X86ConvRange& r) {
 }  // namespace
 
 std::vector<QDepthwiseVariant> qdepthwise_variants_avx2() {
-  return {{"1x8 sp2", run<1, 8, 2>}, {"1x8 sp1", run<1, 8, 1>}, {"2x4 sp2", run<2, 4, 2>},
-          {"1x4 sp2", run<1, 4, 2>}, {"2x8 sp2", run<2, 8, 2>}};
+  return {{"1x8 sp2", run<1, 8, 2>}, {"1x8 sp1", run<1, 8, 1>}, {"2x4 sp2", run<2, 4, 2>}, {"1x4 sp2", run<1, 4, 2>},
+          {"2x8 sp2", run<2, 8, 2>},  {"3x4 sp2", run<3, 4, 2>}, {"4x4 sp2", run<4, 4, 2>}};
 }
 
 }  // namespace ninegrid

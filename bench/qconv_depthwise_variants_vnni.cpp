@@ -11,7 +11,7 @@ template <int ROWS, int COLS, int SP3, int SP5>
 struct Shape {
   template <int K, int S>
   struct Tile {
-    static constexpr int kRows = ROWS, kCols = COLS, kSpacing = K == 3 ? SP3 : SP5;
+    static constexpr int kRows = ROWS, kCols = COLS, kSpacing = K == 3 ? SP3 : SP5, kNarrowRows = 2;
   };
 };
 
@@ -38,7 +38,9 @@ std::vector<QDepthwiseVariant> qdepthwise_variants_vnni() {
   return {
       {"2x8 sp2/4", run<2, 8, 2, 4>}, {"2x8 sp4/4", run<2, 8, 4, 4>}, {"1x8 sp2/4", run<1, 8, 2, 4>},
       {"1x8 sp4/4", run<1, 8, 4, 4>}, {"4x4 sp2/4", run<4, 4, 2, 4>}, {"4x4 sp4/4", run<4, 4, 4, 4>},
-      {"2x4 sp2/4", run<2, 4, 2, 4>}, {"2x8 sp1/2", run<2, 8, 1, 2>}, {"3x8 sp2/4", run<3, 8, 2, 4>},
+      {"2x4 sp2/4", run<2, 4, 2, 4>}, {"2x4 sp4/4", run<2, 4, 4, 4>}, {"3x4 sp2/4", run<3, 4, 2, 4>},
+      {"1x4 sp2/4", run<1, 4, 2, 4>}, {"2x8 sp1/2", run<2, 8, 1, 2>}, {"3x8 sp2/4", run<3, 8, 2, 4>},
+      {"4x4 sp2/2", run<4, 4, 2, 2>}, {"2x4 sp2/2", run<2, 4, 2, 2>},
   };
 }
 

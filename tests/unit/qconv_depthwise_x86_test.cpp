@@ -86,9 +86,10 @@ class Checker {
     for (int8_t& v : w) v = static_cast<int8_t>(w_kind == 0 ? -128 : w_kind == 1 ? 127 : uniform(-128, 127));
     std::vector<int32_t> bias(static_cast<size_t>(C));
     for (int32_t& b : bias) b = static_cast<int32_t>(uniform(-20000, 20000));
-    // Multipliers from "every output saturates" to "most land inside the range".
+    // Multipliers from "most land inside the range" to "every output saturates"; the largest (over 1/4)
+    // take the kernels' other requantisation path.
     std::vector<float> multiplier(static_cast<size_t>(C));
-    const int scale_exp = static_cast<int>(uniform(-20, -6));
+    const int scale_exp = static_cast<int>(uniform(0, 4) ? uniform(-20, -6) : uniform(-3, 2));
     for (float& m : multiplier) m = std::ldexp(static_cast<float>(uniform(1 << 10, 1 << 11)), scale_exp - 10);
 
     Requantization ref_q;
@@ -215,14 +216,16 @@ TEST(QConvDepthwiseX86, TilesMatchReference) {
       s.kernel_h = s.kernel_w = k, s.stride_h = s.stride_w = stride, s.dilation_h = s.dilation_w = 1;
       const int64_t blocks[] = {16, 8, 16, 8, 4, 1};
       s.in_block = blocks[c.uniform(0, 5)];
-      s.channels = c.channels_for(s.in_block);
+      // Tiny planes, small ones (the kernels copy those into a bordered plane) and large ones (the border
+      // tiles then mask their loads), these with fewer channels.
+      const int64_t plane_kind = c.uniform(0, 3);
+      s.in_h = plane_kind == 0 ? c.uniform(1, 4) : plane_kind == 1 ? c.uniform(1, 24) : c.uniform(20, 50);
+      s.in_w = plane_kind == 0 ? c.uniform(1, 4) : plane_kind == 1 ? c.uniform(1, 41) : c.uniform(24, 70);
+      s.channels = plane_kind < 2 ? c.channels_for(s.in_block) : s.in_block * c.uniform(1, 32 / s.in_block + 1);
       s.out_block = c.out_block_for(s.in_block, s.channels);
       // Mostly the usual K / 2 padding; sometimes none, less, more, or beyond the kernel's reach.
       auto pad = [&]() { return c.uniform(0, 2) ? k / 2 : c.uniform(0, k + 1); };
       s.pad_top = pad(), s.pad_left = pad(), s.pad_bottom = pad(), s.pad_right = pad();
-      const int64_t plane_kind = c.uniform(0, 3);
-      s.in_h = plane_kind == 0 ? c.uniform(1, 4) : c.uniform(1, 24);
-      s.in_w = plane_kind == 0 ? c.uniform(1, 4) : c.uniform(1, 41);
       if (s.in_h + s.pad_top + s.pad_bottom < k) s.pad_bottom = k - s.in_h - s.pad_top + c.uniform(0, 1);
       if (s.in_w + s.pad_left + s.pad_right < k) s.pad_right = k - s.in_w - s.pad_left + c.uniform(0, 1);
       c.check(isa, s, c.zero_point(), c.uniform(0, 2) ? 1 : 4);

@@ -14,7 +14,9 @@ namespace {
 // Tile shapes for 16 registers (measured: bench/REPORT.md, "Int8 depthwise").
 template <int K, int S>
 struct DwAvx2Tile {
-  static constexpr int kRows = 1, kCols = 8, kSpacing = 2;
+  static constexpr int kRows = K == 3 ? (S == 1 ? 2 : 1) : (S == 1 ? 2 : 4), kCols = K == 5 && S == 1 ? 8 : 4;
+  static constexpr int kSpacing = 2;
+  static constexpr int kNarrowRows = 1;  // x 8 columns, on planes up to 14 outputs wide
 };
 
 // 8 channels per ymm, pixels IB bytes apart (NCHW8c or NCHW16c input; narrower blocks gathering).
@@ -29,7 +31,8 @@ struct DwAvx2 {
   using Tile = DwAvx2Tile<K, S>;
 
   static Taps fill(uint8_t zp) { return QV::set1_i16(zp); }
-  static Mask mask(unsigned pixels) { return pixels; }
+  // Pixels [first, end) of a group.
+  static Mask mask(int first, int end) { return ((1u << end) - 1) & ~((1u << first) - 1); }
   template <int N>
   static Taps load(const uint8_t* p) {
     if constexpr (N == 2) return QV::pixels_to_tap_pairs(QV::load_pixel8(p), QV::load_pixel8(p + IB));

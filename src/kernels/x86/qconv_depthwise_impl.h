@@ -27,7 +27,7 @@
 
 #include <cstdint>
 
-#include "kernels/x86/conv_depthwise_impl.h"  // for_each_row_tile: the same row tiling as the fp32 kernel
+#include "kernels/x86/conv_depthwise_impl.h"  // for_each_row_tile, padded_extent: as the fp32 kernel
 #include "kernels/x86/conv_kernels_x86.h"
 #include "kernels/x86/qconv_epilogue_impl.h"
 #include "kernels/x86/qconv_kernels_x86.h"
@@ -72,6 +72,7 @@ struct QDwBlock {
   const int8_t* w;       // its packed weights
   typename DW::QV::Acc bias;
   RequantizeBlock<typename DW::QV> k;
+  RequantizePacked<typename DW::QV> packed;
   typename DW::Taps fill;  // a group of zero-point pixels
   alignas(64) uint8_t fill_pixel[64];  // one pixel of zero points (policies that load pixel by pixel)
   int64_t block;
@@ -90,6 +91,7 @@ inline void init_block(QDwBlock<DW>& b, const X86QConvArgs& a, int64_t block) {
   b.w = a.weights + block * a.kernel_h * offsets * P * DW::kTaps * DW::kWeightBytes;
   b.bias = DW::QV::load_acc(a.bias + c0);
   b.k = requantize_block<typename DW::QV>(a.requantize, block);
+  b.packed = requantize_packed_block<typename DW::QV>(a.requantize, block, a.out_channels);
   b.fill = DW::fill(zp);
   for (int i = 0; i < 64; ++i) b.fill_pixel[i] = zp;
 }
@@ -116,6 +118,14 @@ __attribute__((always_inline)) inline void qdw_store_row(const QDwBlock<DW>& b, 
     const int64_t at = ((c0 / ob) * plane + pixel) * ob + c0 % ob;
     uint8_t* const y = a.y + at;
     const uint8_t* const residual = a.requantize.residual ? a.requantize.residual + at : nullptr;
+    if (ob == P && b.packed.usable) {
+      // The N pixels' bytes lie together too: packed, 4 at a time.
+#pragma GCC unroll 4
+      for (int i = 0; i < N; i += 4)
+        requantize_store_packed<QV>(b.k, b.packed, acc + i, N - i < 4 ? N - i : 4, y + i * P,
+                                    residual ? residual + i * P : nullptr);
+      return;
+    }
 #pragma GCC unroll 16
     for (int i = 0; i < N; ++i)
       QV::store_u8(y + i * ob, requantize_vector<QV>(b.k, acc[i], residual ? residual + i * ob : nullptr));
@@ -145,17 +155,17 @@ __attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64
 #pragma GCC unroll 16
     for (int co = 0; co < COLS; ++co) acc[ro][co] = b.bias;
 
-  // Border tiles: which pixels of each group lie inside the image's columns.
+  // Border tiles: the pixels [first, end) of each group lie inside the image's columns; a group with all its
+  // pixels inside loads as in the centre.
   typename DW::Mask inside[kGroups];
+  bool whole[kGroups];
   if constexpr (EDGES) {
     static_for<0, kGroups>([&](auto g_) {
       constexpr int g = decltype(g_)::value, n = kInCols - g * SP < G ? kInCols - g * SP : G;
-      unsigned bits = 0;
-      for (int j = 0; j < n; ++j) {
-        const int64_t iw = iw0 + g * SP + j;
-        if (iw >= 0 && iw < a.in_w) bits |= 1u << j;
-      }
-      inside[g] = DW::mask(bits);
+      const int64_t iw = iw0 + g * SP;
+      const int first = static_cast<int>(imin(imax(-iw, 0), n)), end = static_cast<int>(imin(imax(a.in_w - iw, 0), n));
+      whole[g] = first == 0 && end == n;
+      inside[g] = DW::mask(first, end);
     });
   }
 
@@ -171,7 +181,9 @@ __attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64
         constexpr int n = kInCols - g * SP < G ? kInCols - g * SP : G;  // pixels some output reads
         Taps t;
         if constexpr (!EDGES) t = DW::template load<n>(row + g * SP * IB);
-        else t = row_inside ? DW::template load_masked<n>(row + g * SP * IB, inside[g], b) : b.fill;
+        else if (!row_inside) t = b.fill;
+        else if (whole[g]) t = DW::template load<n>(row + g * SP * IB);
+        else t = DW::template load_masked<n>(row + g * SP * IB, inside[g], b);
         static_for<0, ROWS>([&](auto ro_) {
           constexpr int ro = decltype(ro_)::value, kh = r - ro * S;
           if constexpr (kh >= 0 && kh < K) {
@@ -204,23 +216,77 @@ void qdw_tile_rows(const QDwBlock<DW>& b, int64_t oh, bool rows_inside) {
   });
 }
 
-// K x K, stride S (both axes), dilation 1; the policy's tile shape DW::Tile<K, S>.
-template <class DW, int K, int S>
-void qdw_kxk(const X86QConvArgs& a, const X86ConvRange& r) {
-  using Tile = typename DW::template Tile<K, S>;
-  constexpr int ROWS = Tile::kRows, COLS = Tile::kCols, SP = Tile::kSpacing;
+// Channel blocks and output rows of r in tiles of ROWS x COLS (then 2 and 1 rows for the last ones), reading
+// each block's input at b.x with the geometry of `a` (the image, or a padded copy: prepare(b) is called once
+// per block after init_block).
+template <class DW, int K, int S, int SP, int ROWS, int COLS, class Prepare>
+void qdw_kxk_blocks(const X86QConvArgs& a, const X86ConvRange& r, Prepare prepare) {
   QDwBlock<DW> b;
+  auto rows_inside = [&](int64_t oh, int rows) {
+    const int64_t ih0 = oh * S - a.pad_top;
+    return ih0 >= 0 && ih0 + (rows - 1) * S + K <= a.in_h;
+  };
   for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
     init_block(b, a, block);
-    auto rows_inside = [&](int64_t oh, int rows) {
-      const int64_t ih0 = oh * S - a.pad_top;
-      return ih0 >= 0 && ih0 + (rows - 1) * S + K <= a.in_h;
-    };
+    prepare(b);
     int64_t oh = r.row_begin;
     if constexpr (ROWS > 1)
       for (; oh + ROWS <= r.row_end; oh += ROWS) qdw_tile_rows<DW, K, S, SP, ROWS, COLS>(b, oh, rows_inside(oh, ROWS));
+    if constexpr (ROWS > 2)
+      for (; oh + 2 <= r.row_end; oh += 2) qdw_tile_rows<DW, K, S, SP, 2, COLS>(b, oh, rows_inside(oh, 2));
     for (; oh < r.row_end; ++oh) qdw_tile_rows<DW, K, S, SP, 1, COLS>(b, oh, rows_inside(oh, 1));
   }
+}
+
+// The policy's tile shape DW::Tile<K, S>; on planes up to 14 outputs wide its narrow shape, 8 columns wide,
+// so that a 7- or 14-wide row is one or two tiles of 7 (not 4 + 2 + 1: measured, bench/REPORT.md).
+template <class DW, int K, int S, class Prepare>
+void qdw_kxk_tiles(const X86QConvArgs& a, const X86ConvRange& r, Prepare prepare) {
+  using Tile = typename DW::template Tile<K, S>;
+  if (Tile::kCols < 8 && a.out_w <= 14)
+    return qdw_kxk_blocks<DW, K, S, Tile::kSpacing, Tile::kNarrowRows, 8>(a, r, prepare);
+  qdw_kxk_blocks<DW, K, S, Tile::kSpacing, Tile::kRows, Tile::kCols>(a, r, prepare);
+}
+
+constexpr int64_t kQDwPaddedPlaneBytes = 16 * 1024;
+
+// Small planes: each channel block is first copied into a plane bordered with zero points, so that every
+// tile reads inside it (on 28x28 planes and smaller, most tiles would touch the border: measured:
+// bench/REPORT.md, "Int8 depthwise"). Its own function, so that large planes do not set up its frame.
+template <class DW, int K, int S>
+__attribute__((noinline)) void qdw_kxk_padded(const X86QConvArgs& a, const X86ConvRange& r, int64_t padded_h,
+                                              int64_t padded_w) {
+  constexpr int P = DW::kLanes, IB = DW::kPixelStride;
+  alignas(64) uint8_t padded[kQDwPaddedPlaneBytes];
+  X86QConvArgs pa = a;
+  pa.in_h = padded_h, pa.in_w = padded_w, pa.pad_top = 0, pa.pad_left = 0;
+  const uint8_t zp = static_cast<uint8_t>(a.x_zero_point);
+  qdw_kxk_tiles<DW, K, S>(pa, r, [&](QDwBlock<DW>& b) {
+    const int64_t c0 = b.block * P;  // the image's block
+    const uint8_t* const x = a.x + (c0 / a.in_block) * a.in_h * a.in_w * a.in_block + c0 % a.in_block;
+    for (int64_t i = 0; i < padded_h * padded_w * IB; ++i) padded[i] = zp;
+    for (int64_t ih = 0; ih < a.in_h; ++ih) {
+      uint8_t* const to = padded + ((ih + a.pad_top) * padded_w + a.pad_left) * IB;
+      const uint8_t* const from = x + ih * a.in_w * IB;
+      if (IB == P) {
+        __builtin_memcpy(to, from, static_cast<size_t>(a.in_w * IB));
+      } else {
+        for (int64_t iw = 0; iw < a.in_w; ++iw) __builtin_memcpy(to + iw * IB, from + iw * IB, P);
+      }
+    }
+    b.x = padded;
+  });
+}
+
+// K x K, stride S (both axes), dilation 1.
+template <class DW, int K, int S>
+void qdw_kxk(const X86QConvArgs& a, const X86ConvRange& r) {
+  const int64_t padded_h = padded_extent(a.in_h, a.pad_top, a.out_h, S, K);
+  const int64_t padded_w = padded_extent(a.in_w, a.pad_left, a.out_w, S, K);
+  const bool padding = padded_h > a.in_h || padded_w > a.in_w || a.pad_top > 0 || a.pad_left > 0;
+  if (padding && padded_h * padded_w * DW::kPixelStride <= kQDwPaddedPlaneBytes)
+    return qdw_kxk_padded<DW, K, S>(a, r, padded_h, padded_w);
+  qdw_kxk_tiles<DW, K, S>(a, r, [](QDwBlock<DW>&) {});
 }
 
 // Any kernel, stride, dilation and input block: each output over its kernel rows, G taps at a time, the

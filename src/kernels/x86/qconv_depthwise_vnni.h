@@ -15,7 +15,8 @@ namespace {
 // measured: bench/REPORT.md, "Int8 depthwise").
 template <int K, int S>
 struct DwVnniTile {
-  static constexpr int kRows = 2, kCols = 8, kSpacing = K == 3 ? 2 : 4;
+  static constexpr int kRows = K == 3 && S == 1 ? 4 : 2, kCols = 4, kSpacing = K == 3 ? 2 : 4;
+  static constexpr int kNarrowRows = 2;  // x 8 columns, on planes up to 14 outputs wide
 };
 
 // 16 channels per zmm on NCHW16c input: a group of 4 pixels is one 64-byte load.
@@ -29,12 +30,8 @@ struct DwVnni512 {
   using Tile = DwVnniTile<K, S>;
 
   static Taps fill(uint8_t zp) { return QV::set1_u8(zp); }
-  static Mask mask(unsigned pixels) {
-    unsigned m = 0;
-    for (int j = 0; j < 4; ++j)
-      if (pixels >> j & 1) m |= 0xfu << (4 * j);
-    return static_cast<Mask>(m);
-  }
+  // Pixels [first, end) of a group (4 dwords each).
+  static Mask mask(int first, int end) { return static_cast<Mask>(((1u << (4 * end)) - 1) & ~((1u << (4 * first)) - 1)); }
   // N pixels from p (the rest zeros, never read).
   template <int N>
   static Taps load(const uint8_t* p) {
@@ -69,12 +66,8 @@ struct DwVnni256 {
   using Tile = DwVnniTile<K, S>;
 
   static Taps fill(uint8_t zp) { return QV::set1_u8(zp); }
-  static Mask mask(unsigned pixels) {
-    unsigned m = 0;
-    for (int j = 0; j < 4; ++j)
-      if (pixels >> j & 1) m |= 0x3u << (2 * j);
-    return static_cast<Mask>(m);
-  }
+  // Pixels [first, end) of a group (2 dwords each).
+  static Mask mask(int first, int end) { return static_cast<Mask>(((1u << (2 * end)) - 1) & ~((1u << (2 * first)) - 1)); }
   template <int N>
   static Taps load(const uint8_t* p) {
     if constexpr (N == 4) return QV::pixels_to_taps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));

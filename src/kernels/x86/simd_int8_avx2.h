@@ -75,6 +75,27 @@ struct QVecAvx2 {
     return _mm256_cvtepu8_epi32(_mm_set_epi32(0, 0, high, low));
   }
 
+  // Packed requantisation (qconv_epilogue_impl.h, requantize_store_packed): 4 vectors of int32 become 32
+  // bytes through two saturating packs, which interleave them by 128-bit lane; bytes_in_vector_order puts
+  // each vector's 8 bytes back together (vector j's at bytes [8 j, 8 j + 8)).
+  static Acc pack_i32_to_i16(Acc a, Acc b) { return _mm256_packs_epi32(a, b); }
+  static Acc pack_i16_to_u8(Acc a, Acc b) { return _mm256_packus_epi16(a, b); }
+  static Acc adds_i16(Acc a, Acc b) { return _mm256_adds_epi16(a, b); }
+  static Acc set1_u8(uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static Acc max_u8(Acc a, Acc b) { return _mm256_max_epu8(a, b); }
+  static Acc min_u8(Acc a, Acc b) { return _mm256_min_epu8(a, b); }
+  static Acc bytes_in_vector_order(Acc packed) {
+    return _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  }
+  // The first n vectors' bytes (n * 8, n in [1, 4]).
+  static void store_vectors_u8(uint8_t* p, Acc v, int n) {
+    if (n == 4) return _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    const __m128i lo = _mm256_castsi256_si128(v);
+    if (n >= 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(p), lo);
+    if (n == 1) _mm_storel_epi64(reinterpret_cast<__m128i*>(p), lo);
+    if (n == 3) _mm_storel_epi64(reinterpret_cast<__m128i*>(p + 16), _mm256_extracti128_si256(v, 1));
+  }
+
   // Depthwise (kernels/x86/qconv_depthwise_impl.h): each lane is one channel, so vpmaddwd's pair per lane is
   // two taps of that channel. Two pixels of 8 channels (the low 8 bytes of each argument) interleaved
   // channel by channel and zero-extended to 16 bits: [channel][pixel], the order of weights packed as int16

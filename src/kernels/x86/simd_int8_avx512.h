@@ -66,6 +66,26 @@ struct QVecVnni {
     return _mm512_cvtepu8_epi32(_mm_unpacklo_epi64(low, high));
   }
 
+  // Packed requantisation (qconv_epilogue_impl.h, requantize_store_packed): 4 vectors of int32 become 64
+  // bytes through two saturating packs, which interleave them by 128-bit lane; bytes_in_vector_order puts
+  // each vector's 16 bytes back together (vector j's at bytes [16 j, 16 j + 16)).
+  static Acc pack_i32_to_i16(Acc a, Acc b) { return _mm512_packs_epi32(a, b); }
+  static Acc pack_i16_to_u8(Acc a, Acc b) { return _mm512_packus_epi16(a, b); }
+  static Acc adds_i16(Acc a, Acc b) { return _mm512_adds_epi16(a, b); }
+  static Acc set1_i16(int16_t v) { return _mm512_set1_epi16(v); }
+  static Acc max_u8(Acc a, Acc b) { return _mm512_max_epu8(a, b); }
+  static Acc min_u8(Acc a, Acc b) { return _mm512_min_epu8(a, b); }
+  static Acc bytes_in_vector_order(Acc packed) {
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), packed);
+  }
+  // The first n vectors' bytes (n * 16, n in [1, 4]).
+  static void store_vectors_u8(uint8_t* p, Acc v, int n) {
+    if (n == 4) return _mm512_storeu_si512(p, v);
+    if (n >= 2) _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_castsi512_si256(v));
+    if (n == 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_castsi512_si128(v));
+    if (n == 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 32), _mm512_extracti32x4_epi32(v, 2));
+  }
+
   // Depthwise (kernels/x86/qconv_depthwise_impl.h): each lane is one channel, so vpdpbusd's four bytes per
   // lane are four taps of that channel, and the four input pixels they multiply must sit in the lane.
   static X set1_u8(uint8_t v) { return _mm512_set1_epi8(static_cast<char>(v)); }
