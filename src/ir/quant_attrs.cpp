@@ -66,6 +66,21 @@ QConvAttrs read_qconv_attrs(const Attributes& attrs) {
     const TensorQuant r = read_tensor_quant(attrs, "r");
     q.r_scale = r.scale, q.r_zero_point = r.zero_point;
   }
+  q.has_add = attrs.has("add_y_scale");
+  if (q.has_add) {
+    if (q.has_residual) throw Error("a fused residual (r_scale) and a fused QAdd (add_y_scale) exclude each other");
+    q.add_a = read_tensor_quant(attrs, "add_a");
+    q.add_b = read_tensor_quant(attrs, "add_b");
+    q.add_y = read_tensor_quant(attrs, "add_y");
+    q.add_clamp.qmin = byte_of(attrs, "add_qmin", 0);
+    q.add_clamp.qmax = byte_of(attrs, "add_qmax", 255);
+    if (q.add_clamp.qmin > q.add_clamp.qmax)
+      throw Error("add_qmin " + std::to_string(q.add_clamp.qmin) + " exceeds add_qmax " +
+                  std::to_string(q.add_clamp.qmax));
+    const int64_t input = attrs.get_int("add_conv_input", 0);
+    if (input != 0 && input != 1) throw Error("add_conv_input " + std::to_string(input) + " is neither 0 nor 1");
+    q.add_conv_input = static_cast<int>(input);
+  }
   return q;
 }
 
@@ -75,6 +90,14 @@ void write_qconv_attrs(const QConvAttrs& q, Attributes& attrs) {
   write_tensor_quant({q.y_scale, q.y_zero_point}, "y", attrs);
   write_qclamp({q.qmin, q.qmax}, attrs);
   if (q.has_residual) write_tensor_quant({q.r_scale, q.r_zero_point}, "r", attrs);
+  if (q.has_add) {
+    write_tensor_quant(q.add_a, "add_a", attrs);
+    write_tensor_quant(q.add_b, "add_b", attrs);
+    write_tensor_quant(q.add_y, "add_y", attrs);
+    attrs.set("add_qmin", Attribute::of_int(q.add_clamp.qmin));
+    attrs.set("add_qmax", Attribute::of_int(q.add_clamp.qmax));
+    attrs.set("add_conv_input", Attribute::of_int(q.add_conv_input));
+  }
 }
 
 }  // namespace ninegrid

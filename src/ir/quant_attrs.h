@@ -10,6 +10,16 @@
 
 namespace ninegrid {
 
+// A scale and zero point of one uint8 tensor (attribute names: <prefix>_scale, <prefix>_zero_point).
+struct TensorQuant {
+  float scale = 1.f;
+  int32_t zero_point = 0;
+};
+// The output clamp of a fused int8 op in quantised units (qmin, qmax; default the whole [0, 255]).
+struct QClamp {
+  int32_t qmin = 0, qmax = 255;
+};
+
 struct QConvAttrs {
   float x_scale = 1.f;
   int32_t x_zero_point = 0;
@@ -20,6 +30,15 @@ struct QConvAttrs {
   bool has_residual = false;     // r_scale and r_zero_point given
   float r_scale = 1.f;
   int32_t r_zero_point = 0;
+  // A fused ng.QAdd after the requantisation (graph/passes/fuse_qadd.cpp; exclusive with r_*): the node's
+  // output is QAdd(conv, residual) (add_conv_input 0) or QAdd(residual, conv) (1), the conv's own output in
+  // y_scale, y_zero_point, [qmin, qmax], the addition's operands in add_a_* and add_b_*, its output in
+  // add_y_* and its clamp [add_qmin, add_qmax]. Attributes add_a_scale, add_a_zero_point, ..., add_qmin,
+  // add_qmax, add_conv_input.
+  bool has_add = false;
+  TensorQuant add_a, add_b, add_y;
+  QClamp add_clamp;
+  int add_conv_input = 0;
 };
 
 // Reads and checks them: scales positive and finite, zero points and the clamp in [0, 255], qmin <= qmax.
@@ -27,19 +46,11 @@ struct QConvAttrs {
 QConvAttrs read_qconv_attrs(const Attributes& attrs);
 void write_qconv_attrs(const QConvAttrs& q, Attributes& attrs);
 
-// A scale and zero point of one uint8 tensor, checked the same way (attribute names: <prefix>_scale,
-// <prefix>_zero_point).
-struct TensorQuant {
-  float scale = 1.f;
-  int32_t zero_point = 0;
-};
+// A TensorQuant read and checked as read_qconv_attrs does.
 TensorQuant read_tensor_quant(const Attributes& attrs, const std::string& prefix);
 void write_tensor_quant(const TensorQuant& q, const std::string& prefix, Attributes& attrs);
 
-// The output clamp of a fused int8 op in quantised units (qmin, qmax; default the whole [0, 255]).
-struct QClamp {
-  int32_t qmin = 0, qmax = 255;
-};
+// The clamp from attributes qmin and qmax, checked.
 QClamp read_qclamp(const Attributes& attrs);
 void write_qclamp(const QClamp& c, Attributes& attrs);
 

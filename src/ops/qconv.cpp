@@ -6,7 +6,9 @@
 // shape and layout (optional). Output Y uint8 [N, M, oh, ow] (NCHW[ng.out_block]c).
 // Attributes: Conv's window attributes and group; x_scale, x_zero_point; w_scale (1 or M values);
 // y_scale, y_zero_point; qmin, qmax (the clamp in output units: a fused ReLU is qmin = y_zero_point);
-// with a residual, r_scale and r_zero_point.
+// with a residual, either r_scale and r_zero_point (added before the rounding) or a fused ng.QAdd's
+// add_a_*, add_b_*, add_y_*, add_qmin, add_qmax and add_conv_input (ir/quant_attrs.h): the output is then
+// the addition's, in add_y's scale and zero point.
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -97,7 +99,10 @@ class QConv final : public Op {
       if (in[fused::kResidualInput].shape != y_shape)
         error("fused residual " + shape_str(in[fused::kResidualInput].shape) + " must have the output's shape " +
               shape_str(y_shape));
-      if (!q_.has_residual) error("a fused residual needs r_scale and r_zero_point");
+      if (!q_.has_residual && !q_.has_add)
+        error("a fused residual needs r_scale and r_zero_point, or a fused QAdd's add_* attributes");
+    } else if (q_.has_add) {
+      error("a fused QAdd (add_y_scale) needs the residual input " + std::to_string(fused::kResidualInput));
     }
     multiplier_.resize(static_cast<size_t>(out_channels));
     for (int64_t c = 0; c < out_channels; ++c)
@@ -147,7 +152,16 @@ class QConv final : public Op {
     q.out_zero_point = q_.y_zero_point;
     q.qmin = q_.qmin;
     q.qmax = q_.qmax;
-    if (residual_) {
+    if (residual_ && q_.has_add) {
+      // ng.QAdd's own constants (ops/qadd.cpp), so that the fused node gives the unfused graph's bytes.
+      q.residual_add = true;
+      q.conv_is_first = q_.add_conv_input == 0;
+      q.add.a_zero_point = q_.add_a.zero_point, q.add.b_zero_point = q_.add_b.zero_point;
+      q.add.out_zero_point = q_.add_y.zero_point;
+      q.add.a_multiplier = q_.add_a.scale / q_.add_y.scale;
+      q.add.b_multiplier = q_.add_b.scale / q_.add_y.scale;
+      q.add.qmin = q_.add_clamp.qmin, q.add.qmax = q_.add_clamp.qmax;
+    } else if (residual_) {
       q.residual_zero_point = q_.r_zero_point;
       q.residual_multiplier = q_.r_scale / q_.y_scale;
     }

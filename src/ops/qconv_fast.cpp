@@ -13,6 +13,23 @@ namespace ninegrid {
 
 namespace {
 
+// The requantisation constants of q for the x86 kernels (the tensors come per run).
+X86Requantize x86_requantize(const Requantization& q, const float* multiplier) {
+  X86Requantize r;
+  r.multiplier = multiplier;
+  r.out_zero_point = q.out_zero_point;
+  r.qmin = q.qmin, r.qmax = q.qmax;
+  r.residual_zero_point = q.residual_zero_point;
+  r.residual_multiplier = q.residual_multiplier;
+  r.residual_add = q.residual_add;
+  r.conv_is_first = q.conv_is_first;
+  r.add.a_zero_point = q.add.a_zero_point, r.add.b_zero_point = q.add.b_zero_point;
+  r.add.out_zero_point = q.add.out_zero_point;
+  r.add.a_multiplier = q.add.a_multiplier, r.add.b_multiplier = q.add.b_multiplier;
+  r.add.qmin = q.add.qmin, r.add.qmax = q.add.qmax;
+  return r;
+}
+
 bool is_pointwise(const Conv2dParams& p) {
   return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
          p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
@@ -146,11 +163,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   a.bias = bias_.data();
   a.tap_zero_sums = tap_zero_sums_.data();
   a.x_zero_point = x_zero_point;
-  a.requantize.multiplier = multiplier_.data();
-  a.requantize.out_zero_point = q.out_zero_point;
-  a.requantize.qmin = q.qmin, a.requantize.qmax = q.qmax;
-  a.requantize.residual_zero_point = q.residual_zero_point;
-  a.requantize.residual_multiplier = q.residual_multiplier;
+  a.requantize = x86_requantize(q, multiplier_.data());
 }
 
 // Depthwise: the int8-dw kernels' own weight packing (kernels/qpack_depthwise.h); padding taps read the zero
@@ -200,11 +213,7 @@ void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantiza
   a.weights = weights_.data();
   a.bias = bias_.data();
   a.x_zero_point = x_zero_point;
-  a.requantize.multiplier = multiplier_.data();
-  a.requantize.out_zero_point = q.out_zero_point;
-  a.requantize.qmin = q.qmin, a.requantize.qmax = q.qmax;
-  a.requantize.residual_zero_point = q.residual_zero_point;
-  a.requantize.residual_multiplier = q.residual_multiplier;
+  a.requantize = x86_requantize(q, multiplier_.data());
 }
 
 // NCHW[in_block]c with icpg channels per group -> NCHW[staged_block]c with staged_icpg per group, the padding

@@ -7,7 +7,8 @@ namespace ninegrid {
 
 std::vector<std::string> fused_ops(const Node& node) {
   std::vector<std::string> f;
-  if (node.op_type == "Conv" && fused::has_residual(node)) f.push_back("Add");
+  if ((node.op_type == "Conv" || node.op_type == "ng.QConv") && fused::has_residual(node))
+    f.push_back(node.attrs.has("add_y_scale") ? "QAdd" : "Add");
   const std::string act = node.attrs.get_string(fused::kActivation, "");
   if (!act.empty()) f.push_back(act);
   return f;

@@ -104,6 +104,21 @@ class Checker {
       ref_q.residual = residual.data();
       ref_q.residual_zero_point = static_cast<int32_t>(uniform(0, 255));
       ref_q.residual_multiplier = std::ldexp(static_cast<float>(uniform(1, 1 << 12)), -11);
+      // Or a fused quantised addition after the requantisation (ng.QConv + ng.QAdd), either operand.
+      if (uniform(0, 1)) {
+        ref_q.residual_add = true;
+        ref_q.conv_is_first = uniform(0, 1) == 1;
+        ref_q.add.a_zero_point = static_cast<int32_t>(uniform(0, 255));
+        ref_q.add.b_zero_point = static_cast<int32_t>(uniform(0, 255));
+        ref_q.add.out_zero_point = static_cast<int32_t>(uniform(0, 255));
+        auto multiplier = [&]() {
+          return std::ldexp(static_cast<float>(uniform(1, 1 << 12)), -12 + static_cast<int>(uniform(-2, 2)));
+        };
+        ref_q.add.a_multiplier = multiplier();
+        ref_q.add.b_multiplier = multiplier();
+        ref_q.add.qmin = uniform(0, 1) ? 0 : ref_q.add.out_zero_point;
+        ref_q.add.qmax = static_cast<int32_t>(uniform(0, 1) ? 255 : uniform(ref_q.add.qmin, 255));
+      }
     }
     std::vector<uint8_t> want(static_cast<size_t>(out_size));
     qconv2d_ref(p, ref_q, x_zero_point, s.in_block, s.out_block, x.data(), w.data(), want.data());
@@ -138,6 +153,12 @@ class Checker {
     a.requantize.residual = ref_q.residual;
     a.requantize.residual_zero_point = ref_q.residual_zero_point;
     a.requantize.residual_multiplier = ref_q.residual_multiplier;
+    a.requantize.residual_add = ref_q.residual_add;
+    a.requantize.conv_is_first = ref_q.conv_is_first;
+    a.requantize.add.a_zero_point = ref_q.add.a_zero_point, a.requantize.add.b_zero_point = ref_q.add.b_zero_point;
+    a.requantize.add.out_zero_point = ref_q.add.out_zero_point;
+    a.requantize.add.a_multiplier = ref_q.add.a_multiplier, a.requantize.add.b_multiplier = ref_q.add.b_multiplier;
+    a.requantize.add.qmin = ref_q.add.qmin, a.requantize.add.qmax = ref_q.add.qmax;
     a.x = x.data();
     // Guard bytes around the output catch stores outside it.
     const int64_t guard = 64;

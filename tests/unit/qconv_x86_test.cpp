@@ -2,7 +2,8 @@
 // through ops/qconv_fast.h (which packs the weights, folds the zero point, stages unreadable inputs and splits
 // the work), against the integer reference qconv2d_ref bit for bit: random shapes with odd channel counts,
 // strides 1-3, padding, dilation, groups, input blocks 1/4/8/16, output blocks P/8/4/1, zero points 0, 255
-// and between, saturating multipliers, fused residuals, one and two threads, for the VNNI and the AVX2
+// and between, saturating multipliers, fused residuals (added before the rounding, or a quantised addition
+// after it: a fused ng.QAdd, either operand), one and two threads, for the VNNI and the AVX2
 // kernels (each skipped where the CPU lacks it).
 #if defined(__x86_64__)
 #include <gtest/gtest.h>
@@ -67,7 +68,7 @@ struct Case {
            "," + std::to_string(p.stride_w) + " d " + std::to_string(p.dilation_h) + "," + std::to_string(p.dilation_w) +
            " pad " + std::to_string(p.pad_top) + "," + std::to_string(p.pad_left) + " blocks " +
            std::to_string(in_block) + "/" + std::to_string(out_block) + " zp " + std::to_string(x_zero_point) +
-           " residual " + std::to_string(with_residual);
+           " residual " + std::to_string(with_residual) + (q.residual_add ? " (added after)" : "");
   }
 };
 
@@ -106,6 +107,20 @@ void fill(Case& c, Rng& rng) {
     for (uint8_t& v : c.residual) v = static_cast<uint8_t>(rng(0, 255));
     c.q.residual_zero_point = static_cast<int32_t>(rng(0, 255));
     c.q.residual_multiplier = std::ldexp(static_cast<float>(rng(1, 1 << 10)), -10);
+    // Half of them a fused quantised addition after the requantisation (ng.QConv + ng.QAdd), the conv's
+    // output either operand; multipliers from a fraction of a unit to several (saturating) units.
+    c.q.residual_add = rng(0, 1) == 1;
+    if (c.q.residual_add) {
+      QuantizedAdd& add = c.q.add;
+      c.q.conv_is_first = rng(0, 1) == 1;
+      add.a_zero_point = static_cast<int32_t>(rng.pick<int64_t>({0, 255, rng(0, 255)}));
+      add.b_zero_point = static_cast<int32_t>(rng.pick<int64_t>({0, 255, rng(0, 255)}));
+      add.out_zero_point = static_cast<int32_t>(rng(0, 255));
+      add.a_multiplier = std::ldexp(static_cast<float>(rng(1, 1 << 12)), -12 + static_cast<int>(rng(-2, 2)));
+      add.b_multiplier = std::ldexp(static_cast<float>(rng(1, 1 << 12)), -12 + static_cast<int>(rng(-2, 2)));
+      add.qmin = rng(0, 1) ? 0 : add.out_zero_point;  // a fused ReLU after the addition
+      add.qmax = rng(0, 2) ? 255 : static_cast<int32_t>(rng(add.qmin, 255));
+    }
   }
 }
 

@@ -1,8 +1,9 @@
 // The x86 int8 requantisation epilogue (kernels/x86/qconv_epilogue_impl.h, through requantize_sums) against
 // the scalar definition kernels/quantized.h's requantize, bit for bit: random sums from the whole int32 range
 // and from the range real convolutions produce, per-channel multipliers, clamps, zero points at both ends, a
-// fused residual, every output block, channel counts that are not a multiple of the vector, for the VNNI and
-// the AVX2 kernels (each skipped where the CPU lacks it).
+// fused residual (added before the rounding, or a quantised addition after it), every output block, channel
+// counts that are not a multiple of the vector, for the VNNI and the AVX2 kernels (each skipped where the CPU
+// lacks it).
 #if defined(__x86_64__)
 #include <gtest/gtest.h>
 
@@ -81,6 +82,21 @@ TEST(RequantizeX86, MatchesScalarBitForBit) {
         q.residual = residual.data();
         q.residual_zero_point = static_cast<int32_t>(uniform(0, 255));
         q.residual_multiplier = std::ldexp(static_cast<float>(uniform(1, 1 << 12)), -11);
+        // Or a fused quantised addition after the requantisation (ng.QAdd), the conv's output either operand.
+        if (uniform(0, 1)) {
+          q.residual_add = true;
+          q.conv_is_first = uniform(0, 1) == 1;
+          q.add.a_zero_point = static_cast<int32_t>(uniform(0, 255));
+          q.add.b_zero_point = static_cast<int32_t>(uniform(0, 255));
+          q.add.out_zero_point = static_cast<int32_t>(uniform(0, 255));
+          auto multiplier = [&]() {
+            return std::ldexp(static_cast<float>(uniform(1, 1 << 12)), -12 + static_cast<int>(uniform(-2, 2)));
+          };
+          q.add.a_multiplier = multiplier();
+          q.add.b_multiplier = multiplier();
+          q.add.qmin = static_cast<int32_t>(uniform(0, 1) ? 0 : q.add.out_zero_point);
+          q.add.qmax = static_cast<int32_t>(uniform(0, 1) ? 255 : uniform(q.add.qmin, 255));
+        }
       }
 
       // Guard bytes around the output catch stores past the tensor or into the padding lanes.
@@ -97,6 +113,12 @@ TEST(RequantizeX86, MatchesScalarBitForBit) {
         ref.residual = residual.data();
         ref.residual_zero_point = q.residual_zero_point;
         ref.residual_multiplier = q.residual_multiplier;
+        ref.residual_add = q.residual_add;
+        ref.conv_is_first = q.conv_is_first;
+        ref.add.a_zero_point = q.add.a_zero_point, ref.add.b_zero_point = q.add.b_zero_point;
+        ref.add.out_zero_point = q.add.out_zero_point;
+        ref.add.a_multiplier = q.add.a_multiplier, ref.add.b_multiplier = q.add.b_multiplier;
+        ref.add.qmin = q.add.qmin, ref.add.qmax = q.add.qmax;
       }
       for (int64_t c = 0; c < channels; ++c)
         for (int64_t p = 0; p < plane; ++p) {

@@ -35,6 +35,9 @@ int recognize_silu(Graph& g);
 int widen_channels(Graph& g, int64_t multiple);
 // An Add of a Conv's output and another tensor of the same shape becomes the Conv's residual input.
 int fuse_residual_add(Graph& g);
+// An ng.QAdd of an ng.QConv's output (read by nothing else) and another uint8 tensor of the same shape
+// moves into the conv's requantising epilogue, with the unfused graph's arithmetic (fuse_qadd.cpp).
+int fuse_qadd_residual(Graph& g);
 // An activation whose input is a Conv's output, read by nothing else, moves into the Conv's epilogue.
 int fuse_activation(Graph& g);
 // An element-wise activation after a Concat whose every part is a conv output read by nothing else moves

@@ -23,6 +23,7 @@ void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLi
   // take), of 4 with NEON's 4-channel blocks.
   if (opt_level >= 2 && max_block > 1) widen_channels(graph, max_block < 8 ? max_block : 8);
   fuse_residual_add(graph);
+  fuse_qadd_residual(graph);
   fuse_activation(graph);
   fuse_activation_through_concat(graph);
   remove_dead_nodes(graph);

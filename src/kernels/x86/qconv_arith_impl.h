@@ -124,13 +124,7 @@ struct QuantConvArith {
       const int64_t offset = (block * a.out_h * a.out_w + pixel) * kLanes, step = pixel_stride * kLanes;
       uint8_t* const y = a.y + offset;
       const uint8_t* const residual = a.requantize.residual ? a.requantize.residual + offset : nullptr;
-      if (residual) {
-#pragma GCC unroll 32
-        for (int i = 0; i < N; ++i) QV::store_u8(y + i * step, requantize_vector<QV>(k, acc[i], residual + i * step));
-      } else {
-#pragma GCC unroll 32
-        for (int i = 0; i < N; ++i) QV::store_u8(y + i * step, requantize_vector<QV>(k, acc[i], nullptr));
-      }
+      requantize_store_run<QV, N>(k, acc, y, residual, step);
       return;
     }
     if (a.out_block == kLanes / 2) {

@@ -126,9 +126,7 @@ __attribute__((always_inline)) inline void qdw_store_row(const QDwBlock<DW>& b, 
                                     residual ? residual + i * P : nullptr);
       return;
     }
-#pragma GCC unroll 16
-    for (int i = 0; i < N; ++i)
-      QV::store_u8(y + i * ob, requantize_vector<QV>(b.k, acc[i], residual ? residual + i * ob : nullptr));
+    requantize_store_run<QV, N>(b.k, acc, y, residual, ob);
     return;
   }
 #pragma GCC unroll 16

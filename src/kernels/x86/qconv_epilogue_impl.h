@@ -17,6 +17,12 @@ template <class QV>
 struct RequantizeBlock {
   typename QV::F multiplier, lo, hi, residual_multiplier;
   typename QV::Acc out_zero_point, residual_zero_point;
+  // A fused quantised addition (X86Requantize::residual_add): the requantised output's operand is
+  // float(round(v) + add_conv_offset) (its value minus the addition's zero point for it) times
+  // add_conv_multiplier, the residual's float(r - add_residual_zero_point) times add_residual_multiplier.
+  bool residual_add = false, conv_is_first = true;
+  typename QV::F add_conv_multiplier, add_residual_multiplier, add_lo, add_hi;
+  typename QV::Acc add_conv_offset, add_residual_zero_point, add_out_zero_point;
 };
 
 template <class QV>
@@ -28,17 +34,53 @@ inline RequantizeBlock<QV> requantize_block(const X86Requantize& q, int64_t bloc
   k.residual_multiplier = QV::set1_f(q.residual_multiplier);
   k.out_zero_point = QV::set1_i32(q.out_zero_point);
   k.residual_zero_point = QV::set1_i32(q.residual_zero_point);
+  k.residual_add = q.residual_add;
+  k.conv_is_first = q.conv_is_first;
+  if (q.residual_add) {
+    const int32_t conv_zero_point = q.conv_is_first ? q.add.a_zero_point : q.add.b_zero_point;
+    const int32_t residual_zero_point = q.conv_is_first ? q.add.b_zero_point : q.add.a_zero_point;
+    k.add_conv_multiplier = QV::set1_f(q.conv_is_first ? q.add.a_multiplier : q.add.b_multiplier);
+    k.add_residual_multiplier = QV::set1_f(q.conv_is_first ? q.add.b_multiplier : q.add.a_multiplier);
+    k.add_lo = QV::set1_f(static_cast<float>(q.add.qmin - q.add.out_zero_point));
+    k.add_hi = QV::set1_f(static_cast<float>(q.add.qmax - q.add.out_zero_point));
+    k.add_conv_offset = QV::set1_i32(q.out_zero_point - conv_zero_point);
+    k.add_residual_zero_point = QV::set1_i32(residual_zero_point);
+    k.add_out_zero_point = QV::set1_i32(q.add.out_zero_point);
+  }
   return k;
 }
 
+// requantize_lanes with a fused quantised addition (kernels/quantized.h, QuantizedAdd): the sums requantised
+// as without a residual (the unfused conv's output, less its zero point), then added to the residual `r`
+// (int32 lanes) in QuantizedAdd's steps, fma(float(b - zb), mb, float(a - za) * ma), with the conv's output
+// as a (CONV_FIRST) or b.
+template <class QV, bool CONV_FIRST>
+__attribute__((always_inline)) inline typename QV::Acc requantize_add_lanes(const RequantizeBlock<QV>& k,
+                                                                            typename QV::Acc acc,
+                                                                            typename QV::Acc r) {
+  typename QV::F v = QV::min(QV::max(QV::mul(QV::to_float(acc), k.multiplier), k.lo), k.hi);
+  const typename QV::F conv = QV::to_float(QV::add(QV::round_to_int(v), k.add_conv_offset));
+  const typename QV::F residual = QV::to_float(QV::sub(r, k.add_residual_zero_point));
+  if constexpr (CONV_FIRST)
+    v = QV::fmadd(residual, k.add_residual_multiplier, QV::mul(conv, k.add_conv_multiplier));
+  else
+    v = QV::fmadd(conv, k.add_conv_multiplier, QV::mul(residual, k.add_residual_multiplier));
+  v = QV::min(QV::max(v, k.add_lo), k.add_hi);
+  return QV::add(QV::round_to_int(v), k.add_out_zero_point);
+}
+
 // One vector of sums (bias included) requantised to int32 lanes in [qmin, qmax]; `residual` points at the
-// residual's P values already widened to int32 lanes, or is null. max and min take their second operand for
+// residual's P values already widened to int32 lanes, or is null (added before the rounding, or with
+// k.residual_add by requantize_add_lanes). max and min take their second operand for
 // a NaN first one, as the reference's fmax and fmin do: a NaN (from an infinite multiplier) becomes the
 // lower bound in both.
 template <class QV>
 __attribute__((always_inline)) inline typename QV::Acc requantize_lanes(const RequantizeBlock<QV>& k,
                                                                         typename QV::Acc acc,
                                                                         const typename QV::Acc* residual) {
+  if (residual && k.residual_add)
+    return k.conv_is_first ? requantize_add_lanes<QV, true>(k, acc, *residual)
+                           : requantize_add_lanes<QV, false>(k, acc, *residual);
   typename QV::F v = QV::mul(QV::to_float(acc), k.multiplier);
   if (residual)
     v = QV::fmadd(QV::to_float(QV::sub(*residual, k.residual_zero_point)), k.residual_multiplier, v);
@@ -54,6 +96,30 @@ __attribute__((always_inline)) inline typename QV::Acc requantize_vector(const R
   if (!residual) return requantize_lanes<QV>(k, acc, nullptr);
   const typename QV::Acc r = QV::load_u8(residual);
   return requantize_lanes<QV>(k, acc, &r);
+}
+
+// Requantises acc[0, N) and stores vector i's P bytes at y + i * step, reading the residual (if any) at
+// residual + i * step: the outputs in the vectors' own block. The residual's kind is chosen once for the N
+// vectors, outside the unrolled loops.
+template <class QV, int N>
+__attribute__((always_inline)) inline void requantize_store_run(const RequantizeBlock<QV>& k,
+                                                                const typename QV::Acc* acc, uint8_t* y,
+                                                                const uint8_t* residual, int64_t step) {
+  if (!residual) {
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) QV::store_u8(y + i * step, requantize_lanes<QV>(k, acc[i], nullptr));
+  } else if (!k.residual_add) {
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) QV::store_u8(y + i * step, requantize_vector<QV>(k, acc[i], residual + i * step));
+  } else if (k.conv_is_first) {
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i)
+      QV::store_u8(y + i * step, requantize_add_lanes<QV, true>(k, acc[i], QV::load_u8(residual + i * step)));
+  } else {
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i)
+      QV::store_u8(y + i * step, requantize_add_lanes<QV, false>(k, acc[i], QV::load_u8(residual + i * step)));
+  }
 }
 
 // Offset of channel c at `pixel` of one image in NCHW[block]c.
@@ -109,7 +175,9 @@ inline RequantizePacked<QV> requantize_packed_block(const X86Requantize& q, int6
   constexpr int P = QV::kLanes;
   RequantizePacked<QV> k;
   // (Comparisons that a NaN fails.)
-  bool usable = !q.residual || (q.residual_multiplier <= 1048576.f && q.residual_multiplier >= -1048576.f);
+  // (A fused quantised addition takes requantize_store's path.)
+  bool usable = !q.residual || (!q.residual_add && q.residual_multiplier <= 1048576.f &&
+                                q.residual_multiplier >= -1048576.f);
   for (int64_t j = 0; j < P && block * P + j < channels; ++j) {
     const float m = q.multiplier[block * P + j];
     usable = usable && m <= 0.25f && m >= -0.25f;

@@ -19,6 +19,15 @@
 
 namespace ninegrid {
 
+// kernels/quantized.h's QuantizedAdd (y = a + b on uint8 values; ONNX QLinearAdd), as plain data:
+//   v = fma(float(b - b_zero_point), b_multiplier, float(a - a_zero_point) * a_multiplier);  clamp to
+//   [qmin - out_zero_point, qmax - out_zero_point];  round half to even;  + out_zero_point.
+struct X86QuantizedAdd {
+  int32_t a_zero_point = 0, b_zero_point = 0, out_zero_point = 0;
+  float a_multiplier = 1.f, b_multiplier = 1.f;
+  int32_t qmin = 0, qmax = 255;
+};
+
 // The requantisation of P int32 sums into P uint8 outputs (kernels/quantized.h's requantize, whose sum there
 // already includes the bias):
 //   v = float(acc) * multiplier[c];  v = fma(float(r - residual_zero_point), residual_multiplier, v) with a
@@ -31,6 +40,12 @@ struct X86Requantize {
   const uint8_t* residual = nullptr;
   int32_t residual_zero_point = 0;
   float residual_multiplier = 0.f;
+  // With residual_add, the residual is the other operand of a quantised addition after the requantisation
+  // (residual_zero_point and residual_multiplier unused): the requantised output q is add's first operand
+  // when conv_is_first, else its second.
+  bool residual_add = false;
+  bool conv_is_first = true;
+  X86QuantizedAdd add;
 };
 
 // One image's quantised convolution with everything prepared for a kernel (the int8 twin of X86ConvArgs;
@@ -84,7 +99,10 @@ struct X86QDepthwiseLayout {
      [kernel_h][kernel_w][P][kDepth]. */                                                                    \
   void qconv2d_direct(const X86QConvArgs& a, const X86ConvRange& r);                                        \
   /* 1x1, stride 1, no padding: the plane as one long row. Same packing and constraints. */                 \
-  void qconv2d_pointwise(const X86QConvArgs& a, const X86ConvRange& r);
+  void qconv2d_pointwise(const X86QConvArgs& a, const X86ConvRange& r);                                     \
+  /* ng.QAdd element by element: y[i] = QuantizedAdd(a[i], b[i]) for i in [0, n) (qadd_impl.h); y may be a  \
+     or b. */                                                                                               \
+  void quantized_add(const X86QuantizedAdd& q, const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n);
 
 // Depthwise convolution (groups == in_channels == out_channels), declared in both namespaces below: any
 // kernel, stride, dilation and padding, any input and output block. Kernels 3x3 and 5x5 with stride 1 or 2

@@ -1,0 +1,14 @@
+// avx2 instantiation of the element-wise quantised addition (kernels/x86/qadd_impl.h).
+#include "kernels/x86/simd_int8_avx2.h"
+// (the vector type must be declared before the kernels that use it)
+#include "kernels/x86/qadd_impl.h"
+
+namespace ninegrid {
+namespace avx2 {
+
+void quantized_add(const X86QuantizedAdd& q, const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n) {
+  quantized_add_impl<QVecAvx2>(q, a, b, y, n);
+}
+
+}  // namespace avx2
+}  // namespace ninegrid
