@@ -7,12 +7,19 @@
 // Output Y uint8 [..., N]. Attributes: x_scale, x_zero_point, w_scale (1 or N values), y_scale,
 // y_zero_point, qmin, qmax (ir/quant_attrs.h's QConvAttrs); x_is_matrix = 1 (from a Gemm) requires a
 // 2-D X.
+//
+// The fast path: M rows of K values times [N, K] weights is a 1x1 convolution of M images of K channels
+// and one pixel into N channels, and a [M, C, 1, 1] tensor has the same bytes in every channel-blocked
+// layout, so FastQConv2d's pointwise kernels (VNNI, AVX2) run it as it is, with the same requantisation.
+#include <memory>
 #include <vector>
 
 #include "core/thread_pool.h"
 #include "ir/quant_attrs.h"
 #include "kernels/ref/qgemm_ref.h"
+#include "ops/exec_settings.h"
 #include "ops/op.h"
+#include "ops/qconv_fast.h"
 
 namespace ninegrid {
 namespace {
@@ -25,7 +32,7 @@ class QGemm final : public Op {
     } catch (const Error& e) {
       error(e.what());
     }
-    if (q_.has_residual) error("a fused residual is not supported");
+    if (q_.has_residual || q_.has_add) error("a fused residual is not supported");
     x_is_matrix_ = node.attrs.get_int("x_is_matrix", 0) != 0;
   }
 
@@ -63,14 +70,37 @@ class QGemm final : public Op {
     out[0].dtype = DataType::UInt8;
     out[0].shape = x.shape;
     out[0].shape.back() = n_;
+    fast_.reset();
+  }
+
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
+    fast_.reset();
+    if (settings.isa == Isa::Ref || m_ < 1 || n_ < 1 || k_ < 1) return;
+    Conv2dParams p;
+    p.batch = m_;
+    p.in_channels = k_, p.out_channels = n_;
+    p.in_h = p.in_w = p.out_h = p.out_w = 1;
+    // Any block dividing the count reads the same bytes as plain data here (one pixel per image).
+    auto block_of = [](int64_t channels) -> int64_t {
+      for (int64_t b : {16, 8, 4})
+        if (channels % b == 0) return b;
+      return 1;
+    };
+    const int64_t in_block = block_of(k_), out_block = block_of(n_);
+    if (!FastQConv2d::supports(p, in_block, out_block, settings.isa)) return;
+    Requantization q = requantization();
+    q.bias = in.size() > 2 && in[2].present ? in[2].value->data_as<int32_t>() : nullptr;
+    fast_ = std::make_unique<FastQConv2d>(p, in[1].value->data_as<int8_t>(), q, q_.x_zero_point, settings.isa,
+                                          in_block, out_block);
   }
 
   void run(OpContext& ctx) override {
-    Requantization q;
+    if (fast_) {
+      fast_->run(ctx.input(0).data_as<uint8_t>(), ctx.output(0).data_as<uint8_t>(), nullptr, ctx.pool);
+      return;
+    }
+    Requantization q = requantization();
     q.bias = ctx.has_input(2) ? ctx.input(2).data_as<int32_t>() : nullptr;
-    q.multiplier = multiplier_.data();
-    q.out_zero_point = q_.y_zero_point;
-    q.qmin = q_.qmin, q.qmax = q_.qmax;
     const uint8_t* x = ctx.input(0).data_as<uint8_t>();
     const int8_t* w = ctx.input(1).data_as<int8_t>();
     uint8_t* y = ctx.output(0).data_as<uint8_t>();
@@ -80,13 +110,23 @@ class QGemm final : public Op {
   }
 
   int64_t macs() const override { return m_ * n_ * k_; }
-  std::string algorithm() const override { return "int8-ref"; }
+  std::string algorithm() const override { return fast_ ? fast_->algorithm() : "int8-ref"; }
 
  private:
+  // Everything but the bias.
+  Requantization requantization() const {
+    Requantization q;
+    q.multiplier = multiplier_.data();
+    q.out_zero_point = q_.y_zero_point;
+    q.qmin = q_.qmin, q.qmax = q_.qmax;
+    return q;
+  }
+
   QConvAttrs q_;
   bool x_is_matrix_ = false;
   int64_t m_ = 0, n_ = 0, k_ = 0;
   std::vector<float> multiplier_;  // per output column: x_scale * w_scale / y_scale
+  std::unique_ptr<FastQConv2d> fast_;  // set by prepare() when a fast kernel fits
 };
 
 NINEGRID_REGISTER_OP("ng.QGemm", QGemm);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -151,6 +152,43 @@ INSTANTIATE_TEST_SUITE_P(
                     GemmCase{"matmul_batched", "MatMul", false, true, false, true, "", {2, 5, 24}, 9},
                     GemmCase{"matmul_uint8_relu", "MatMul", false, false, false, false, "Relu", {7, 33}, 17}),
     [](const testing::TestParamInfo<GemmCase>& i) { return std::string(i.param.name); });
+
+// ng.QGemm on the fast int8 kernels (FastQConv2d's pointwise kernels, VNNI or AVX2: the rows as images of one
+// pixel) gives the reference kernel's bytes: the cases above and random shapes (odd K and N, K past a vector,
+// several rows), each at the best ISA and capped at AVX2.
+Tensor run_at_isa(const Graph& g, const Tensor& x, const std::string& isa) {
+  Options o;
+  o.threads = 1;
+  o.isa = isa;
+  return std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"))->create_session()->run({{"x", x}}).at("y");
+}
+
+TEST(QdqGemm, FastKernelsGiveTheReferenceBytes) {
+  std::vector<GemmCase> cases = {GemmCase{"gemm_transposed_weights"},
+                                 GemmCase{"gemm_plain_weights_relu", "Gemm", false, true, true, false, "Relu"},
+                                 GemmCase{"matmul_batched", "MatMul", false, true, false, true, "", {2, 5, 24}, 9}};
+  std::mt19937 rng(5);
+  auto pick = [&](std::vector<int64_t> v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };
+  for (int i = 0; i < 12; ++i) {
+    GemmCase c{"random"};
+    c.x_shape = {pick({1, 2, 3, 7}), pick({1, 3, 4, 16, 40, 67, 256, 2048})};
+    c.n = pick({1, 5, 8, 13, 16, 40, 1000});
+    c.per_channel = i % 2 == 0;
+    c.activation = i % 3 == 0 ? "Relu" : "";
+    cases.push_back(c);
+  }
+  for (const GemmCase& c : cases) {
+    const GraphBuilder b = qdq_gemm(c);
+    const Tensor x = uniform(c.x_shape, -2.7f, 2.7f, 4);
+    const Tensor want = run_at_isa(b.g, x, "ref");
+    for (const char* isa : {"", "avx2"}) {
+      const Tensor got = run_at_isa(b.g, x, isa);
+      ASSERT_EQ(want.shape(), got.shape());
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), want.nbytes()), 0)
+          << c.name << " x " << shape_str(c.x_shape) << " n " << c.n << " isa '" << isa << "'";
+    }
+  }
+}
 
 TEST(QdqGemm, GemmWithAlphaStaysFloat) {
   GraphBuilder b = qdq_gemm(GemmCase{"alpha"});
