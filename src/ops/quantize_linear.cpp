@@ -6,15 +6,23 @@
 // is converted alone with the one scale and zero point, so the plain loop serves; per-axis scales are
 // refused then (the layout pass never asks for them).
 //
+// One scale and zero point between float and uint8 run on the x86 vector kernels (quantize_u8 and
+// dequantize_u8 in kernels/x86/qconv_kernels_x86.h, bit for bit the reference's), the rest on the reference.
+//
 // A scale that is zero, negative, infinite or NaN, a zero point whose type or shape does not match the
 // scale's, or per-axis scales whose count is not the axis's size are errors naming the node.
 #include <cmath>
 #include <string>
 
+#include "core/cpu_features.h"
 #include "core/thread_pool.h"
 #include "kernels/ref/quantize_linear_ref.h"
 #include "ops/blocked_layout.h"
+#include "ops/exec_settings.h"
 #include "ops/op.h"
+#if defined(__x86_64__)
+#include "kernels/x86/qconv_kernels_x86.h"
+#endif
 
 namespace ninegrid {
 namespace {
@@ -71,7 +79,27 @@ class QuantizeBase : public Op {
     if (scale.value) check_scales(*scale.value);
     out[0].dtype = quantize_ ? q_type : DataType::Float32;
     out[0].shape = x.shape;
+    q_type_ = q_type;
+    fast_quantize_ = nullptr, fast_dequantize_ = nullptr;
+    algorithm_ = "";
   }
+
+  void prepare(const std::vector<TensorDesc>&, const ExecSettings& settings) override {
+    fast_quantize_ = nullptr, fast_dequantize_ = nullptr;
+    algorithm_ = "";
+#if defined(__x86_64__)
+    const Isa isa = runnable_isa(settings.isa);
+    if (axis_.channels != 1 || q_type_ != DataType::UInt8 || isa == Isa::Ref || is_arm_isa(isa)) return;
+    const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
+    fast_quantize_ = vnni ? vnni::quantize_u8 : avx2::quantize_u8;
+    fast_dequantize_ = vnni ? vnni::dequantize_u8 : avx2::dequantize_u8;
+    algorithm_ = vnni ? "int8-vnni" : "int8-avx2";
+#else
+    (void)settings;
+#endif
+  }
+
+  std::string algorithm() const override { return algorithm_; }
 
   void run(OpContext& ctx) override {
     const Tensor& x = ctx.input(0);
@@ -79,8 +107,14 @@ class QuantizeBase : public Op {
     check_scales(scale);  // also when it arrived at run time
     const void* zp = ctx.has_input(2) ? ctx.input(2).data() : nullptr;
     Tensor& y = ctx.output(0);
+    const float s0 = scale.data_as<float>()[0];
+    const int32_t zp0 = zp ? static_cast<const uint8_t*>(zp)[0] : 0;  // (read only on the uint8 path)
     auto fn = [&](int64_t b, int64_t e) {
-      if (quantize_)
+      if (fast_quantize_ && quantize_)
+        fast_quantize_(x.data_as<float>() + b, s0, zp0, y.data_as<uint8_t>() + b, e - b);
+      else if (fast_quantize_)
+        fast_dequantize_(x.data_as<uint8_t>() + b, s0, zp0, y.data_as<float>() + b, e - b);
+      else if (quantize_)
         quantize_linear_ref(x.data_as<float>(), scale.data_as<float>(), zp, y.dtype(), y.data(), axis_, b, e);
       else
         dequantize_linear_ref(x.data(), x.dtype(), scale.data_as<float>(), zp, y.data_as<float>(), axis_, b, e);
@@ -100,6 +134,11 @@ class QuantizeBase : public Op {
   }
 
   bool quantize_;
+  DataType q_type_ = DataType::UInt8;  // the quantised side's type
+  // The vector kernels prepare() chose (one scale and zero point, uint8), or null.
+  void (*fast_quantize_)(const float*, float, int32_t, uint8_t*, int64_t) = nullptr;
+  void (*fast_dequantize_)(const uint8_t*, float, int32_t, float*, int64_t) = nullptr;
+  const char* algorithm_ = "";
   int64_t axis_attr_ = 1;
   int64_t block_ = 1;  // channel block of x and y (1 = plain NCHW)
   QuantAxis axis_;

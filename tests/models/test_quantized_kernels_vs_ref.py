@@ -2,7 +2,8 @@
 
 Integer convolution is exact and the kernels requantise in the reference's single-precision steps, so a
 model run on the VNNI or AVX2 kernels (ops/qconv_fast.h) must give exactly the output of the same model
-under NINEGRID_ISA=ref (kernels/ref/qconv2d_ref.cpp), on the torchvision models that
+under NINEGRID_ISA=ref (kernels/ref/qconv2d_ref.cpp), residual adds fused into the convs' epilogues
+(graph/passes/fuse_qadd.cpp) included, on the torchvision models that
 scripts/make_test_models.sh quantises (QDQ and QOperator, .cache/models/quantized/). Where the CPU has
 AVX2, `ninegrid info --optimized` must name a fast int8 kernel for the model's convs (so the comparison
 is not the reference against itself); with AVX-512 VNNI, the VNNI kernels and, capped at avx2, the AVX2
@@ -50,11 +51,13 @@ class QuantizedKernelsVsRef(unittest.TestCase):
         names = sorted(os.listdir(out_dir))
         return {n: np.load(os.path.join(out_dir, n)) for n in names}
 
-    def kernels(self, path, isa):
+    def layers(self, path, isa):
         info = subprocess.run([BIN, "info", path, "--optimized", "--json"], check=True, capture_output=True,
                               text=True, timeout=300, env=env_with_isa(isa))
-        layers = json.loads(info.stdout)["layers"]
-        return [l.get("algorithm", "") for l in layers if l["op"] == "ng.QConv"]
+        return json.loads(info.stdout)["layers"]
+
+    def kernels(self, path, isa):
+        return [l.get("algorithm", "") for l in self.layers(path, isa) if l["op"] == "ng.QConv"]
 
     def check(self, name):
         flags = cpu_flags()
@@ -72,6 +75,12 @@ class QuantizedKernelsVsRef(unittest.TestCase):
             np.save(inp, x)
             ref = self.run_model(path, inp, os.path.join(d, "ref"), "ref")
             self.assertTrue(ref)
+            if name.startswith("resnet18"):
+                # The residual adds run in the convs' epilogues (graph/passes/fuse_qadd.cpp), on every ISA.
+                layers = self.layers(path, "ref")
+                fused = [l for l in layers if l["op"] == "ng.QConv" and "QAdd" in l.get("fused", [])]
+                self.assertEqual(len(fused), 8, f"{name}: residual adds fused into convs")
+                self.assertFalse([l for l in layers if l["op"] == "ng.QAdd"], f"{name}: an ng.QAdd left")
             for isa, prefix in isas:
                 algorithms = self.kernels(path, isa)
                 self.assertTrue(algorithms, "no ng.QConv in the optimised model")

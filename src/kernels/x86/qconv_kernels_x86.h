@@ -102,7 +102,11 @@ struct X86QDepthwiseLayout {
   void qconv2d_pointwise(const X86QConvArgs& a, const X86ConvRange& r);                                     \
   /* ng.QAdd element by element: y[i] = QuantizedAdd(a[i], b[i]) for i in [0, n) (qadd_impl.h); y may be a  \
      or b. */                                                                                               \
-  void quantized_add(const X86QuantizedAdd& q, const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n);
+  void quantized_add(const X86QuantizedAdd& q, const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n);      \
+  /* QuantizeLinear / DequantizeLinear between float and uint8 with one scale and zero point, element by     \
+     element (quantize_linear_impl.h; bit for bit quantize_linear_ref / dequantize_linear_ref). */          \
+  void quantize_u8(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n);                  \
+  void dequantize_u8(const uint8_t* q, float scale, int32_t zero_point, float* x, int64_t n);
 
 // Depthwise convolution (groups == in_channels == out_channels), declared in both namespaces below: any
 // kernel, stride, dilation and padding, any input and output block. Kernels 3x3 and 5x5 with stride 1 or 2

@@ -43,6 +43,8 @@ struct QVecAvx2 {
   // Requantisation steps.
   static F to_float(Acc v) { return _mm256_cvtepi32_ps(v); }
   static F load_f(const float* p) { return _mm256_loadu_ps(p); }
+  static void store_f(float* p, F v) { _mm256_storeu_ps(p, v); }
+  static F div(F a, F b) { return _mm256_div_ps(a, b); }
   static F set1_f(float f) { return _mm256_set1_ps(f); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }

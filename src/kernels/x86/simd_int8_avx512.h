@@ -43,6 +43,8 @@ struct QVecVnni {
   // Requantisation steps.
   static F to_float(Acc v) { return _mm512_cvtepi32_ps(v); }
   static F load_f(const float* p) { return _mm512_loadu_ps(p); }
+  static void store_f(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F div(F a, F b) { return _mm512_div_ps(a, b); }
   static F set1_f(float f) { return _mm512_set1_ps(f); }
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }

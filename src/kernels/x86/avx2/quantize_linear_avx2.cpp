@@ -1,0 +1,19 @@
+// avx2 instantiation of per-tensor QuantizeLinear / DequantizeLinear on uint8 (kernels/x86/quantize_linear_impl.h).
+#include "kernels/x86/simd_int8_avx2.h"
+// (the vector type must be declared before the kernels that use it)
+#include "kernels/x86/quantize_linear_impl.h"
+#include "kernels/x86/qconv_kernels_x86.h"
+
+namespace ninegrid {
+namespace avx2 {
+
+void quantize_u8(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n) {
+  quantize_u8_impl<QVecAvx2>(x, scale, zero_point, q, n);
+}
+
+void dequantize_u8(const uint8_t* q, float scale, int32_t zero_point, float* x, int64_t n) {
+  dequantize_u8_impl<QVecAvx2>(q, scale, zero_point, x, n);
+}
+
+}  // namespace avx2
+}  // namespace ninegrid
