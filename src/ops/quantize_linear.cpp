@@ -4,10 +4,14 @@
 //
 // A scale that is zero, negative, infinite or NaN, a zero point whose type or shape does not match the
 // scale's, or per-axis scales whose count is not the axis's size are errors naming the node.
+//
+// A QuantizeLinear carrying ir/quant_attrs.h's kNcnnScale (models from the ncnn importer) rounds as ncnn
+// does: q = float2int8(x * ncnn_scale) + zero_point, per tensor, int8 zero point 0 or uint8 128.
 #include <cmath>
 #include <string>
 
 #include "core/thread_pool.h"
+#include "ir/quant_attrs.h"
 #include "kernels/ref/quantize_linear_ref.h"
 #include "ops/op.h"
 
@@ -19,6 +23,13 @@ class QuantizeBase : public Op {
   explicit QuantizeBase(const Node& node, bool quantize) : Op(node), quantize_(quantize) {
     axis_attr_ = node.attrs.get_int("axis", 1);
     if (node.attrs.get_int("block_size", 0) != 0) error("unsupported: blocked quantisation (block_size)");
+    if (node.attrs.has(kNcnnScale)) {
+      if (!quantize) error(std::string(kNcnnScale) + " is an attribute of QuantizeLinear only");
+      ncnn_ = true;
+      ncnn_scale_ = node.attrs.get_float(kNcnnScale, 0.f);
+      if (!(ncnn_scale_ > 0.f) || !std::isfinite(ncnn_scale_))
+        error(std::string(kNcnnScale) + " " + std::to_string(ncnn_scale_) + " is not a positive finite number");
+    }
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -55,6 +66,12 @@ class QuantizeBase : public Op {
     if (has_zp && shape_numel(in[2].shape) != n)
       error("zero point has " + std::to_string(shape_numel(in[2].shape)) + " values, scale " + std::to_string(n));
     if (scale.value) check_scales(*scale.value);
+    if (ncnn_) {
+      if (n != 1) error(std::string("ncnn quantisation (") + kNcnnScale + ") is per tensor, but the scale has " +
+                        std::to_string(n) + " values");
+      if (!has_zp) error(std::string("ncnn quantisation (") + kNcnnScale + ") needs a zero point");
+      if (in[2].value) check_ncnn_zero_point(*in[2].value);
+    }
     out[0].dtype = quantize_ ? q_type : DataType::Float32;
     out[0].shape = x.shape;
   }
@@ -65,8 +82,12 @@ class QuantizeBase : public Op {
     check_scales(scale);  // also when it arrived at run time
     const void* zp = ctx.has_input(2) ? ctx.input(2).data() : nullptr;
     Tensor& y = ctx.output(0);
+    int32_t ncnn_zp = 0;
+    if (ncnn_) ncnn_zp = check_ncnn_zero_point(ctx.input(2));
     auto fn = [&](int64_t b, int64_t e) {
-      if (quantize_)
+      if (ncnn_)
+        quantize_ncnn_ref(x.data_as<float>(), ncnn_scale_, ncnn_zp, y.dtype(), y.data(), b, e);
+      else if (quantize_)
         quantize_linear_ref(x.data_as<float>(), scale.data_as<float>(), zp, y.dtype(), y.data(), axis_, b, e);
       else
         dequantize_linear_ref(x.data(), x.dtype(), scale.data_as<float>(), zp, y.data_as<float>(), axis_, b, e);
@@ -85,7 +106,18 @@ class QuantizeBase : public Op {
               " is not a positive finite number");
   }
 
+  // ncnn's values are symmetric around the zero point: int8 0, or uint8 128 (the same values shifted).
+  int32_t check_ncnn_zero_point(const Tensor& zp) const {
+    const int32_t v = zp.dtype() == DataType::Int8 ? zp.data_as<int8_t>()[0] : zp.data_as<uint8_t>()[0];
+    if (!((zp.dtype() == DataType::Int8 && v == 0) || (zp.dtype() == DataType::UInt8 && v == 128)))
+      error(std::string("ncnn quantisation (") + kNcnnScale + ") needs an int8 zero point of 0 or a uint8 one of 128, got " +
+            dtype_name(zp.dtype()) + " " + std::to_string(v));
+    return v;
+  }
+
   bool quantize_;
+  bool ncnn_ = false;
+  float ncnn_scale_ = 0.f;
   int64_t axis_attr_ = 1;
   QuantAxis axis_;
 };
