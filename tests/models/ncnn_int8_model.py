@@ -18,8 +18,8 @@ A scale s is 127 / threshold. ncnn computes
   y   = act(float(sum) * (1 / (s_in * s_w[c])) + bias[c])     in float32; the factor is 0 for s_w = 0
   y_q = float2int8(y * s_out)       with int8_scale_term > 100: the output is int8, and an int8 layer
                                     reading it takes it as it is
-Every step below is done in float32 like ncnn, with float2int8 evaluated exactly (float64 is exact for
-float32 inputs).
+Every step below is done in float32 like ncnn (x86's fused multiply-add in its dequantisation aside: the
+tests' exact models make both roundings agree).
 
 The network is built and run at once (Net): each layer's reference output is computed as it is added, so
 activation scales can follow the data, as ncnn2table's calibration does.
@@ -33,9 +33,10 @@ F32 = np.float32
 
 
 def float2int8(v):
-    """ncnn's float2int8: round half away from zero, saturate to [-127, 127]."""
-    v = np.asarray(v, np.float32).astype(np.float64)
-    r = np.sign(v) * np.floor(np.abs(v) + 0.5)
+    """ncnn's float2int8 as its x86 SIMD code computes it (float2int8_sse/avx/avx512): v + copysign(0.5, v)
+    in float32, truncated, saturated to [-127, 127]: round half away from zero."""
+    v = np.asarray(v, np.float32)
+    r = np.trunc((v + np.copysign(np.float32(0.5), v)).astype(np.float32))
     return np.clip(r, -127, 127).astype(np.int8)
 
 

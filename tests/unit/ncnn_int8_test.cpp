@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ncnn_int8.h"
 #include "import/ncnn/ncnn_importer.h"
 #include "import/ncnn/ncnn_weights.h"
 #include "ir/quant_attrs.h"
@@ -103,6 +104,17 @@ Bin conv_bin(float bottom = 4.f, std::vector<float> weight_scales = {10.f, 20.f}
   b.f32(weight_scales);
   b.f32({bottom});
   return b;
+}
+
+TEST(NcnnInt8, Float2Int8RoundsHalfAwayAndSaturatesAt127) {
+  // As ncnn's x86 SIMD code: v + copysign(0.5, v), truncated, in [-127, 127].
+  const std::vector<std::pair<float, int32_t>> cases = {
+      {2.5f, 3},      {-2.5f, -3},     {0.5f, 1},     {-0.5f, -1},       {1.4999999f, 1},  {-1.4999999f, -1},
+      {127.49f, 127}, {127.5f, 127},   {-127.5f, -127}, {-128.f, -127},  {1e9f, 127},      {-1e9f, -127},
+      {kInf, 127},    {-kInf, -127},   {kNaN, -127},  {0.f, 0},          {-0.f, 0},
+      {0.49999997f, 1},  // 0.5 - 2^-25: adding 0.5 rounds up to 1 in float (ncnn's scalar round() gives 0)
+  };
+  for (const auto& [v, want] : cases) EXPECT_EQ(ncnn_float2int8(v), want) << v;
 }
 
 TEST(NcnnInt8, ReadsInt8BlobsWithPadding) {

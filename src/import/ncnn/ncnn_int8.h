@@ -25,7 +25,12 @@
 //     m = (1 / s_in) * (1 / s_w) / (1 / s_out), where ncnn computes (float(sum) * scale_in + bias) * s_out:
 //     the bias is rounded to the accumulator's unit and the products round differently, so a value within
 //     a float rounding of k + 0.5 units may land one int8 step away;
-//   - ncnn's SIMD quantisation adds +-0.5 and truncates (core/ncnn_int8.h).
+//   - ncnn's x86 build dequantises with a fused multiply-add (one rounding where the formula has two), and
+//     its scalar tails round with round(), not its SIMD code's +-0.5 (core/ncnn_int8.h);
+//   - ncnn's x86 build also departs from its own formula: its int8 depthwise convolution on 8-channel packs
+//     takes an approximate reciprocal (rcp_ps, relative error up to 1.5 * 2^-12) for 1 / (s_in * s_w), so
+//     its requantised value can be one step from the formula's where the exact value lies that close (up to
+//     0.05 of a step at 127) to a rounding boundary.
 //
 // A weight scale of 0 (or +inf, what ncnn2table writes for an all-zero filter: 127 / 0) makes ncnn's
 // dequantisation factor 0, so that channel's output is its bias: its int8 weights are replaced by zeros,
