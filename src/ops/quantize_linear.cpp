@@ -2,17 +2,23 @@
 // uint8, int8 and (DequantizeLinear, for biases) int32 quantised values. In an optimised graph most of
 // them disappear into fused integer ops (graph/passes/fuse_qdq.cpp); what remains runs here.
 //
+// With ng.out_block = B > 1 (set by the layout pass) x and y are channel-blocked NCHW[B]c: each element
+// is converted alone with the one scale and zero point, so the plain loop serves; per-axis scales are
+// refused then (the layout pass never asks for them).
+//
 // A scale that is zero, negative, infinite or NaN, a zero point whose type or shape does not match the
 // scale's, or per-axis scales whose count is not the axis's size are errors naming the node.
 //
 // A QuantizeLinear carrying ir/quant_attrs.h's kNcnnScale (models from the ncnn importer) rounds as ncnn
-// does: q = float2int8(x * ncnn_scale) + zero_point, per tensor, int8 zero point 0 or uint8 128.
+// does: q = float2int8(x * ncnn_scale) + zero_point, per tensor, int8 zero point 0 or uint8 128 (element
+// by element, so channel-blocked tensors need nothing more).
 #include <cmath>
 #include <string>
 
 #include "core/thread_pool.h"
 #include "ir/quant_attrs.h"
 #include "kernels/ref/quantize_linear_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/op.h"
 
 namespace ninegrid {
@@ -30,6 +36,7 @@ class QuantizeBase : public Op {
       if (!(ncnn_scale_ > 0.f) || !std::isfinite(ncnn_scale_))
         error(std::string(kNcnnScale) + " " + std::to_string(ncnn_scale_) + " is not a positive finite number");
     }
+    block_ = read_output_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -62,6 +69,14 @@ class QuantizeBase : public Op {
               shape_str(x.shape) + " has " + std::to_string(x.shape[axis]));
       axis_.channels = n;
       for (size_t d = axis + 1; d < x.shape.size(); ++d) axis_.inner *= x.shape[d];
+    }
+    if (block_ > 1) {
+      if (n != 1)
+        error("the channel-blocked layout (ng.out_block " + std::to_string(block_) +
+              ") needs one scale for the whole tensor, got " + std::to_string(n));
+      if (x.shape.size() != 4 || x.shape[1] % block_ != 0)
+        error("the channel-blocked layout (ng.out_block " + std::to_string(block_) +
+              ") needs a 4-D input whose channels the block divides, got " + shape_str(x.shape));
     }
     if (has_zp && shape_numel(in[2].shape) != n)
       error("zero point has " + std::to_string(shape_numel(in[2].shape)) + " values, scale " + std::to_string(n));
@@ -119,6 +134,7 @@ class QuantizeBase : public Op {
   bool ncnn_ = false;
   float ncnn_scale_ = 0.f;
   int64_t axis_attr_ = 1;
+  int64_t block_ = 1;  // channel block of x and y (1 = plain NCHW)
   QuantAxis axis_;
 };
 
