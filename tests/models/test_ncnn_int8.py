@@ -123,6 +123,22 @@ class NcnnInt8(unittest.TestCase):
                     a, b = got[name].ravel().astype(np.float64), want[name].ravel().astype(np.float64)
                     self.assertGreaterEqual(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)), 0.99)
 
+    def test_info_counts_the_int8_layers(self):
+        # The test network's int8 layers: eight convs (five fuse into ng.QConv) and two InnerProducts (one
+        # fuses into ng.QGemm); in the model as written each reads DequantizeLinear(int8 weights).
+        net = ncnn_int8_model.build(make_input(1), exact=True, seed=1)
+        with tempfile.TemporaryDirectory() as tmp:
+            param = os.path.join(tmp, "m.param")
+            net.write(param, os.path.join(tmp, "m.bin"))
+            written = json.loads(subprocess.run([BIN, "info", param, "--json"], check=True, capture_output=True,
+                                                text=True).stdout)
+            fused = info(tmp, net)
+            text = subprocess.run([BIN, "info", param], check=True, capture_output=True, text=True).stdout
+        self.assertEqual(written["int8_weight_layers"], {"Conv": 8, "Gemm": 2})
+        # Optimised, the fused ops read the int8 weights; the float convs' weights were dequantised at load.
+        self.assertEqual(fused["int8_weight_layers"], {"ng.QConv": 5, "ng.QGemm": 1})
+        self.assertIn("int8 layers: 10 with int8 weights (Conv 8, Gemm 2)", text)
+
     def test_bad_scale_is_refused_naming_the_layer(self):
         net = ncnn_int8_model.build(make_input(1), exact=True, seed=1)
         with tempfile.TemporaryDirectory() as tmp:

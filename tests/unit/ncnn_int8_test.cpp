@@ -375,6 +375,48 @@ TEST(NcnnInt8, BadScalesAndCountsNameTheLayer) {
   expect_error([&] { imp(dw, one_scale); }, {"truncated at layer 'dwq'"});
 }
 
+TEST(NcnnInt8, BadDepthwiseAndInnerProductInputNamesTheLayer) {
+  auto imp = [](const std::string& param, const Bin& bin) { import_ncnn(param, bin.bytes.data(), bin.bytes.size()); };
+  // Depthwise, per group (int8_scale_term 101): a bad scale of the second group, the input's, the output's.
+  const std::string dw = "7767517\n2 2\nInput data 0 1 data 0=3 1=3 2=2\n"
+                         "ConvolutionDepthWise dwb 1 1 data out 0=2 1=1 6=2 7=2 8=101\n";
+  auto dw_bin = [](float g1, float bottom, float top) {
+    Bin b;
+    b.int8_blob({3, -4});
+    b.f32({2.f, g1, bottom, top});
+    return b;
+  };
+  for (float s : {-1.f, kNaN})
+    expect_error([&] { imp(dw, dw_bin(s, 3.f, 5.f)); }, {"dwb", "weight scale", "output channel 1"});
+  expect_error([&] { imp(dw, dw_bin(2.f, kNaN, 5.f)); }, {"dwb", "input scale"});
+  expect_error([&] { imp(dw, dw_bin(2.f, 3.f, 0.f)); }, {"dwb", "output scale"});
+  // The int8 weights cut short inside the blob (the tag and 1 of 2 bytes, no padding).
+  Bin cut;
+  cut.u32(0x000D4B38);
+  cut.bytes.push_back('\x03');
+  expect_error([&] { imp(dw, cut); }, {"truncated at layer 'dwb'"});
+
+  // InnerProduct 4 -> 2, int8_scale_term 2: weight scales per output, then the input scale.
+  const std::string fc = "7767517\n2 2\nInput data 0 1 data 0=4\nInnerProduct fcb 1 1 data out 0=2 1=1 2=8 8=2\n";
+  auto fc_bin = [](float w1, float bottom) {
+    Bin b;
+    b.int8_blob({1, 2, 3, 4, 5, 6, 7, 8});
+    b.f32({0.f, 1.f});  // bias
+    b.f32({10.f, w1, bottom});
+    return b;
+  };
+  for (float s : {-2.f, kNaN, -kInf})
+    expect_error([&] { imp(fc, fc_bin(s, 4.f)); }, {"fcb", "weight scale", "output channel 1"});
+  for (float s : {0.f, -4.f, kNaN, kInf}) expect_error([&] { imp(fc, fc_bin(10.f, s)); }, {"fcb", "input scale"});
+  Bin fc_short = fc_bin(10.f, 4.f);
+  fc_short.bytes.resize(fc_short.bytes.size() - 4);  // no input scale
+  expect_error([&] { imp(fc, fc_short); }, {"truncated at layer 'fcb'"});
+  // weight_data_size (param 2) that is not num_output times the input's size.
+  expect_error([&] { imp("7767517\n2 2\nInput data 0 1 data 0=4\nInnerProduct fcs 1 1 data out 0=2 1=1 2=7 8=2\n",
+                         fc_bin(10.f, 4.f)); },
+               {"fcs", "weight_data_size 7 is not a multiple"});
+}
+
 TEST(NcnnInt8, NcnnQuantizeLinearRefusesOtherZeroPoints) {
   // The QuantizeLinear attribute the importer writes: per tensor, zero point int8 0 or uint8 128.
   Graph g;
