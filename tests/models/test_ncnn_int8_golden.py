@@ -46,7 +46,9 @@ NO_WEIGHTS = {"Input", "Split", "Concat", "ReLU", "Crop", "Interp", "Reshape", "
 def parse_param(path):
     """[(type, name, bottoms, tops, {key: value string}, line)] of an ncnn param without arrays."""
     layers = []
-    for line in open(path).read().split("\n")[2:]:
+    with open(path) as f:
+        text = f.read()
+    for line in text.split("\n")[2:]:
         f = line.split()
         if not f:
             continue
@@ -91,7 +93,8 @@ def read_layer_weights(data, offset, kind, p):
 
 def int8_layers(param_path, bin_path):
     """The model's int8 conv layers with their byte range in the .bin and their weights."""
-    data = open(bin_path, "rb").read()
+    with open(bin_path, "rb") as f:
+        data = f.read()
     offset, found = 0, []
     for kind, name, bottoms, tops, p, line in parse_param(param_path):
         if kind in ("Convolution", "ConvolutionDepthWise"):
@@ -121,7 +124,9 @@ class NcnnInt8Golden(unittest.TestCase):
     def setUpClass(cls):
         cls.param = os.path.join(GOLDEN, "mnet25_int8.param")
         cls.bin = os.path.join(GOLDEN, "mnet25_int8.bin")
-        cls.blobs = dict(np.load(os.path.join(GOLDEN, "blobs.npz")))
+        with np.load(os.path.join(GOLDEN, "blobs.npz")) as blobs:
+            cls.blobs = dict(blobs)
+        cls.blobs["data"] = np.load(os.path.join(GOLDEN, "input.npy"))
         cls.layers = int8_layers(cls.param, cls.bin)
 
     def test_every_int8_layer_on_ncnns_input(self):
