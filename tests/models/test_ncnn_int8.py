@@ -135,6 +135,9 @@ class NcnnInt8(unittest.TestCase):
             fused = info(tmp, net)
             text = subprocess.run([BIN, "info", param], check=True, capture_output=True, text=True).stdout
         self.assertEqual(written["int8_weight_layers"], {"Conv": 8, "Gemm": 2})
+        # The int8 weights count as parameters, at a byte each (6612 of them; biases and scales are float).
+        self.assertGreater(written["parameters"], 6612)
+        self.assertLess(written["parameter_bytes"], 2 * written["parameters"])
         # Optimised, the fused ops read the int8 weights; the float convs' weights were dequantised at load.
         self.assertEqual(fused["int8_weight_layers"], {"ng.QConv": 5, "ng.QGemm": 1})
         self.assertIn("int8 layers: 10 with int8 weights (Conv 8, Gemm 2)", text)
