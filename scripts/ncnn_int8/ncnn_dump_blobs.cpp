@@ -93,14 +93,17 @@ int main(int argc, char** argv) {
   ncnn::Extractor ex = net.create_extractor();
   ex.input(argv[4], in);
   for (int i = 6; i < argc; ++i) {
-    ncnn::Mat out;
-    if (ex.extract(argv[i], out) != 0) {
+    // Type 1 leaves the blob as the layer stored it (extract's default casts int8 to float); an int8 blob is
+    // unpacked here, any other is taken as extract converts it (unpacked float32).
+    ncnn::Mat stored, flat;
+    if (ex.extract(argv[i], stored, 1) != 0) {
       std::fprintf(stderr, "cannot extract %s\n", argv[i]);
       return 1;
     }
-    ncnn::Mat flat;
-    ncnn::convert_packing(out, flat, 1);
-    write_npy(std::string(argv[5]) + "/" + argv[i] + ".npy", flat, flat.elembits() == 8);
+    const bool int8 = stored.elembits() == 8;
+    if (int8) ncnn::convert_packing(stored, flat, 1);
+    else if (ex.extract(argv[i], flat) != 0) return 1;
+    write_npy(std::string(argv[5]) + "/" + argv[i] + ".npy", flat, int8);
   }
   return 0;
 }
