@@ -7,6 +7,8 @@
 #   quantized/<name>_{qdq,qoperator}.onnx                  ResNet-18, MobileNetV2, SqueezeNet 1.1 at 64x64
 #                                                          quantised as ONNX Runtime's quantize_static writes
 #                                                          them (scripts/quantize_like_ort.py; needs npm ORT)
+#   ncnn_int8/                                             RetinaFace quantised by ncnn2table + ncnn2int8 and
+#                                                          ncnn's blobs on it (scripts/make_ncnn_int8_golden.sh)
 # Uses Debian's Python (/usr/bin/python3 with python3-torch, python3-torchvision, python3-onnx).
 set -euo pipefail
 
@@ -53,4 +55,6 @@ for spec in "${QUANTIZED[@]}"; do
     --format "$format"
   mv "$out.tmp" "$out"
 done
+# RetinaFace quantised by ncnn's own tools, and ncnn's run of it (skipped without a built ncnn).
+NINEGRID_CACHE="$CACHE" NINEGRID_SHARED="$SHARED" "$REPO/scripts/make_ncnn_int8_golden.sh"
 log "done"

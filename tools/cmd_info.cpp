@@ -36,6 +36,9 @@ struct ModelSummary {
   std::vector<Shape> planned_inputs;  // the shapes the layer table was planned for (empty if none)
   std::vector<ValueInfo> outputs;     // planned shapes when known
   std::map<std::string, int> op_counts;
+  // Layers computing with int8 weights (read directly, as ng.QConv does, or through a DequantizeLinear, as
+  // a QDQ model or an ncnn int8 layer before fusion does), by op type.
+  std::map<std::string, int> int8_weight_layers;
   int nodes = 0;
   int64_t parameters = 0;
   int64_t parameter_bytes = 0;
@@ -50,6 +53,23 @@ bool is_float_type(DataType t) {
   return t == DataType::Float32 || t == DataType::Float16 || t == DataType::BFloat16 || t == DataType::Float64;
 }
 
+// Weights stored as numbers: float, or the integer types of quantised models (int8/uint8 weights, int32
+// biases). Not int64 (shapes, axes) or bool.
+bool is_parameter_type(DataType t) {
+  return is_float_type(t) || t == DataType::Int8 || t == DataType::UInt8 || t == DataType::Int32;
+}
+
+// Whether value v is an int8 constant, or DequantizeLinear's output of one (producers: value -> node).
+bool int8_weights(const ModelDescription& g, const std::vector<int>& producer, int v) {
+  if (v < 0) return false;
+  const GraphValueInfo& val = g.values[v];
+  if (val.constant) return val.dtype == DataType::Int8 && val.elements > 1;
+  const int p = producer[v];
+  if (p < 0 || g.nodes[p].op_type != "DequantizeLinear" || g.nodes[p].inputs.empty()) return false;
+  const int q = g.nodes[p].inputs[0];
+  return q >= 0 && g.values[q].constant && g.values[q].dtype == DataType::Int8 && g.values[q].elements > 1;
+}
+
 ModelSummary summarize(const std::string& path, const LoadedModel& loaded) {
   ModelSummary s;
   const ModelDescription g = loaded.model->describe();
@@ -59,16 +79,26 @@ ModelSummary summarize(const std::string& path, const LoadedModel& loaded) {
   s.inputs = loaded.declared_inputs;
   s.outputs = loaded.model->outputs();
   s.nodes = static_cast<int>(g.nodes.size());
+  std::vector<int> producer(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int o : g.nodes[i].outputs)
+      if (o >= 0) producer[o] = static_cast<int>(i);
   for (const GraphNodeInfo& n : g.nodes) {
     ++s.op_counts[n.op_type];
     if (n.op_type == "ng.Reorder") ++s.layout_transforms;
+    if (n.op_type == "DequantizeLinear") continue;
+    for (int v : n.inputs)
+      if (int8_weights(g, producer, v)) {
+        ++s.int8_weight_layers[n.op_type];
+        break;
+      }
   }
 
   // Parameters: the float constants that nodes read (weights and biases), each counted once.
   std::set<int> params;
   for (const GraphNodeInfo& n : g.nodes)
     for (int v : n.inputs)
-      if (v >= 0 && g.values[v].constant && is_float_type(g.values[v].dtype)) params.insert(v);
+      if (v >= 0 && g.values[v].constant && is_parameter_type(g.values[v].dtype)) params.insert(v);
   for (int v : params) {
     s.parameters += g.values[v].elements;
     s.parameter_bytes += g.values[v].elements * static_cast<int64_t>(dtype_size(g.values[v].dtype));
@@ -139,6 +169,15 @@ void print_text(const ModelSummary& s) {
   for (const auto& kv : s.op_counts) std::printf("  %-24s %d\n", kv.first.c_str(), kv.second);
   std::printf("parameters:  %s (%.2f MiB)\n", grouped(s.parameters).c_str(),
               static_cast<double>(s.parameter_bytes) / (1024.0 * 1024.0));
+  if (!s.int8_weight_layers.empty()) {
+    int total = 0;
+    std::string by_op;
+    for (const auto& kv : s.int8_weight_layers) {
+      total += kv.second;
+      by_op += (by_op.empty() ? "" : ", ") + kv.first + " " + std::to_string(kv.second);
+    }
+    std::printf("int8 layers: %d with int8 weights (%s)\n", total, by_op.c_str());
+  }
   if (!s.planned) {
     std::printf("layers:      not planned: %s\n", s.not_planned_reason.c_str());
     return;
@@ -152,15 +191,16 @@ void print_text(const ModelSummary& s) {
     shape_w = std::max(shape_w, shapes_str(l.output_shapes).size());
   }
   name_w = std::min<size_t>(name_w, kMaxNameWidth);
-  std::printf("%5s  %-*s  %-*s  %-*s  %15s  %-9s  %-16s  %s\n", "#", int(name_w), "name", int(op_w), "op", int(shape_w),
-              "output shape", "MACs", "layout", "fused", "algorithm");
+  std::printf("%5s  %-*s  %-*s  %-*s  %15s  %-9s  %-9s  %-16s  %s\n", "#", int(name_w), "name", int(op_w), "op",
+              int(shape_w), "output shape", "MACs", "layout", "precision", "fused", "algorithm");
   for (size_t i = 0; i < s.layers.size(); ++i) {
     const LayerInfo& l = s.layers[i];
     std::string fused;
     for (const std::string& f : l.fused) fused += (fused.empty() ? "" : ",") + (f == "Add" ? "+residual" : f);
-    std::printf("%5zu  %-*s  %-*s  %-*s  %15s  %-9s  %-16s  %s\n", i, int(name_w), shortened(l.name, name_w).c_str(),
-                int(op_w), l.op.c_str(), int(shape_w), shapes_str(l.output_shapes).c_str(), grouped(l.macs).c_str(),
-                l.layout.c_str(), fused.c_str(), l.algorithm.c_str());
+    std::printf("%5zu  %-*s  %-*s  %-*s  %15s  %-9s  %-9s  %-16s  %s\n", i, int(name_w),
+                shortened(l.name, name_w).c_str(), int(op_w), l.op.c_str(), int(shape_w),
+                shapes_str(l.output_shapes).c_str(), grouped(l.macs).c_str(), l.layout.c_str(), l.precision.c_str(),
+                fused.c_str(), l.algorithm.c_str());
   }
   std::printf("\nlayout transforms: %d\n", s.layout_transforms);
 }
@@ -192,6 +232,9 @@ void print_json(const ModelSummary& s) {
   for (const auto& kv : s.op_counts) w.key(kv.first).value(kv.second);
   w.end_object();
   w.key("layout_transforms").value(s.layout_transforms);
+  w.key("int8_weight_layers").begin_object();
+  for (const auto& kv : s.int8_weight_layers) w.key(kv.first).value(kv.second);
+  w.end_object();
   w.key("parameters").value(s.parameters);
   w.key("parameter_bytes").value(s.parameter_bytes);
   if (s.planned) {

@@ -3,13 +3,15 @@ RetinaFace and SqueezeNet params.
 
 ncnn_load_fuzzer reads one input as `param text, NUL, bin bytes`; ncnn_models() yields those joined.
 Weights use every storage form of the .bin: raw float32 (type 1 blobs), and for type 0 blobs float32
-with a zero tag, float16 with its tag, and the 256-entry lookup table.
+with a zero tag, float16 with its tag, the 256-entry lookup table, and int8 (ncnn2int8's quantised layers,
+followed by their weight, input and output scales).
 """
 import struct
 
 import numpy as np
 
 TAG_F16 = 0x01306B47
+TAG_INT8 = 0x000D4B38
 
 
 class Net:
@@ -20,7 +22,7 @@ class Net:
 
     def layer(self, type_, name, bottoms, tops, params=None, weights=()):
         """params: key -> int, float or list (written as ncnn's array key -23300-key).
-        weights: (array, storage) with storage 'raw' (type 1), 'f32', 'f16' or 'lut' (type 0)."""
+        weights: (array, storage) with storage 'raw' (type 1), 'f32', 'f16', 'lut' or 'i8' (type 0)."""
         text = []
         for key, v in (params or {}).items():
             if isinstance(v, (list, tuple)):
@@ -52,6 +54,8 @@ def _blob(w, storage):
         return struct.pack("<I", 0) + w.astype("<f4").tobytes()
     if storage == "f16":
         return struct.pack("<I", TAG_F16) + _pad4(w.astype("<f2").tobytes())
+    if storage == "i8":
+        return struct.pack("<I", TAG_INT8) + _pad4(np.clip(np.round(w * 127), -127, 127).astype(np.int8).tobytes())
     if storage == "lut":
         table = np.linspace(-1, 1, 256, dtype="<f4")
         index = np.clip(np.round((w + 1) * 127.5), 0, 255).astype(np.uint8)
@@ -169,8 +173,25 @@ def dynamic_input_conv():
     return n
 
 
+def int8_layers():
+    """ncnn2int8's output: int8 weights and scales; a requantising chain (int8_scale_term 102, 101), a
+    depthwise layer with per-group scales, float-stored weights quantised at load, an InnerProduct."""
+    n = Net()
+    x = _input(n)
+    x = n.layer("Convolution", "c0", [x], ["c0"], {0: 8, 1: 3, 4: 1, 5: 1, 6: 8 * 4 * 9, 8: 102, 9: 1},
+                [(_w(8, 4, 3, 3) * 9, "i8"), (_w(8), "raw"), (np.full(8, 120.0), "raw"), ([60.0], "raw"), ([30.0], "raw")])
+    x = n.layer("ConvolutionDepthWise", "dw", [x], ["dw"], {0: 8, 1: 3, 4: 1, 5: 1, 6: 72, 7: 8, 8: 101, 9: 1},
+                [(_w(8, 1, 3, 3) * 9, "i8"), (_w(8), "raw"), (np.full(8, 90.0), "raw"), ([30.0], "raw"), ([20.0], "raw")])
+    x = n.layer("Convolution", "c2", [x], ["c2"], {0: 4, 1: 1, 5: 0, 6: 32, 8: 2},
+                [(_w(4, 8), "f32"), (np.full(4, 500.0), "raw"), ([20.0], "raw")])
+    n.layer("InnerProduct", "fc", [x], ["fc"], {0: 3, 1: 1, 2: 3 * 4 * 36, 8: 2},
+            [(_w(3, 144) * 9, "i8"), (_w(3), "raw"), (np.full(3, 100.0), "raw"), ([10.0], "raw")])
+    return n
+
+
 GENERATED = [conv_pool_fc, depthwise_bn_scale_prelu, split_eltwise_concat, deconv_crop_interp,
-             deconv_depthwise_same, shape_layers, head_like_retinaface, two_inputs_binary_crop, dynamic_input_conv]
+             deconv_depthwise_same, shape_layers, head_like_retinaface, two_inputs_binary_crop, dynamic_input_conv,
+             int8_layers]
 
 
 def generated_models():

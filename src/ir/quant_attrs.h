@@ -20,6 +20,13 @@ struct QClamp {
   int32_t qmin = 0, qmax = 255;
 };
 
+// On a QuantizeLinear node (the ncnn importer writes it): ncnn's own activation scale s (127 / threshold).
+// The node then computes ncnn's q = float2int8(x * s) + zero_point (core/ncnn_int8.h: round half away
+// from zero, saturate to [-127, 127]) instead of ONNX's division by its scale input, which holds 1 / s for
+// the DequantizeLinear readers and the QDQ fusion. Per tensor only; int8 zero point 0 or uint8 128. A fused
+// op that absorbs such a node clamps its output to [zero_point - 127, zero_point + 127] (qdq_match.cpp).
+constexpr const char* kNcnnScale = "ng.ncnn_scale";
+
 struct QConvAttrs {
   float x_scale = 1.f;
   int32_t x_zero_point = 0;

@@ -11,11 +11,16 @@
 //
 // A scale that is zero, negative, infinite or NaN, a zero point whose type or shape does not match the
 // scale's, or per-axis scales whose count is not the axis's size are errors naming the node.
+//
+// A QuantizeLinear carrying ir/quant_attrs.h's kNcnnScale (models from the ncnn importer) rounds as ncnn
+// does: q = float2int8(x * ncnn_scale) + zero_point, per tensor, int8 zero point 0 or uint8 128 (element
+// by element, so channel-blocked tensors need nothing more).
 #include <cmath>
 #include <string>
 
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
+#include "ir/quant_attrs.h"
 #include "kernels/ref/quantize_linear_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/exec_settings.h"
@@ -32,6 +37,13 @@ class QuantizeBase : public Op {
   explicit QuantizeBase(const Node& node, bool quantize) : Op(node), quantize_(quantize) {
     axis_attr_ = node.attrs.get_int("axis", 1);
     if (node.attrs.get_int("block_size", 0) != 0) error("unsupported: blocked quantisation (block_size)");
+    if (node.attrs.has(kNcnnScale)) {
+      if (!quantize) error(std::string(kNcnnScale) + " is an attribute of QuantizeLinear only");
+      ncnn_ = true;
+      ncnn_scale_ = node.attrs.get_float(kNcnnScale, 0.f);
+      if (!(ncnn_scale_ > 0.f) || !std::isfinite(ncnn_scale_))
+        error(std::string(kNcnnScale) + " " + std::to_string(ncnn_scale_) + " is not a positive finite number");
+    }
     block_ = read_output_block(*this);
   }
 
@@ -77,6 +89,12 @@ class QuantizeBase : public Op {
     if (has_zp && shape_numel(in[2].shape) != n)
       error("zero point has " + std::to_string(shape_numel(in[2].shape)) + " values, scale " + std::to_string(n));
     if (scale.value) check_scales(*scale.value);
+    if (ncnn_) {
+      if (n != 1) error(std::string("ncnn quantisation (") + kNcnnScale + ") is per tensor, but the scale has " +
+                        std::to_string(n) + " values");
+      if (!has_zp) error(std::string("ncnn quantisation (") + kNcnnScale + ") needs a zero point");
+      if (in[2].value) check_ncnn_zero_point(*in[2].value);
+    }
     out[0].dtype = quantize_ ? q_type : DataType::Float32;
     out[0].shape = x.shape;
     q_type_ = q_type;
@@ -89,7 +107,7 @@ class QuantizeBase : public Op {
     algorithm_ = "";
 #if defined(__x86_64__)
     const Isa isa = runnable_isa(settings.isa);
-    if (axis_.channels != 1 || q_type_ != DataType::UInt8 || isa == Isa::Ref || is_arm_isa(isa)) return;
+    if (ncnn_ || axis_.channels != 1 || q_type_ != DataType::UInt8 || isa == Isa::Ref || is_arm_isa(isa)) return;
     const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
     fast_quantize_ = vnni ? vnni::quantize_u8 : avx2::quantize_u8;
     fast_dequantize_ = vnni ? vnni::dequantize_u8 : avx2::dequantize_u8;
@@ -108,9 +126,13 @@ class QuantizeBase : public Op {
     const void* zp = ctx.has_input(2) ? ctx.input(2).data() : nullptr;
     Tensor& y = ctx.output(0);
     const float s0 = scale.data_as<float>()[0];
-    const int32_t zp0 = zp ? static_cast<const uint8_t*>(zp)[0] : 0;  // (read only on the uint8 path)
+    const int32_t zp0 = zp && !ncnn_ ? static_cast<const uint8_t*>(zp)[0] : 0;  // (read only on the uint8 path)
+    int32_t ncnn_zp = 0;
+    if (ncnn_) ncnn_zp = check_ncnn_zero_point(ctx.input(2));
     auto fn = [&](int64_t b, int64_t e) {
-      if (fast_quantize_ && quantize_)
+      if (ncnn_)
+        quantize_ncnn_ref(x.data_as<float>(), ncnn_scale_, ncnn_zp, y.dtype(), y.data(), b, e);
+      else if (fast_quantize_ && quantize_)
         fast_quantize_(x.data_as<float>() + b, s0, zp0, y.data_as<uint8_t>() + b, e - b);
       else if (fast_quantize_)
         fast_dequantize_(x.data_as<uint8_t>() + b, s0, zp0, y.data_as<float>() + b, e - b);
@@ -133,12 +155,23 @@ class QuantizeBase : public Op {
               " is not a positive finite number");
   }
 
+  // ncnn's values are symmetric around the zero point: int8 0, or uint8 128 (the same values shifted).
+  int32_t check_ncnn_zero_point(const Tensor& zp) const {
+    const int32_t v = zp.dtype() == DataType::Int8 ? zp.data_as<int8_t>()[0] : zp.data_as<uint8_t>()[0];
+    if (!((zp.dtype() == DataType::Int8 && v == 0) || (zp.dtype() == DataType::UInt8 && v == 128)))
+      error(std::string("ncnn quantisation (") + kNcnnScale + ") needs an int8 zero point of 0 or a uint8 one of 128, got " +
+            dtype_name(zp.dtype()) + " " + std::to_string(v));
+    return v;
+  }
+
   bool quantize_;
   DataType q_type_ = DataType::UInt8;  // the quantised side's type
-  // The vector kernels prepare() chose (one scale and zero point, uint8), or null.
+  // The vector kernels prepare() chose (one scale and zero point, uint8, not ncnn's rounding), or null.
   void (*fast_quantize_)(const float*, float, int32_t, uint8_t*, int64_t) = nullptr;
   void (*fast_dequantize_)(const uint8_t*, float, int32_t, float*, int64_t) = nullptr;
   const char* algorithm_ = "";
+  bool ncnn_ = false;
+  float ncnn_scale_ = 0.f;
   int64_t axis_attr_ = 1;
   int64_t block_ = 1;  // channel block of x and y (1 = plain NCHW)
   QuantAxis axis_;

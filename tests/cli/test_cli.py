@@ -250,6 +250,7 @@ class InfoTest(CliTestCase):
         self.assertEqual(info["ops"], {"Conv": 3, "Relu": 1})
         self.assertEqual(info["parameters"], CONV_PARAMS)
         self.assertEqual(info["parameter_bytes"], CONV_PARAMS * 4)
+        self.assertEqual(info["int8_weight_layers"], {})  # a float model (ncnn int8: tests/models/test_ncnn_int8.py)
         layers = {l["name"]: l for l in info["layers"]}
         for name, macs in CONV_MACS.items():
             self.assertEqual(layers[name]["op"], "Conv")
@@ -264,6 +265,7 @@ class InfoTest(CliTestCase):
         out = self.ok("info", model).stdout
         for word in ["onnx", "X", "1x3x8x8", "Conv", "Relu", "conv1", "6,912", "7,328"]:
             self.assertIn(word, out)
+        self.assertNotIn("int8 layers", out)
 
     def test_dynamic_batch_and_shape_option(self):
         model = self.save(conv_model(batch="N"), "conv_dyn.onnx")

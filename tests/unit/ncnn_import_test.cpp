@@ -292,8 +292,8 @@ TEST(NcnnImport, UnsupportedLayerNamesTheLayer) {
   expect_error([&] { import_ncnn(param, nullptr, 0); }, {"unsupported ncnn layer type 'Frobnicate' (layer 'frob1')"});
   const std::string bad_conv = "7767517\n2 2\nInput data 0 1 data\nConvolution conv9 1 1 data out 0=2 1=3 6=7\n";
   expect_error([&] { import_ncnn(bad_conv, nullptr, 0); }, {"conv9", "weight_data_size"});
-  const std::string int8 = "7767517\n2 2\nInput data 0 1 data\nConvolution convq 1 1 data out 0=1 1=1 6=1 8=1\n";
-  expect_error([&] { import_ncnn(int8, nullptr, 0); }, {"convq", "int8"});
+  const std::string int8 = "7767517\n2 2\nInput data 0 1 data\nConvolution convq 1 1 data out 0=1 1=1 6=1 8=3\n";
+  expect_error([&] { import_ncnn(int8, nullptr, 0); }, {"convq", "unsupported int8_scale_term"});
   const std::string old_softmax = "7767517\n2 2\nInput data 0 1 data\nSoftmax sm 1 1 data out 0=1\n";
   expect_error([&] { import_ncnn(old_softmax, nullptr, 0); }, {"sm", "regenerate"});
   const std::string missing_weights = "7767517\n2 2\nInput data 0 1 data\nConvolution c1 1 1 data out 0=1 1=1 6=1\n";

@@ -166,7 +166,7 @@ int fuse_value_moving_islands(Graph& g) {
     Node& node = g.nodes[n];
     if (!moves_values_only(node) || node.outputs.empty() || node.outputs[0] < 0) continue;
     QuantizedOutput y;
-    if (!quantized_output(g, uses, node.outputs[0], /*allow_activation=*/false, &y)) continue;
+    if (!quantized_output(g, uses, node.outputs[0], /*allow_activation=*/false, &y) || !full_range(y)) continue;
     // Every data input (Reshape's shape and Squeeze's axes are int64 constants and stay) dequantised
     // with the output's parameters; Concat takes all of its inputs as data.
     const size_t data_inputs = node.op_type == "Concat" ? node.inputs.size() : 1;

@@ -89,7 +89,7 @@ int fuse_concat_islands(Graph& g) {
     Node& cat = g.nodes[n];
     if (cat.op_type != "Concat" || cat.inputs.empty() || cat.outputs.size() != 1) continue;
     QuantizedOutput y;
-    if (!quantized_output(g, uses, cat.outputs[0], /*allow_activation=*/false, &y)) continue;
+    if (!quantized_output(g, uses, cat.outputs[0], /*allow_activation=*/false, &y) || !full_range(y)) continue;
     std::vector<int> sources;
     std::vector<float> scales;
     std::vector<int64_t> zero_points;
@@ -131,7 +131,7 @@ int fuse_average_pool_islands(Graph& g) {
     DequantizedInput x;
     QuantizedOutput y;
     if (!dequantized_input(g, prod, pool.inputs[0], &x) ||
-        !quantized_output(g, uses, pool.outputs[0], /*allow_activation=*/false, &y))
+        !quantized_output(g, uses, pool.outputs[0], /*allow_activation=*/false, &y) || !full_range(y))
       continue;
     Node q;
     q.name = pool.name;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/quant_attrs.h"
 #include "kernels/quantized.h"
 
 namespace ninegrid {
@@ -157,7 +158,15 @@ bool quantized_output(const Graph& g, const Uses& uses, int y, bool allow_activa
   out->quantize = next;
   out->q = q.outputs[0];
   out->qmin = 0, out->qmax = 255;
-  return out->act < 0 || activation_clamp(g, g.nodes[out->act], out->params, &out->qmin, &out->qmax);
+  if (out->act >= 0 && !activation_clamp(g, g.nodes[out->act], out->params, &out->qmin, &out->qmax)) return false;
+  if (q.attrs.has(kNcnnScale)) {
+    // ncnn saturates to [-127, 127] around the zero point (core/ncnn_int8.h). Its
+    // rounding (half away from zero, of x * s rather than x / (1 / s)) becomes the fused op's.
+    out->qmin = std::max(out->qmin, out->params.zero_point - 127);
+    out->qmax = std::min(out->qmax, out->params.zero_point + 127);
+    if (out->qmin > out->qmax) return false;
+  }
+  return true;
 }
 
 }  // namespace qdq

@@ -60,6 +60,9 @@ struct QuantizedOutput {
   int32_t qmin = 0, qmax = 255;
 };
 bool quantized_output(const Graph& g, const Uses& uses, int y, bool allow_activation, QuantizedOutput* out);
+// Whether that output takes the whole [0, 255]: not so after an ncnn QuantizeLinear ([1, 255] around 128),
+// whose clamp the ops without one (value-moving ops, ng.QConcat, the average pools) cannot apply.
+inline bool full_range(const QuantizedOutput& y) { return y.qmin == 0 && y.qmax == 255; }
 
 }  // namespace qdq
 }  // namespace ninegrid

@@ -7,8 +7,10 @@
 // (-1 where they do not), because several ncnn layers change behaviour with the rank of their input.
 #pragma once
 
+#include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <unordered_set>
 #include <vector>
 
@@ -50,6 +52,12 @@ class Builder {
 
   // Graph outputs: the blobs no layer consumes, in the order they are produced.
   void finish(const ParamFile& file);
+
+  // The int8 layers' tensors (ncnn_int8.cpp): (float value, ncnn scale) -> the dequantised value that int8
+  // layers reading it with that scale compute on; float value -> the int8 tensor a requantising layer
+  // (int8_scale_term > 100) wrote for it.
+  std::map<std::pair<int, float>, int> int8_inputs;
+  std::map<int, int> int8_outputs;
 
  private:
   std::unordered_map<std::string, BlobInfo> blobs_;

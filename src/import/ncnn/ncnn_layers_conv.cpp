@@ -1,8 +1,10 @@
 // Convolution, ConvolutionDepthWise, Deconvolution, DeconvolutionDepthWise and InnerProduct: the layers
-// with weight matrices, each followed by ncnn's optional fused activation.
+// with weight matrices, each followed by ncnn's optional fused activation. Convolutions and InnerProduct
+// may be int8 (int8_scale_term, param 8): ncnn_int8.h maps those.
 #include <cmath>
 #include <limits>
 
+#include "import/ncnn/ncnn_int8.h"
 #include "import/ncnn/ncnn_layers.h"
 
 namespace ninegrid {
@@ -136,7 +138,9 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   const int64_t group = depthwise ? p.get_int(7, 1) : 1;
   const int activation_type = p.get_int(9, 0);
   const std::vector<float> activation_params = p.get_floats(10);
-  if (p.get_int(8, 0) != 0) throw Error("int8 quantized convolution (int8_scale_term, param 8) is not supported");
+  const int int8_scale_term = p.get_int(8, 0);
+  const Int8Layer int8_kind = depthwise ? Int8Layer::ConvolutionDepthWise : Int8Layer::Convolution;
+  if (int8_scale_term != 0) check_int8_scale_term(int8_kind, int8_scale_term);
 
   require_positive(num_output, "num_output (param 0)");
   require_positive(kernel_w, "kernel_w (param 1)");
@@ -158,14 +162,26 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   if (!pads.auto_pad.empty() && pad_value != 0.f)
     throw Error("a nonzero pad_value (param 18) with SAME padding is not supported");
   if (bias_term != 0 && bias_term != 1) throw Error("bias_term (param 5) must be 0 or 1, got " + str(bias_term));
+  if (int8_scale_term != 0 && pad_value != 0.f)
+    throw Error("a nonzero pad_value (param 18) in an int8 convolution is not supported");
 
   // ncnn stores weights as [num_output][in_channels / group][kernel_h][kernel_w]: ONNX's OIHW.
-  std::vector<float> w = wr.load(weight_data_size, 0, l.name);
-  int weight = b.constant(l.name + "/weight", float_tensor({num_output, in_per_group, kernel_h, kernel_w}, w));
-  std::vector<int> inputs{x.value, weight};
-  if (bias_term) {
-    std::vector<float> bias = wr.load(num_output, 1, l.name);
-    inputs.push_back(b.constant(l.name + "/bias", float_tensor({num_output}, bias)));
+  const Shape w_shape{num_output, in_per_group, kernel_h, kernel_w};
+  std::vector<int> inputs{x.value, -1};
+  float requantize_scale = 0.f;
+  if (int8_scale_term == 0) {
+    inputs[1] = b.constant(l.name + "/weight", float_tensor(w_shape, wr.load(weight_data_size, 0, l.name)));
+    if (bias_term) inputs.push_back(b.constant(l.name + "/bias", float_tensor({num_output}, wr.load(num_output, 1, l.name))));
+  } else {
+    const WeightReader::Blob w = wr.load_weights(weight_data_size, l.name);
+    std::vector<float> bias;
+    if (bias_term) bias = wr.load(num_output, 1, l.name);
+    const Int8Scales scales = read_int8_scales(wr, l.name, int8_kind, int8_scale_term, num_output, group);
+    inputs[0] = quantized_input(b, x.value, scales.bottom, l.name);
+    inputs[1] = dequantized_weights(b, l.name, int8_weights(w, scales.weight, weight_data_size / num_output), w_shape,
+                                    scales.weight, /*axis=*/0);
+    if (bias_term) inputs.push_back(b.constant(l.name + "/bias", float_tensor({num_output}, bias)));
+    requantize_scale = scales.top;
   }
 
   bool explicit_pad_node = pads.auto_pad.empty() && pad_value != 0.f &&
@@ -179,7 +195,8 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
     inputs[0] = padded;
   }
 
-  int conv_out = activation_type == 0 ? b.out(l, 0, 3) : b.temp(l.name + "/conv");
+  const bool requantize = requantize_scale > 0.f;
+  int conv_out = activation_type == 0 && !requantize ? b.out(l, 0, 3) : b.temp(l.name + "/conv");
   Node& n = b.node("Conv", l.name, inputs, {conv_out});
   n.attrs.set("kernel_shape", Attribute::of_ints({kernel_h, kernel_w}));
   n.attrs.set("strides", Attribute::of_ints({stride_h, stride_w}));
@@ -192,7 +209,16 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   } else {
     n.attrs.set("pads", Attribute::of_ints({pads.top, pads.left, pads.bottom, pads.right}));
   }
-  if (activation_type != 0) add_activation(b, l, activation_type, activation_params, conv_out, b.out(l, 0, 3));
+  if (!requantize) {
+    if (activation_type != 0) add_activation(b, l, activation_type, activation_params, conv_out, b.out(l, 0, 3));
+    return;
+  }
+  int y = conv_out;
+  if (activation_type != 0) {
+    y = b.temp(l.name + "/activated");
+    add_activation(b, l, activation_type, activation_params, conv_out, y);
+  }
+  requantized_output(b, l, y, requantize_scale, 3);
 }
 
 void map_deconvolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
@@ -276,7 +302,8 @@ void map_inner_product(Builder& b, const LayerDecl& l, WeightReader& wr) {
   const int64_t weight_data_size = p.get_int(2, 0);
   const int activation_type = p.get_int(9, 0);
   const std::vector<float> activation_params = p.get_floats(10);
-  if (p.get_int(8, 0) != 0) throw Error("int8 quantized InnerProduct (param 8) is not supported");
+  const int int8_scale_term = p.get_int(8, 0);
+  if (int8_scale_term != 0) check_int8_scale_term(Int8Layer::InnerProduct, int8_scale_term);
   require_positive(num_output, "num_output (param 0)");
   require_positive(weight_data_size, "weight_data_size (param 2)");
   if (weight_data_size % num_output != 0)
@@ -285,18 +312,39 @@ void map_inner_product(Builder& b, const LayerDecl& l, WeightReader& wr) {
   const int64_t num_input = weight_data_size / num_output;
   const BlobInfo x = b.in(l, 0);
 
-  std::vector<float> w = wr.load(weight_data_size, 0, l.name);
+  // Weights [num_output][num_input]; an int8 layer's as int8 with their per-output scales.
+  std::vector<float> w;
+  std::vector<int8_t> wq;
   std::vector<float> bias;
-  if (bias_term) bias = wr.load(num_output, 1, l.name);
+  Int8Scales scales;
+  if (int8_scale_term == 0) {
+    w = wr.load(weight_data_size, 0, l.name);
+    if (bias_term) bias = wr.load(num_output, 1, l.name);
+  } else {
+    const WeightReader::Blob blob = wr.load_weights(weight_data_size, l.name);
+    if (bias_term) bias = wr.load(num_output, 1, l.name);
+    scales = read_int8_scales(wr, l.name, Int8Layer::InnerProduct, int8_scale_term, num_output, 1);
+    wq = int8_weights(blob, scales.weight, num_input);
+  }
+  const bool int8 = int8_scale_term != 0;
 
   if (x.dims == 2) {
     // ncnn applies the layer to each row of a 2-D blob (h rows of num_input): a MatMul with W^T.
-    std::vector<float> wt(w.size());
-    for (int64_t o = 0; o < num_output; ++o)
-      for (int64_t i = 0; i < num_input; ++i) wt[i * num_output + o] = w[o * num_input + i];
-    int weight = b.constant(l.name + "/weight", float_tensor({num_input, num_output}, wt));
+    int weight;
+    if (int8) {
+      std::vector<int8_t> t(wq.size());
+      for (int64_t o = 0; o < num_output; ++o)
+        for (int64_t i = 0; i < num_input; ++i) t[i * num_output + o] = wq[o * num_input + i];
+      weight = dequantized_weights(b, l.name, t, {num_input, num_output}, scales.weight, /*axis=*/1);
+    } else {
+      std::vector<float> wt(w.size());
+      for (int64_t o = 0; o < num_output; ++o)
+        for (int64_t i = 0; i < num_input; ++i) wt[i * num_output + o] = w[o * num_input + i];
+      weight = b.constant(l.name + "/weight", float_tensor({num_input, num_output}, wt));
+    }
+    const int in = int8 ? quantized_input(b, x.value, scales.bottom, l.name) : x.value;
     int y = (bias_term || activation_type) ? b.temp(l.name + "/matmul") : b.out(l, 0, 2);
-    b.node("MatMul", l.name, {x.value, weight}, {y});
+    b.node("MatMul", l.name, {in, weight}, {y});
     if (bias_term) {
       int biased = activation_type ? b.temp(l.name + "/biased") : b.out(l, 0, 2);
       b.node("Add", l.name + "/bias_add", {y, b.constant(l.name + "/bias", float_tensor({num_output}, bias))}, {biased});
@@ -312,7 +360,13 @@ void map_inner_product(Builder& b, const LayerDecl& l, WeightReader& wr) {
     flat = b.temp(l.name + "/flatten");
     b.node("Flatten", l.name + "/flatten", {x.value}, {flat}).attrs.set("axis", Attribute::of_int(1));
   }
-  int weight = b.constant(l.name + "/weight", float_tensor({num_output, num_input}, w));
+  int weight;
+  if (int8) {
+    flat = quantized_input(b, flat, scales.bottom, l.name);
+    weight = dequantized_weights(b, l.name, wq, {num_output, num_input}, scales.weight, /*axis=*/0);
+  } else {
+    weight = b.constant(l.name + "/weight", float_tensor({num_output, num_input}, w));
+  }
   std::vector<int> inputs{flat, weight};
   if (bias_term) inputs.push_back(b.constant(l.name + "/bias", float_tensor({num_output}, bias)));
   int y = activation_type ? b.temp(l.name + "/gemm") : b.out(l, 0, 1);

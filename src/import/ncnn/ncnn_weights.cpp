@@ -64,15 +64,26 @@ std::vector<float> WeightReader::load(int64_t count, int type, const std::string
   // weight_data_size from asking for gigabytes.
   const uint64_t n = static_cast<uint64_t>(count);
   if (n > (uint64_t(1) << 40)) take(n, layer);  // certainly beyond any file: report truncation
-  std::vector<float> out;
   if (type == 1) {
     const uint8_t* p = take(n * 4, layer);
-    out.resize(n);
+    std::vector<float> out(n);
     for (uint64_t i = 0; i < n; ++i) out[i] = load_float(p + 4 * i);
     return out;
   }
   if (type != 0) throw Error("unknown weight type " + std::to_string(type));
+  return load_type0(n, layer, /*allow_int8=*/false).floats;
+}
 
+WeightReader::Blob WeightReader::load_weights(int64_t count, const std::string& layer) {
+  if (count < 0) throw Error("negative weight count " + std::to_string(count));
+  const uint64_t n = static_cast<uint64_t>(count);
+  if (n > (uint64_t(1) << 40)) take(n, layer);
+  return load_type0(n, layer, /*allow_int8=*/true);
+}
+
+WeightReader::Blob WeightReader::load_type0(uint64_t n, const std::string& layer, bool allow_int8) {
+  Blob blob;
+  std::vector<float>& out = blob.floats;
   const uint8_t* tagp = take(4, layer);
   uint32_t tag;
   std::memcpy(&tag, tagp, sizeof tag);
@@ -84,23 +95,30 @@ std::vector<float> WeightReader::load(int64_t count, int type, const std::string
       std::memcpy(&h, p + 2 * i, sizeof h);
       out[i] = half_to_float(h);
     }
-    return out;
+    return blob;
   }
-  if (tag == kTagInt8)
-    throw Error("its weights are stored as int8 quantized data (tag 0x000D4B38), which ninegrid does not load; "
-                "use the float32 or float16 model");
+  if (tag == kTagInt8) {
+    if (!allow_int8)
+      throw Error("its weights are stored as int8 (tag 0x000D4B38), but it is not a quantised layer (only "
+                  "Convolution, ConvolutionDepthWise and InnerProduct with int8_scale_term, param 8, read int8 weights)");
+    const uint8_t* p = take(align4(n), layer);
+    blob.is_int8 = true;
+    blob.int8.resize(n);
+    if (n > 0) std::memcpy(blob.int8.data(), p, n);
+    return blob;
+  }
   if (tag == kTagFloat32Scaled || tag == 0) {
     const uint8_t* p = take(n * 4, layer);
     out.resize(n);
     for (uint64_t i = 0; i < n; ++i) out[i] = load_float(p + 4 * i);
-    return out;
+    return blob;
   }
   // ncnn decides on the sum of the tag's bytes: nonzero (always, here) means a 256-entry lookup table.
   const uint8_t* table = take(256 * 4, layer);
   const uint8_t* index = take(align4(n), layer);
   out.resize(n);
   for (uint64_t i = 0; i < n; ++i) out[i] = load_float(table + 4 * index[i]);
-  return out;
+  return blob;
 }
 
 }  // namespace ncnn

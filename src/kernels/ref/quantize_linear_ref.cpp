@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/ncnn_int8.h"
+
 namespace ninegrid {
 
 namespace {
@@ -42,6 +44,20 @@ void quantize_linear_ref(const float* x, const float* scale, const void* zp, Dat
       quantize(x, scale, static_cast<const int32_t*>(zp), static_cast<int32_t*>(q), a, begin, end);
       break;
     default: throw Error(std::string("quantize_linear_ref: unsupported type ") + dtype_name(t));
+  }
+}
+
+void quantize_ncnn_ref(const float* x, float ncnn_scale, int32_t zero_point, DataType t, void* q, int64_t begin,
+                       int64_t end) {
+  if (t == DataType::Int8 && zero_point == 0) {
+    int8_t* out = static_cast<int8_t*>(q);
+    for (int64_t i = begin; i < end; ++i) out[i] = static_cast<int8_t>(ncnn_float2int8(x[i] * ncnn_scale));
+  } else if (t == DataType::UInt8 && zero_point == 128) {
+    uint8_t* out = static_cast<uint8_t*>(q);
+    for (int64_t i = begin; i < end; ++i) out[i] = static_cast<uint8_t>(ncnn_float2int8(x[i] * ncnn_scale) + 128);
+  } else {
+    throw Error(std::string("quantize_ncnn_ref: needs int8 with zero point 0 or uint8 with 128, got ") + dtype_name(t) +
+                " with " + std::to_string(zero_point));
   }
 }
 

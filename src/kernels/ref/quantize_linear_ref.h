@@ -19,6 +19,11 @@ struct QuantAxis {
 // `q` is uint8, int8 or int32 (saturated to its range); zero_point has the same type or is null (0).
 void quantize_linear_ref(const float* x, const float* scale, const void* zero_point, DataType q_type, void* q,
                          QuantAxis axis, int64_t begin, int64_t end);
+// ncnn's quantisation of one tensor, per tensor: q = ncnn_float2int8(x * ncnn_scale) + zero_point (ncnn
+// multiplies by its scale, 127 / threshold, rather than dividing by ONNX's; core/ncnn_int8.h). `q` is
+// int8 with zero point 0 or uint8 with zero point 128 (the same values shifted, as kernels/quantized.h explains).
+void quantize_ncnn_ref(const float* x, float ncnn_scale, int32_t zero_point, DataType q_type, void* q, int64_t begin,
+                       int64_t end);
 // `q` is uint8, int8 or int32.
 void dequantize_linear_ref(const void* q, DataType q_type, const float* scale, const void* zero_point, float* x,
                            QuantAxis axis, int64_t begin, int64_t end);
