@@ -31,7 +31,7 @@ CACHE="${NINEGRID_CACHE:-$REPO/.cache}"
 log() { echo "[install_deps] $*"; }
 
 DEBIAN_PACKAGES=(
-  build-essential cmake libgtest-dev libgmock-dev libbenchmark-dev
+  build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx
   libstb-dev libturbojpeg0-dev pybind11-dev python3-dev python3-numpy
   python3-torch python3-torchvision python3-skimage

@@ -46,7 +46,10 @@ log "installing dependencies (with the AArch64 cross toolchain)"
 bash "$REPO/scripts/install_deps.sh" --arm
 
 log "cross-building into $BUILD"
-cmake -S "$REPO" -B "$BUILD" -DCMAKE_TOOLCHAIN_FILE="$REPO/cmake/toolchains/aarch64-linux-gnu.cmake" \
+# Ninja for a fresh build directory, as in scripts/test.sh.
+GENERATOR=()
+if [[ ! -f "$BUILD/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
+cmake -S "$REPO" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_TOOLCHAIN_FILE="$REPO/cmake/toolchains/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=Release
 cmake --build "$BUILD" -j"$JOBS" --target ninegrid_tests ninegrid_cli
 

@@ -9,6 +9,15 @@
 #include "kernels/qpack_depthwise.h"
 #include "ninegrid/tensor.h"
 
+// The x86 int8 conv kernels (kernels/x86/{vnni,avx2}/qconv_*.cpp). A build configured with
+// -DNINEGRID_X86_INT8_CONV_KERNELS=OFF (the fuzz build: those files cost most of its compile time and parse
+// nothing) leaves them out, and every int8 conv runs the reference kernel, as on a CPU without AVX2.
+#if defined(__x86_64__) && !defined(NINEGRID_NO_X86_INT8_CONV_KERNELS)
+#define NINEGRID_X86_INT8_CONV 1
+#else
+#define NINEGRID_X86_INT8_CONV 0
+#endif
+
 namespace ninegrid {
 
 namespace {
@@ -54,7 +63,7 @@ struct QChoice {
 
 QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   QChoice c;
-#if defined(__x86_64__)
+#if NINEGRID_X86_INT8_CONV
   isa = runnable_isa(isa);
   if (isa == Isa::Ref || is_arm_isa(isa) || !valid_geometry(p)) return c;
   if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
@@ -100,7 +109,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     return;
   }
   const bool pointwise = is_pointwise(p);
-#if defined(__x86_64__)
+#if NINEGRID_X86_INT8_CONV
   if (c.vnni) {
     kernel_ = pointwise ? vnni::qconv2d_pointwise : vnni::qconv2d_direct;
     blocks_per_tile_ = vnni::kOcBlocksPerTile;
@@ -172,7 +181,7 @@ void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantiza
                                     int64_t in_block, int64_t out_block) {
   const Conv2dParams& p = params_;
   const int64_t C = p.out_channels, taps = p.kernel_h * p.kernel_w;
-#if defined(__x86_64__)
+#if NINEGRID_X86_INT8_CONV
   const int64_t kernel_in_block = in_block % 8 != 0 && C % 8 == 0 ? (vnni && C % 16 == 0 ? 16 : 8) : in_block;
   const X86QDepthwiseLayout layout =
       (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(kernel_in_block);
