@@ -23,9 +23,13 @@
 #include "import/ncnn/ncnn_param.h"
 #include "import/ncnn/ncnn_weights.h"
 #include "ninegrid/ninegrid.h"
+#include "unit/ncnn_test_util.h"
 
 namespace ninegrid {
 namespace {
+
+using ncnn_test::BinWriter;
+using ncnn_test::expect_error;
 
 const char* kAstronaut = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png";
 
@@ -43,37 +47,6 @@ std::string read_file(const std::string& path) {
 }
 
 bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
-
-// Builds .bin contents.
-struct BinWriter {
-  std::string bytes;
-  void u32(uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); }
-  void f32(float v) { bytes.append(reinterpret_cast<const char*>(&v), 4); }
-  void u16(uint16_t v) { bytes.append(reinterpret_cast<const char*>(&v), 2); }
-  void u8(uint8_t v) { bytes.push_back(static_cast<char>(v)); }
-  void pad4() {
-    while (bytes.size() % 4) bytes.push_back('\0');
-  }
-  // A "type 0" float32 blob (tag 0) and a "type 1" raw blob.
-  void raw_blob(const std::vector<float>& v) {
-    u32(0);
-    for (float x : v) f32(x);
-  }
-  void raw(const std::vector<float>& v) {
-    for (float x : v) f32(x);
-  }
-};
-
-// Expects fn to throw Error whose message contains every one of `parts`.
-void expect_error(const std::function<void()>& fn, std::initializer_list<const char*> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an Error mentioning '" << *parts.begin() << "'";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
-}
 
 // Loads and runs an ncnn model; a missing operator or any other error is reported as a test failure
 // with the engine's message (which names the node and operator).

@@ -21,42 +21,18 @@
 #include "ir/quant_attrs.h"
 #include "ninegrid/ninegrid.h"
 #include "runtime/model_impl.h"
+#include "unit/ncnn_test_util.h"
 
 namespace ninegrid {
 namespace {
 
+using ncnn_test::BinWriter;
+using ncnn_test::expect_error;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-struct Bin {
-  std::string bytes;
-  void u32(uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); }
-  void f32(const std::vector<float>& v) {
-    for (float x : v) bytes.append(reinterpret_cast<const char*>(&x), 4);
-  }
-  // A type 0 int8 blob: the tag, the bytes, padding to 4.
-  void int8_blob(const std::vector<int8_t>& v) {
-    u32(0x000D4B38);
-    bytes.append(reinterpret_cast<const char*>(v.data()), v.size());
-    while (bytes.size() % 4) bytes.push_back('\0');
-  }
-  void float_blob(const std::vector<float>& v) {
-    u32(0);
-    f32(v);
-  }
-};
-
-void expect_error(const std::function<void()>& fn, std::initializer_list<const char*> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an Error mentioning '" << *parts.begin() << "'";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
-}
-
-std::shared_ptr<Model> load(const std::string& param, const Bin& bin, int opt_level) {
+std::shared_ptr<Model> load(const std::string& param, const BinWriter& bin, int opt_level) {
   Options o;
   o.opt_level = opt_level;
   o.threads = 1;
@@ -97,12 +73,12 @@ const char* kConvParam =
     "Input data 0 1 data 0=3 1=1 2=2\n"
     "Convolution convq 1 1 data out 0=2 1=1 5=1 6=4 8=2 9=1\n";
 
-Bin conv_bin(float bottom = 4.f, std::vector<float> weight_scales = {10.f, 20.f}) {
-  Bin b;
+BinWriter conv_bin(float bottom = 4.f, std::vector<float> weight_scales = {10.f, 20.f}) {
+  BinWriter b;
   b.int8_blob({1, -2, 3, 127});
-  b.f32({0.5f, -0.25f});
-  b.f32(weight_scales);
-  b.f32({bottom});
+  b.raw({0.5f, -0.25f});
+  b.raw(weight_scales);
+  b.raw({bottom});
   return b;
 }
 
@@ -118,17 +94,17 @@ TEST(NcnnInt8, Float2Int8RoundsHalfAwayAndSaturatesAt127) {
 }
 
 TEST(NcnnInt8, ReadsInt8BlobsWithPadding) {
-  Bin b;
+  BinWriter b;
   b.int8_blob({-127, 5, 127});  // 4 + 3 bytes, padded to 8
-  b.f32({2.5f});
+  b.raw({2.5f});
   ncnn::WeightReader r(b.bytes.data(), b.bytes.size());
   const ncnn::WeightReader::Blob blob = r.load_weights(3, "c");
   EXPECT_TRUE(blob.is_int8);
   EXPECT_EQ(blob.int8, (std::vector<int8_t>{-127, 5, 127}));
   EXPECT_EQ(r.load(1, 1, "c"), (std::vector<float>{2.5f}));
   // A float blob through load_weights, and int8 data where float weights are expected.
-  Bin f;
-  f.float_blob({1.5f});
+  BinWriter f;
+  f.raw_blob({1.5f});
   ncnn::WeightReader rf(f.bytes.data(), f.bytes.size());
   EXPECT_EQ(rf.load_weights(1, "f").floats, (std::vector<float>{1.5f}));
   ncnn::WeightReader ri(b.bytes.data(), b.bytes.size());
@@ -204,9 +180,9 @@ TEST(NcnnInt8, QuantisesFloatWeightsAtLoadLikeNcnn) {
   // 0.25 * 10 = 2.5 -> 3, -0.15 * 10 -> -2, 0.049 * 10 -> 0, 20 * 10 -> 127.
   const std::string param =
       "7767517\n2 2\nInput data 0 1 data 0=1 1=1 2=4\nConvolution c 1 1 data out 0=1 1=1 5=0 6=4 8=1\n";
-  Bin b;
-  b.float_blob({0.25f, -0.15f, 0.049f, 20.f});
-  b.f32({10.f, 1.f});
+  BinWriter b;
+  b.raw_blob({0.25f, -0.15f, 0.049f, 20.f});
+  b.raw({10.f, 1.f});
   const Graph g = import_ncnn(param, b.bytes.data(), b.bytes.size());
   const Node* wdq = producer(g, find_node(g, "c")->inputs[1]);
   ASSERT_NE(wdq, nullptr);
@@ -220,12 +196,12 @@ TEST(NcnnInt8, DepthwiseScalesPerGroupOrPerLayer) {
     const std::string param = "7767517\n2 2\nInput data 0 1 data 0=5 1=5 2=2\n"
                               "ConvolutionDepthWise dw 1 1 data out 0=4 1=3 4=1 5=0 6=36 7=2 8=" +
                               std::to_string(term) + "\n";
-    Bin b;
+    BinWriter b;
     b.int8_blob(std::vector<int8_t>(36, 1));
-    if (term % 100 == 1) b.f32({2.f, 4.f});
-    else b.f32({8.f});
-    b.f32({3.f});
-    if (term > 100) b.f32({5.f});
+    if (term % 100 == 1) b.raw({2.f, 4.f});
+    else b.raw({8.f});
+    b.raw({3.f});
+    if (term > 100) b.raw({5.f});
     const Graph g = import_ncnn(param, b.bytes.data(), b.bytes.size());
     const Node* dw = find_node(g, "dw");
     ASSERT_NE(dw, nullptr);
@@ -257,12 +233,12 @@ const char* kChainParam =
     "Convolution conv1 1 1 data mid 0=1 1=1 5=0 6=1 8=102\n"
     "Convolution conv2 1 1 mid out 0=1 1=1 5=0 6=1 8=2\n";
 
-Bin chain_bin() {
-  Bin b;
+BinWriter chain_bin() {
+  BinWriter b;
   b.int8_blob({2});
-  b.f32({1.f, 1.f, 1.f});  // conv1: weight scale, input scale, output scale
+  b.raw({1.f, 1.f, 1.f});  // conv1: weight scale, input scale, output scale
   b.int8_blob({1});
-  b.f32({1.f, 1.f});  // conv2: weight scale, input scale
+  b.raw({1.f, 1.f});  // conv2: weight scale, input scale
   return b;
 }
 
@@ -294,18 +270,18 @@ TEST(NcnnInt8, InnerProductChainFusesIntoQGemm) {
       "7767517\n3 3\nInput data 0 1 data 0=6\n"
       "InnerProduct fc1 1 1 data h 0=4 1=1 2=24 8=2 9=1\n"
       "InnerProduct fc2 1 1 h out 0=3 1=1 2=12 8=2\n";
-  Bin b;
+  BinWriter b;
   std::vector<int8_t> w1(24), w2(12);
   for (int i = 0; i < 24; ++i) w1[i] = static_cast<int8_t>((i * 37) % 255 - 127);
   for (int i = 0; i < 12; ++i) w2[i] = static_cast<int8_t>((i * 53) % 255 - 127);
   b.int8_blob(w1);
-  b.f32({0.1f, -0.2f, 0.3f, 0.f});
-  b.f32({50.f, 60.f, 70.f, 80.f});
-  b.f32({20.f});
+  b.raw({0.1f, -0.2f, 0.3f, 0.f});
+  b.raw({50.f, 60.f, 70.f, 80.f});
+  b.raw({20.f});
   b.int8_blob(w2);
-  b.f32({0.05f, 0.f, -0.05f});
-  b.f32({90.f, 100.f, 110.f});
-  b.f32({12.f});
+  b.raw({0.05f, 0.f, -0.05f});
+  b.raw({90.f, 100.f, 110.f});
+  b.raw({12.f});
   const Tensor x = tensor({1, 6}, {0.5f, -1.f, 2.f, 3.f, -4.f, 1.25f});
   auto plain = load(param, b, 0);
   auto fused = load(param, b, 2);
@@ -328,29 +304,29 @@ TEST(NcnnInt8, InnerProductChainFusesIntoQGemm) {
 
 TEST(NcnnInt8, BadScalesAndCountsNameTheLayer) {
   const std::string p = kConvParam;
-  auto imp = [](const std::string& param, const Bin& bin) { import_ncnn(param, bin.bytes.data(), bin.bytes.size()); };
+  auto imp = [](const std::string& param, const BinWriter& bin) { import_ncnn(param, bin.bytes.data(), bin.bytes.size()); };
   for (float s : {0.f, -1.f, kNaN, kInf, -kInf})
     expect_error([&] { imp(p, conv_bin(s)); }, {"convq", "input scale", "is not a positive finite number"});
   for (float s : {-1.f, kNaN, -kInf})
     expect_error([&] { imp(p, conv_bin(4.f, {10.f, s})); }, {"convq", "weight scale", "output channel 1"});
   // A missing input scale (one weight scale short, so it reads the input scale as the second) is truncation.
-  Bin short_scales;
+  BinWriter short_scales;
   short_scales.int8_blob({1, -2, 3, 127});
-  short_scales.f32({0.5f, -0.25f, 10.f, 4.f});
+  short_scales.raw({0.5f, -0.25f, 10.f, 4.f});
   expect_error([&] { imp(p, short_scales); }, {"truncated at layer 'convq'"});
   // Truncated int8 weights.
-  Bin short_weights;
+  BinWriter short_weights;
   short_weights.u32(0x000D4B38);
   short_weights.bytes += "ab";
   expect_error([&] { imp(p, short_weights); }, {"truncated at layer 'convq'"});
   // The output scale of int8_scale_term 101.
   const std::string p101 = "7767517\n2 2\nInput data 0 1 data 0=3 1=1 2=2\nConvolution convr 1 1 data out 0=2 1=1 5=1 6=4 8=101\n";
   for (float s : {0.f, -2.f, kNaN, kInf}) {
-    Bin b = conv_bin();
-    b.f32({s});
+    BinWriter b = conv_bin();
+    b.raw({s});
     expect_error([&] { imp(p101, b); }, {"convr", "output scale", "is not a positive finite number"});
   }
-  Bin no_top = conv_bin();
+  BinWriter no_top = conv_bin();
   expect_error([&] { imp(p101, no_top); }, {"truncated at layer 'convr'"});
   // int8_scale_term values ncnn does not read.
   for (const char* t : {"3", "100", "103", "-1"}) {
@@ -369,21 +345,21 @@ TEST(NcnnInt8, BadScalesAndCountsNameTheLayer) {
                {"convp", "pad_value"});
   // Depthwise per-group scales: two groups need two scales (then the input scale).
   const std::string dw = "7767517\n2 2\nInput data 0 1 data 0=3 1=3 2=2\nConvolutionDepthWise dwq 1 1 data out 0=2 1=1 6=2 7=2 8=1\n";
-  Bin one_scale;
+  BinWriter one_scale;
   one_scale.int8_blob({1, 1});
-  one_scale.f32({2.f, 3.f});  // only one group scale and the input scale
+  one_scale.raw({2.f, 3.f});  // only one group scale and the input scale
   expect_error([&] { imp(dw, one_scale); }, {"truncated at layer 'dwq'"});
 }
 
 TEST(NcnnInt8, BadDepthwiseAndInnerProductInputNamesTheLayer) {
-  auto imp = [](const std::string& param, const Bin& bin) { import_ncnn(param, bin.bytes.data(), bin.bytes.size()); };
+  auto imp = [](const std::string& param, const BinWriter& bin) { import_ncnn(param, bin.bytes.data(), bin.bytes.size()); };
   // Depthwise, per group (int8_scale_term 101): a bad scale of the second group, the input's, the output's.
   const std::string dw = "7767517\n2 2\nInput data 0 1 data 0=3 1=3 2=2\n"
                          "ConvolutionDepthWise dwb 1 1 data out 0=2 1=1 6=2 7=2 8=101\n";
   auto dw_bin = [](float g1, float bottom, float top) {
-    Bin b;
+    BinWriter b;
     b.int8_blob({3, -4});
-    b.f32({2.f, g1, bottom, top});
+    b.raw({2.f, g1, bottom, top});
     return b;
   };
   for (float s : {-1.f, kNaN})
@@ -391,7 +367,7 @@ TEST(NcnnInt8, BadDepthwiseAndInnerProductInputNamesTheLayer) {
   expect_error([&] { imp(dw, dw_bin(2.f, kNaN, 5.f)); }, {"dwb", "input scale"});
   expect_error([&] { imp(dw, dw_bin(2.f, 3.f, 0.f)); }, {"dwb", "output scale"});
   // The int8 weights cut short inside the blob (the tag and 1 of 2 bytes, no padding).
-  Bin cut;
+  BinWriter cut;
   cut.u32(0x000D4B38);
   cut.bytes.push_back('\x03');
   expect_error([&] { imp(dw, cut); }, {"truncated at layer 'dwb'"});
@@ -399,16 +375,16 @@ TEST(NcnnInt8, BadDepthwiseAndInnerProductInputNamesTheLayer) {
   // InnerProduct 4 -> 2, int8_scale_term 2: weight scales per output, then the input scale.
   const std::string fc = "7767517\n2 2\nInput data 0 1 data 0=4\nInnerProduct fcb 1 1 data out 0=2 1=1 2=8 8=2\n";
   auto fc_bin = [](float w1, float bottom) {
-    Bin b;
+    BinWriter b;
     b.int8_blob({1, 2, 3, 4, 5, 6, 7, 8});
-    b.f32({0.f, 1.f});  // bias
-    b.f32({10.f, w1, bottom});
+    b.raw({0.f, 1.f});  // bias
+    b.raw({10.f, w1, bottom});
     return b;
   };
   for (float s : {-2.f, kNaN, -kInf})
     expect_error([&] { imp(fc, fc_bin(s, 4.f)); }, {"fcb", "weight scale", "output channel 1"});
   for (float s : {0.f, -4.f, kNaN, kInf}) expect_error([&] { imp(fc, fc_bin(10.f, s)); }, {"fcb", "input scale"});
-  Bin fc_short = fc_bin(10.f, 4.f);
+  BinWriter fc_short = fc_bin(10.f, 4.f);
   fc_short.bytes.resize(fc_short.bytes.size() - 4);  // no input scale
   expect_error([&] { imp(fc, fc_short); }, {"truncated at layer 'fcb'"});
   // weight_data_size (param 2) that is not num_output times the input's size.
