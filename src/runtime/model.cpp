@@ -130,6 +130,7 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
       outputs_[i].dtype = values.values[graph_.outputs[i]].desc.dtype;
       outputs_[i].shape_known = true;
     }
+    prepare_for_declared_shapes(values, ops);
   }
   // A name stays only on a dimension that is still dynamic, and only where the rank is what the file said.
   for (auto* infos : {&inputs_, &outputs_}) {
@@ -141,6 +142,53 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
         named = named || !info.dim_names[d].empty();
       }
       if (!named) info.dim_names.clear();
+    }
+  }
+}
+
+void ModelImpl::prepare_for_declared_shapes(const ValueInference& values, std::vector<std::unique_ptr<Op>>& ops) {
+  std::vector<Shape> shapes;
+  if (!fixed_input_shapes(graph_, &shapes)) return;
+  const std::string signature = PreparedKernels::signature(shapes);
+  // Per constant: the reads by steps (nodes left to run) not yet prepared, and whether anything else
+  // needs its contents (a graph output, or a step that did not pack it).
+  std::vector<int> reads(graph_.values.size(), 0);
+  std::vector<char> kept(graph_.values.size(), 0);
+  for (int o : graph_.outputs) kept[o] = 1;
+  for (size_t n = 0; n < graph_.nodes.size(); ++n)
+    for (int v : graph_.nodes[n].inputs)
+      if (v >= 0 && graph_.values[v].is_constant()) {
+        if (values.folded[n]) kept[v] = 1;  // evaluated again by every plan
+        else ++reads[v];
+      }
+  std::vector<TensorDesc> in;
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    if (values.folded[n]) continue;
+    const Node& node = graph_.nodes[n];
+    in.clear();
+    for (int v : node.inputs) {
+      if (v < 0) {
+        in.emplace_back();
+        in.back().present = false;
+      } else {
+        in.push_back(values.values[v].desc);
+      }
+    }
+    Op& op = *ops[n];
+    op.prepare(in, resolved_.exec);
+    prepared_.add(signature, static_cast<int>(n), op.prepared_state(), /*pin=*/true);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int v = node.inputs[i];
+      if (v < 0 || !graph_.values[v].is_constant()) continue;
+      if (!op.packed_input(i)) kept[v] = 1;
+      if (--reads[v] > 0 || kept[v]) continue;
+      Value& val = graph_.values[v];
+      val.dtype = val.constant.dtype();
+      val.shape = val.constant.shape();
+      val.shape_known = true;
+      released_bytes_ += static_cast<int64_t>(val.constant.nbytes());
+      val.constant = Tensor();  // the descs in `values` that point here are not read again
+      val.constant_released = true;
     }
   }
 }
