@@ -1,4 +1,5 @@
 // Model loading: recognise the format, import, optimise, validate.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -6,6 +7,7 @@
 #include <memory>
 
 #include "core/checked_math.h"
+#include "core/mapped_file.h"
 #include "graph/infer_values.h"
 #include "graph/passes/pipeline.h"
 #include "import/ncnn/ncnn_importer.h"
@@ -214,9 +216,43 @@ std::shared_ptr<Model> Model::load_ncnn(const std::string& param_text, const voi
 
 std::shared_ptr<Model> Model::load(const std::string& path, const Options& options) {
   const int64_t max_bytes = resolve_options(options).max_file_bytes;
-  // A regular file that is not an ncnn .param is parsed as ONNX straight from the file: reading it whole
-  // first cost a copy and as much fresh memory as the weights (the kernel zeroing those pages was much of
-  // ResNet-50's load time).
+  auto check_size = [&](uint64_t size, const std::string& file, const char* what) {
+    if (max_bytes > 0 && size > static_cast<uint64_t>(max_bytes))
+      throw Error(std::string(what) + " '" + file + "' is larger than the limit of " + bytes_str(max_bytes) +
+                  " (Options::max_file_bytes)");
+  };
+  // Model files are mapped, not read: the weights are decoded from the page cache straight into their
+  // tensors, with no copy of the file in fresh memory (the kernel clearing such pages was much of
+  // ResNet-50's load time). (A file truncated by another process while it is mapped faults the process.)
+  {
+    MappedFile mapped;
+    if (mapped.map(path)) {
+      check_size(mapped.size(), path, "model file");
+      const std::string head(reinterpret_cast<const char*>(mapped.data()), std::min<size_t>(mapped.size(), 4096));
+      try {
+        if (looks_like_ncnn_param(head)) {
+          const std::string param(reinterpret_cast<const char*>(mapped.data()), mapped.size());
+          const std::string wpath = options.weights_path.empty() ? default_weights_path(path) : options.weights_path;
+          MappedFile weights;
+          if (weights.map(wpath)) {
+            check_size(weights.size(), wpath, "ncnn weights file");
+            return load_ncnn(param, weights.data(), weights.size(), options);
+          }
+          const std::string bytes = read_file(wpath, "ncnn weights file", max_bytes);
+          return load_ncnn(param, bytes.data(), bytes.size(), options);
+        }
+        if (named_like_ncnn_param(path))
+          throw Error("not an ncnn .param file: its first line must be ncnn's magic number 7767517");
+        Graph graph = import_onnx(mapped);
+        mapped.unmap();  // before the passes and the packing allocate
+        return std::make_shared<Model>(std::make_unique<ModelImpl>(std::move(graph), options, "onnx"));
+      } catch (const Error& e) {
+        throw Error(path + ": " + e.what());
+      }
+    }
+  }
+  // A regular file that could not be mapped and is not an ncnn .param is parsed as ONNX straight from the
+  // file: reading it whole first would cost a copy and as much fresh memory as the weights.
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
