@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "core/aligned_memory.h"
@@ -192,6 +193,44 @@ TEST(ReleasedWeights, NcnnModelWithAFixedShapeMatchesNcnnGolden) {
     for (const char* name : kRetinaOutputs)
       expect_close(out.at(name), read_npy(kGoldenDir + name + ".npy"), "session " + std::to_string(s) + ", " + name);
   }
+}
+
+// A model whose weights were released at load cannot be planned for another input shape (there would be
+// nothing to pack from): a session given another shape, by prepare() or by run(), gets a clear Error
+// naming the input and the shape it expects, before any planning, and afterwards still runs the declared
+// shape, matching the same model loaded without a fixed shape (which keeps its weights and packs for the
+// shape it is given).
+TEST(ReleasedWeights, AnotherInputShapeIsAClearErrorAndTheSessionStillRuns) {
+  ASSERT_TRUE(std::ifstream(kNcnnModel).good()) << "missing " << kNcnnModel;
+  Options o;
+  o.threads = 1;
+  auto dynamic = Model::load(kNcnnModel, o);
+  o.input_shapes = {{"data", {1, 3, 96, 128}}};
+  auto fixed = Model::load(kNcnnModel, o);
+  ASSERT_GT(impl(*fixed).released_bytes(), int64_t(1) << 20);
+  Tensor x = Tensor::empty(DataType::Float32, {1, 3, 96, 128});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = static_cast<float>((i * 37) % 255);
+  Tensor other = Tensor::empty(DataType::Float32, {1, 3, 128, 96});
+  for (int64_t i = 0; i < other.numel(); ++i) other.data_as<float>()[i] = 1.f;
+
+  auto s = fixed->create_session();
+  auto message_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  for (const std::string& m : {message_of([&] { s->prepare({{"data", {1, 3, 128, 96}}}); }),
+                               message_of([&] { s->run({{"data", other}}); })}) {
+    EXPECT_NE(m.find("'data'"), std::string::npos) << m;
+    EXPECT_NE(m.find("1x3x96x128"), std::string::npos) << m;
+    EXPECT_EQ(m.find("internal error"), std::string::npos) << m;
+  }
+  const auto ours = s->run({{"data", x}});
+  const auto reference = dynamic->create_session()->run({{"data", x}});
+  for (const char* name : kRetinaOutputs) expect_close(ours.at(name), reference.at(name), name);
 }
 
 }  // namespace
