@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ODR check of the per-ISA kernel objects (src/kernels/x86/avx512/, avx2/).
+"""ODR check of the per-ISA kernel objects (src/kernels/x86/avx512/, avx2/, vnni/).
 
 Those files are compiled with -mavx512f / -mavx2. If one of them emitted a weak (COMDAT) definition of an
 inline or template function that generic code also uses (std::min, std::vector<...>::..., an inline
@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 
-ISA_DIR = re.compile(r"kernels/x86/(avx512|avx2)/")
+ISA_DIR = re.compile(r"kernels/x86/(avx512|avx2|vnni)/")
 
 
 def main(objects):

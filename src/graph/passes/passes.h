@@ -45,8 +45,9 @@ int fuse_activation_through_concat(Graph& g);
 // Returns the number of merged groups.
 int merge_sibling_convs(Graph& g);
 // Chooses plain or channel-blocked (NCHW[P]c, P from max_block down to 8, or P = max_block when that is
-// smaller: NEON's 4) storage for every 4-D float tensor and
-// inserts ng.Reorder nodes where needed; returns how many. Needs fixed input shapes (else does nothing).
+// smaller: NEON's 4) storage for every 4-D float tensor, and for every 4-D int8 tensor of a quantised
+// model (P from max_block, the ISA's int8 block, down to 4), and inserts ng.Reorder nodes where needed;
+// returns how many. Needs fixed input shapes (else does nothing).
 int plan_layout(Graph& g, int max_block);
 
 }  // namespace ninegrid

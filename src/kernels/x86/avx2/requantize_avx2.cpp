@@ -1,0 +1,15 @@
+// avx2 instantiation of the int8 requantisation epilogue (kernels/x86/qconv_epilogue_impl.h).
+#include "kernels/x86/simd_int8_avx2.h"
+// (the vector type must be declared before the kernels that use it)
+#include "kernels/x86/qconv_epilogue_impl.h"
+
+namespace ninegrid {
+namespace avx2 {
+
+void requantize_sums(const int32_t* acc, int64_t channels, int64_t plane, const X86Requantize& q, int64_t out_block,
+                     int64_t block_begin, int64_t block_end, uint8_t* y) {
+  requantize_sums_impl<QVecAvx2>(acc, channels, plane, q, out_block, block_begin, block_end, y);
+}
+
+}  // namespace avx2
+}  // namespace ninegrid

@@ -1,0 +1,120 @@
+// Entry points of the fast x86 int8 kernels (kernels/quantized.h defines the arithmetic they compute, bit for
+// bit the same as the reference kernels in kernels/ref/), one set per instruction set:
+//   ninegrid::vnni (src/kernels/x86/vnni/, AVX-512 with VNNI: vpdpbusd, 16 int32 accumulator lanes)
+//   ninegrid::avx2 (src/kernels/x86/avx2/, AVX2 without VNNI: vpmaddwd on 16-bit values, 8 lanes; it cannot
+//                   saturate, unlike vpmaddubsw, so it needs no 7-bit weights)
+// Call an ISA's functions only when the CPU has it (core/cpu_features.h: avx512vnni for vnni).
+//
+// Layouts. Activations are uint8 in NCHW[B]c (B = 1 is plain NCHW). The kernels compute P output channels per
+// vector (P = the ISA's lanes) and store them in the output's block: B = P, a divisor of P (one vector is P / B
+// consecutive blocks) or 1; lanes past out_channels are never stored.
+//
+// Plain data only, as in conv_kernels_x86.h (the ISA files must not share inline or template code with
+// generic code).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/x86/conv_kernels_x86.h"  // X86ConvRange
+
+namespace ninegrid {
+
+// The requantisation of P int32 sums into P uint8 outputs (kernels/quantized.h's requantize, whose sum there
+// already includes the bias):
+//   v = float(acc) * multiplier[c];  v = fma(float(r - residual_zero_point), residual_multiplier, v) with a
+//   residual;  clamp to [qmin - out_zero_point, qmax - out_zero_point];  round half to even;  + out_zero_point.
+struct X86Requantize {
+  const float* multiplier = nullptr;  // one per output channel, padded to whole vectors of P (any finite value)
+  int32_t out_zero_point = 0;
+  int32_t qmin = 0, qmax = 255;
+  // The fused residual (uint8, the output's shape and layout), or null.
+  const uint8_t* residual = nullptr;
+  int32_t residual_zero_point = 0;
+  float residual_multiplier = 0.f;
+};
+
+// One image's quantised convolution with everything prepared for a kernel (the int8 twin of X86ConvArgs;
+// ranges are X86ConvRange's, kernels/x86/conv_kernels_x86.h). `P` is the ISA's lane count.
+struct X86QConvArgs {
+  // Geometry, as in X86ConvArgs.
+  int64_t in_channels = 0, in_h = 0, in_w = 0;
+  int64_t out_channels = 0, out_h = 0, out_w = 0;  // out_channels: the real count; stores stop there
+  int64_t groups = 1, in_channels_per_group = 0, out_channels_per_group = 0;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t in_block = 1, out_block = 1;
+
+  // Prepacked weights (each kernel's entry point gives its packing); zeros for padding channels.
+  const int8_t* weights = nullptr;
+  // Per output channel, padded to whole vectors: where the sums start, the bias minus x_zero_point times the
+  // sum of all the channel's weights (the reference subtracts the zero point from every input inside the
+  // image; the kernels multiply the raw bytes and correct once).
+  const int32_t* bias = nullptr;
+  // Per kernel tap [ceil(out_channels / P)][kernel_h][kernel_w][P]: x_zero_point times the channel's weights of
+  // that tap summed over its input channels. An output whose window leaves the image adds back those of its
+  // taps outside, which the reference skips and the correction in `bias` counted.
+  const int32_t* tap_zero_sums = nullptr;
+  int32_t x_zero_point = 0;
+  X86Requantize requantize;
+
+  const uint8_t* x = nullptr;  // the input, NCHW[in_block]c
+  uint8_t* y = nullptr;        // the output, NCHW[out_block]c
+};
+
+// How an x86 int8 depthwise kernel (qconv2d_depthwise below) reads its weights; kernels/qpack_depthwise.h
+// packs them so. The kernel computes `lanes` channels per vector: X86ConvRange's channel blocks count such
+// vectors, and X86QConvArgs' bias and requantize.multiplier are padded to a whole number of them. Each
+// multiply-add takes `taps` consecutive taps of one kernel row for every lane (vpdpbusd 4, vpmaddwd 2).
+struct X86QDepthwiseLayout {
+  int64_t lanes = 16;
+  int64_t taps = 4;
+  int64_t weight_bytes = 1;  // 1: int8 weights; 2: int16 (vpmaddwd's operand, packed wide)
+};
+
+#define NINEGRID_X86_INT8_KERNELS                                                                          \
+  /* int32 sums in NCHW[P]c (one image: ceil(channels / P) blocks of `plane` pixels x P lanes, padding     \
+     lanes ignored) requantised into y (block out_block: P, a divisor of P, or 1), channel blocks          \
+     [block_begin, block_end) of P channels. The conv kernels' epilogue, callable on its own. */          \
+  void requantize_sums(const int32_t* acc, int64_t channels, int64_t plane, const X86Requantize& q,         \
+                       int64_t out_block, int64_t block_begin, int64_t block_end, uint8_t* y);                \
+  /* Direct convolution (qconv_arith_impl.h on conv_direct_impl.h's tiles): any kernel, stride, dilation,  \
+     padding; groups == 1 or output channels per group a multiple of P. Input blocks 16, 8 or 4 (a multiple \
+     of kDepth dividing in_channels), in_channels_per_group a multiple of kDepth (the caller stages other   \
+     inputs into a padded copy). Weights packed [ceil(out_channels / P)][in_channels_per_group / kDepth]    \
+     [kernel_h][kernel_w][P][kDepth]. */                                                                    \
+  void qconv2d_direct(const X86QConvArgs& a, const X86ConvRange& r);                                        \
+  /* 1x1, stride 1, no padding: the plane as one long row. Same packing and constraints. */                 \
+  void qconv2d_pointwise(const X86QConvArgs& a, const X86ConvRange& r);
+
+// Depthwise convolution (groups == in_channels == out_channels), declared in both namespaces below: any
+// kernel, stride, dilation and padding, any input and output block. Kernels 3x3 and 5x5 with stride 1 or 2
+// (both axes) and dilation 1, on input blocks that are a multiple of the layout's lanes, run unrolled
+// register tiles with nine-grid borders; the rest a slower path over each output's taps. Padding taps read
+// the input zero point, so the weight-sum correction in `bias` is exact everywhere and tap_zero_sums is not
+// read. Weights: pack_qdepthwise_weights (kernels/qpack_depthwise.h) with qconv2d_depthwise_layout(in_block).
+//   void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
+//   X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
+// vnni: 16 lanes (zmm) for input blocks that are a multiple of 16, else 8 (ymm, vpdpbusd on 256 bits).
+// avx2: 8 lanes, int16 weights (vpmaddwd on tap pairs).
+struct X86ConvRange;
+
+namespace vnni {
+constexpr int kLanes = 16;
+constexpr int kDepth = 4;  // input channels per vpdpbusd
+// Output blocks the direct and pointwise kernels handle together (as conv_kernels_x86.h's).
+constexpr int kOcBlocksPerTile = 2;
+NINEGRID_X86_INT8_KERNELS
+void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
+X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
+}  // namespace vnni
+
+namespace avx2 {
+constexpr int kInt8Depth = 2;  // input channels per vpmaddwd (kLanes, 8, and kOcBlocksPerTile: conv_kernels_x86.h)
+NINEGRID_X86_INT8_KERNELS
+void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
+X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
+}  // namespace avx2
+
+#undef NINEGRID_X86_INT8_KERNELS
+
+}  // namespace ninegrid
