@@ -79,6 +79,12 @@ std::string default_weights_path(const std::string& param_path) {
 ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
     : graph_(std::move(graph)), options_(std::move(options)), format_(std::move(format)) {
   resolved_ = resolve_options(options_);
+  // A graph taken from a model that released weights after packing them (prepare_for_declared_shapes)
+  // lacks their contents: another model could not pack them.
+  for (const Value& v : graph_.values)
+    if (v.constant_released)
+      throw Error("constant '" + v.name + "' was released by the model this graph comes from (its ops had "
+                  "packed it); a new model needs the graph as it was imported");
   graph_.topo_sort();
 
   // Input shapes given by the user replace the model's declared (possibly dynamic) ones.

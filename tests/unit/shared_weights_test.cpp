@@ -233,5 +233,22 @@ TEST(ReleasedWeights, AnotherInputShapeIsAClearErrorAndTheSessionStillRuns) {
   for (const char* name : kRetinaOutputs) expect_close(ours.at(name), reference.at(name), name);
 }
 
+// The graph of a model that released weights cannot make another model (internal API: tests build models
+// from graphs): a clear Error naming a released constant, not a failure when the new model plans.
+TEST(ReleasedWeights, AModelsGraphWithoutItsWeightsCannotMakeAnotherModel) {
+  ASSERT_TRUE(std::ifstream(kNcnnModel).good()) << "missing " << kNcnnModel;
+  Options o;
+  o.input_shapes = {{"data", {1, 3, 64, 64}}};
+  auto fixed = Model::load(kNcnnModel, o);
+  ASSERT_GT(impl(*fixed).released_bytes(), 0);
+  try {
+    ModelImpl again(impl(*fixed).graph(), o, "ncnn");
+    ADD_FAILURE() << "a model was made from a graph without its weights";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("was released by the model this graph comes from"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ninegrid

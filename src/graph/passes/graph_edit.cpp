@@ -39,7 +39,9 @@ const Tensor* constant_input(const Graph& g, const Node& n, size_t slot) {
 
 bool exclusively_owned_constant(const Graph& g, int value) {
   const Value& val = g.values[value];
-  if (!val.constant.defined()) return false;
+  // Another tensor holding the same storage (a copy of the graph, or a caller's tensor) would see a
+  // write; borrowed memory is not the graph's to write.
+  if (!val.constant.defined() || val.constant.use_count() != 1) return false;
   for (int o : g.outputs)
     if (o == value) return false;
   int readers = 0;
