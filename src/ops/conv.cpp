@@ -121,6 +121,15 @@ class Conv final : public Op {
     return fast_ ? fast_->name() : std::string("ref");
   }
 
+  // The vector kernel holds copies of the weights, bias and PRelu slopes: sessions of one model share it.
+  std::shared_ptr<const void> prepared_state() const override { return fast_; }
+  void adopt_prepared_state(std::shared_ptr<const void> state) override {
+    fast_ = std::static_pointer_cast<const Conv2dKernel>(std::move(state));
+  }
+  bool packed_input(size_t i) const override {
+    return fast_ && (i == 1 || i == 2 || i == static_cast<size_t>(fused::kSlopeInput));
+  }
+
   int64_t macs() const override {
     if (y_shape_.empty()) return 0;
     return geom_.rank() == 3 ? params3d().macs() : params2d().macs();
@@ -249,7 +258,7 @@ class Conv final : public Op {
   int64_t group_ = 1;
   Activation activation_;
   int64_t in_block_ = 1, out_block_ = 1;  // channel blocks of X and Y (1 = plain NCHW)
-  std::unique_ptr<Conv2dKernel> fast_;    // the vector kernel, when one applies
+  std::shared_ptr<const Conv2dKernel> fast_;  // the vector kernel, when one applies (shared by sessions)
   WindowGeometry geom_;
   Shape x_shape_, y_shape_;
   std::vector<float> slopes_;  // PRelu slopes expanded to one per output channel

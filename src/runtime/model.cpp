@@ -1,4 +1,5 @@
 // Model loading: recognise the format, import, optimise, validate.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -6,6 +7,7 @@
 #include <memory>
 
 #include "core/checked_math.h"
+#include "core/mapped_file.h"
 #include "graph/infer_values.h"
 #include "graph/passes/pipeline.h"
 #include "import/ncnn/ncnn_importer.h"
@@ -77,6 +79,12 @@ std::string default_weights_path(const std::string& param_path) {
 ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
     : graph_(std::move(graph)), options_(std::move(options)), format_(std::move(format)) {
   resolved_ = resolve_options(options_);
+  // A graph taken from a model that released weights after packing them (prepare_for_declared_shapes)
+  // lacks their contents: another model could not pack them.
+  for (const Value& v : graph_.values)
+    if (v.constant_released)
+      throw Error("constant '" + v.name + "' was released by the model this graph comes from (its ops had "
+                  "packed it); a new model needs the graph as it was imported");
   graph_.topo_sort();
 
   // Input shapes given by the user replace the model's declared (possibly dynamic) ones.
@@ -130,6 +138,7 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
       outputs_[i].dtype = values.values[graph_.outputs[i]].desc.dtype;
       outputs_[i].shape_known = true;
     }
+    prepare_for_declared_shapes(values, ops);
   }
   // A name stays only on a dimension that is still dynamic, and only where the rank is what the file said.
   for (auto* infos : {&inputs_, &outputs_}) {
@@ -141,6 +150,53 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
         named = named || !info.dim_names[d].empty();
       }
       if (!named) info.dim_names.clear();
+    }
+  }
+}
+
+void ModelImpl::prepare_for_declared_shapes(const ValueInference& values, std::vector<std::unique_ptr<Op>>& ops) {
+  std::vector<Shape> shapes;
+  if (!fixed_input_shapes(graph_, &shapes)) return;
+  const std::string signature = PreparedKernels::signature(shapes);
+  // Per constant: the reads by steps (nodes left to run) not yet prepared, and whether anything else
+  // needs its contents (a graph output, or a step that did not pack it).
+  std::vector<int> reads(graph_.values.size(), 0);
+  std::vector<char> kept(graph_.values.size(), 0);
+  for (int o : graph_.outputs) kept[o] = 1;
+  for (size_t n = 0; n < graph_.nodes.size(); ++n)
+    for (int v : graph_.nodes[n].inputs)
+      if (v >= 0 && graph_.values[v].is_constant()) {
+        if (values.folded[n]) kept[v] = 1;  // evaluated again by every plan
+        else ++reads[v];
+      }
+  std::vector<TensorDesc> in;
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    if (values.folded[n]) continue;
+    const Node& node = graph_.nodes[n];
+    in.clear();
+    for (int v : node.inputs) {
+      if (v < 0) {
+        in.emplace_back();
+        in.back().present = false;
+      } else {
+        in.push_back(values.values[v].desc);
+      }
+    }
+    Op& op = *ops[n];
+    op.prepare(in, resolved_.exec);
+    prepared_.add(signature, static_cast<int>(n), op.prepared_state(), /*pin=*/true);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int v = node.inputs[i];
+      if (v < 0 || !graph_.values[v].is_constant()) continue;
+      if (!op.packed_input(i)) kept[v] = 1;
+      if (--reads[v] > 0 || kept[v]) continue;
+      Value& val = graph_.values[v];
+      val.dtype = val.constant.dtype();
+      val.shape = val.constant.shape();
+      val.shape_known = true;
+      released_bytes_ += static_cast<int64_t>(val.constant.nbytes());
+      val.constant = Tensor();  // the descs in `values` that point here are not read again
+      val.constant_released = true;
     }
   }
 }
@@ -166,9 +222,43 @@ std::shared_ptr<Model> Model::load_ncnn(const std::string& param_text, const voi
 
 std::shared_ptr<Model> Model::load(const std::string& path, const Options& options) {
   const int64_t max_bytes = resolve_options(options).max_file_bytes;
-  // A regular file that is not an ncnn .param is parsed as ONNX straight from the file: reading it whole
-  // first cost a copy and as much fresh memory as the weights (the kernel zeroing those pages was much of
-  // ResNet-50's load time).
+  auto check_size = [&](uint64_t size, const std::string& file, const char* what) {
+    if (max_bytes > 0 && size > static_cast<uint64_t>(max_bytes))
+      throw Error(std::string(what) + " '" + file + "' is larger than the limit of " + bytes_str(max_bytes) +
+                  " (Options::max_file_bytes)");
+  };
+  // Model files are mapped, not read: the weights are decoded from the page cache straight into their
+  // tensors, with no copy of the file in fresh memory (the kernel clearing such pages was much of
+  // ResNet-50's load time). (A file truncated by another process while it is mapped faults the process.)
+  {
+    MappedFile mapped;
+    if (mapped.map(path)) {
+      check_size(mapped.size(), path, "model file");
+      const std::string head(reinterpret_cast<const char*>(mapped.data()), std::min<size_t>(mapped.size(), 4096));
+      try {
+        if (looks_like_ncnn_param(head)) {
+          const std::string param(reinterpret_cast<const char*>(mapped.data()), mapped.size());
+          const std::string wpath = options.weights_path.empty() ? default_weights_path(path) : options.weights_path;
+          MappedFile weights;
+          if (weights.map(wpath)) {
+            check_size(weights.size(), wpath, "ncnn weights file");
+            return load_ncnn(param, weights.data(), weights.size(), options);
+          }
+          const std::string bytes = read_file(wpath, "ncnn weights file", max_bytes);
+          return load_ncnn(param, bytes.data(), bytes.size(), options);
+        }
+        if (named_like_ncnn_param(path))
+          throw Error("not an ncnn .param file: its first line must be ncnn's magic number 7767517");
+        Graph graph = import_onnx(mapped);
+        mapped.unmap();  // before the passes and the packing allocate
+        return std::make_shared<Model>(std::make_unique<ModelImpl>(std::move(graph), options, "onnx"));
+      } catch (const Error& e) {
+        throw Error(path + ": " + e.what());
+      }
+    }
+  }
+  // A regular file that could not be mapped and is not an ncnn .param is parsed as ONNX straight from the
+  // file: reading it whole first would cost a copy and as much fresh memory as the weights.
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
     const std::uintmax_t size = std::filesystem::file_size(path, ec);
