@@ -25,7 +25,7 @@
 namespace ninegrid {
 namespace {
 
-class Conv final : public Op {
+class Conv final : public Op, public ConvTunable {
  public:
   explicit Conv(const Node& node) : Op(node) {
     try {
@@ -121,14 +121,29 @@ class Conv final : public Op {
     return fast_ ? fast_->name() : std::string("ref");
   }
 
+  ConvTunable* conv_tunable() override { return fast_ ? this : nullptr; }
+  const ConvKey& key() const override { return key_; }
+  const ConvPlan& plan() const override { return plan_; }
+  bool tuned() const override { return tuned_; }
+  std::unique_ptr<Conv2dKernel> build(const ConvPlan& plan) const override {
+    return make_conv2d_kernel(plan, key_.p, weights_, bias_, activation_for_kernels_);
+  }
+  std::unique_ptr<Conv2dKernel> install(std::unique_ptr<Conv2dKernel> kernel, ConvPlan* plan) override {
+    std::swap(fast_, kernel);
+    std::swap(plan_, *plan);
+    tuned_ = false;
+    return kernel;
+  }
+
   int64_t macs() const override {
     if (y_shape_.empty()) return 0;
     return geom_.rank() == 3 ? params3d().macs() : params2d().macs();
   }
 
  private:
-  // Picks a vector kernel when one handles this shape and layout (weights known at plan time, as they are
-  // for every imported model); it prepacks the weights once per input shape. Otherwise the reference.
+  // Builds the kernel the conv policy plans for this shape and layout (ops/conv_select.h: the tuned plan,
+  // else the rules') when the weights are known at plan time, as they are for every imported model; it
+  // prepacks the weights once per input shape. Otherwise the reference.
   void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
     if (geom_.rank() != 2 || !in[1].value) return;
     if (in.size() > 2 && in[2].present && !in[2].value) return;
@@ -144,8 +159,15 @@ class Conv final : public Op {
       act.slope = slopes_.data();
     }
     const float* bias = in.size() > 2 && in[2].present ? in[2].value->data_as<float>() : nullptr;
+    const bool residual = in.size() > fused::kResidualInput && in[fused::kResidualInput].present;
+    // Kept for build(): the weights and bias are the plan's constants, alive as long as the session's plan.
+    weights_ = in[1].value->data_as<float>();
+    bias_ = bias;
+    activation_for_kernels_ = act;
     try {
-      fast_ = select_conv2d_kernel(p, in[1].value->data_as<float>(), bias, act, in_block_, out_block_, settings);
+      key_ = conv_key(p, act.kind, residual, in_block_, out_block_, settings);
+      plan_ = choose_conv_plan(key_, settings, &tuned_);
+      fast_ = make_conv2d_kernel(plan_, p, weights_, bias_, act);
     } catch (const Error& e) {
       error(e.what());
     }
@@ -249,6 +271,12 @@ class Conv final : public Op {
   int64_t group_ = 1;
   Activation activation_;
   int64_t in_block_ = 1, out_block_ = 1;  // channel blocks of X and Y (1 = plain NCHW)
+  ConvKey key_;                            // what the policy planned for (see ConvTunable)
+  ConvPlan plan_;                          // the policy's plan (ConvKernel::Ref: the reference)
+  bool tuned_ = false;                     // plan_ came from the tuning cache
+  const float* weights_ = nullptr;         // the prepared weights and bias (constants of the plan)
+  const float* bias_ = nullptr;
+  Activation activation_for_kernels_;      // with the expanded PRelu slopes
   std::unique_ptr<Conv2dKernel> fast_;    // the vector kernel, when one applies
   WindowGeometry geom_;
   Shape x_shape_, y_shape_;

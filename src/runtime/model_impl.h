@@ -22,6 +22,7 @@ class ModelImpl {
   const std::string& format() const { return format_; }  // "onnx" or "ncnn"
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   Graph graph_;
@@ -30,6 +31,7 @@ class ModelImpl {
   std::string format_;
   std::vector<ValueInfo> inputs_;
   std::vector<ValueInfo> outputs_;
+  std::vector<std::string> warnings_;
 };
 
 class SessionImpl;
