@@ -78,10 +78,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=10, help="timed runs per round and side")
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated names; '' for none (with --model-file)")
     ap.add_argument("--out", default=None, help="also write the markdown report here")
     ap.add_argument("--opt-levels", default="", help="also time ninegrid at these --opt-level values, e.g. 0,1,2")
     ap.add_argument("--baseline", default="", help="also time this other ninegrid binary (a previous build)")
+    ap.add_argument("--model-file", action="append", default=[], metavar="NAME=PATH[@SHAPE]",
+                    help="also time this model file under NAME (e.g. an int8 QDQ model `ninegrid quantize` wrote: "
+                         "resnet50_int8=/tmp/resnet50_int8.onnx); SHAPE as in the table above (data=1x3x640x640)")
     args = ap.parse_args()
 
     ort_runner = os.path.join(ROOT, "bench", "ort_runner.js")
@@ -89,7 +92,7 @@ def main():
     opt_levels = [int(x) for x in args.opt_levels.split(",") if x.strip()]
     rows = []
     names = []
-    for item in args.models.split(","):
+    for item in [m for m in args.models.split(",") if m]:
         if item.startswith("layers:"):  # every model bench/make_layer_models.py wrote whose name starts so
             prefix = item[len("layers:"):]
             layer_dir = os.path.join(CACHE, "bench_layers")
@@ -105,9 +108,14 @@ def main():
             names.append(item)
         else:
             sys.exit(f"unknown model '{item}' (known: {', '.join(list(MODELS) + list(EXTRA_MODELS))}, or layers:PREFIX)")
+    for item in args.model_file:
+        name, _, rest = item.partition("=")
+        file, _, shape = rest.partition("@")
+        MODELS[name] = (os.path.abspath(file), shape or None)
+        names.append(name)
     for name in names:
         rel, shape = MODELS[name]
-        path = os.path.join(CACHE, rel)
+        path = os.path.join(CACHE, rel)  # an absolute rel (--model-file) stays as it is
         if not os.path.exists(path):
             print(f"skip {name}: {path} missing (scripts/setup.sh and scripts/make_test_models.sh make it)",
                   file=sys.stderr)

@@ -160,11 +160,11 @@ double measure_fma_peak_gflops(const std::string& isa, PeakClock clock) {
   return 12.0 * 2 * (kIters / 8) / best_seconds([&] { sink = sink + scalar_loop(); }, clock) / 1e9;
 }
 
-double measure_vnni_peak_gops() {
+double measure_vnni_peak_gops(PeakClock clock) {
 #if defined(__x86_64__)
   if (!__builtin_cpu_supports("avx512vnni")) return 0;
   volatile int sink = 0;
-  return 12.0 * 64 * 2 * kIters / best_seconds([&] { sink = sink + vnni_loop_512(); }) / 1e9;
+  return 12.0 * 64 * 2 * kIters / best_seconds([&] { sink = sink + vnni_loop_512(); }, clock) / 1e9;
 #else
   return 0;
 #endif

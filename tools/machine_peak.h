@@ -19,7 +19,7 @@ enum class PeakClock { Wall, ThreadCpu };
 double measure_fma_peak_gflops(const std::string& isa, PeakClock clock = PeakClock::Wall);
 // Peak int8 GOP/s of one core with AVX-512 VNNI (vpdpbusd: 64 multiply-adds per instruction); 0 if the
 // CPU lacks it.
-double measure_vnni_peak_gops();
+double measure_vnni_peak_gops(PeakClock clock = PeakClock::Wall);
 // Sustained memory bandwidth of one core in GB/s (bytes read + bytes written per second). Takes ~100 ms.
 double measure_memory_bandwidth_gbs();
 

@@ -13,8 +13,15 @@ namespace ninegrid {
 // otherwise op.error().
 int64_t read_spatial_block(const Op& op);
 
+// For the element-wise operators that run the same in every layout (ng.QAdd, ng.QConcat, QuantizeLinear,
+// DequantizeLinear): the block the layout pass recorded for Y (ng.out_block, 1 when absent), in
+// [1, kMaxBlockLanes], so that the op can refuse a blocked layout its arithmetic does not fit.
+int64_t read_output_block(const Op& op);
+
 // For block > 1: X must be a 4-D float tensor whose channels the block divides; otherwise op.error()
 // naming what the blocked kernels need.
 void expect_blockable(const Op& op, int64_t block, const TensorDesc& x);
+// The same for an op whose blocked kernels also take int8 data: X may be float32, uint8 or int8.
+void expect_blockable_float_or_int8(const Op& op, int64_t block, const TensorDesc& x);
 
 }  // namespace ninegrid

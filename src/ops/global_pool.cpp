@@ -1,7 +1,7 @@
 // GlobalAveragePool and GlobalMaxPool: one value per (batch, channel), the mean or the max over all
 // spatial positions. Output [N, C, 1, ...] keeps X's rank. With ng.in_block = ng.out_block = B > 1 (set
-// by the layout pass) X is channel-blocked NCHW[B]c (4-D float); Y, [N, C, 1, 1], has the same bytes in
-// every layout.
+// by the layout pass) X is channel-blocked NCHW[B]c (4-D float, or for GlobalMaxPool also uint8 / int8);
+// Y, [N, C, 1, 1], has the same bytes in every layout.
 #include "kernels/pool_blocked_fast.h"
 #include "kernels/ref/pool_blocked_ref.h"
 #include "kernels/ref/pool_ref.h"
@@ -27,7 +27,8 @@ class GlobalPool final : public Op {
     } else {
       expect_float(in[0], "input X");
     }
-    expect_blockable(*this, block_, in[0]);
+    if (is_max_) expect_blockable_float_or_int8(*this, block_, in[0]);
+    else expect_blockable(*this, block_, in[0]);
     const Shape& x = in[0].shape;
     if (x.size() < 2) error("input X must have rank 2 or more ([N, C, spatial...]), got shape " + shape_str(x));
     planes_ = x[0] * x[1];
@@ -57,9 +58,17 @@ class GlobalPool final : public Op {
     if (block_ > 1) {
       // Work in block planes: (batch, channel block) pairs.
       const int64_t block_planes = planes_ / block_;
-      if (is_max_)
+      if (is_max_ && x.dtype() == DataType::Float32)
         fn = [&](int64_t b, int64_t e) {
           global_max_pool_blocked_ref(n, block_, x.data_as<float>(), y.data_as<float>(), b, e);
+        };
+      else if (is_max_ && x.dtype() == DataType::UInt8)
+        fn = [&](int64_t b, int64_t e) {
+          global_max_pool_blocked_ref(n, block_, x.data_as<uint8_t>(), y.data_as<uint8_t>(), b, e);
+        };
+      else if (is_max_)
+        fn = [&](int64_t b, int64_t e) {
+          global_max_pool_blocked_ref(n, block_, x.data_as<int8_t>(), y.data_as<int8_t>(), b, e);
         };
       else
         fn = [&](int64_t b, int64_t e) {

@@ -1,9 +1,11 @@
 // MaxPool (ONNX opsets 1-22): 1-D to 3-D max pooling with strides, pads, dilations, auto_pad, ceil_mode,
 // and the optional Indices output (flattened positions, storage_order 0 row-major or 1 column-major).
 // float32, uint8 and int8 inputs. With ng.in_block = ng.out_block = B > 1 (set by the layout pass) X and Y
-// are channel-blocked NCHW[B]c: 2-D float pooling without the Indices output, on the vector kernels of
-// pool_blocked_fast.h when the block is the vector width.
+// are channel-blocked NCHW[B]c: 2-D pooling without the Indices output, on the vector kernels of
+// pool_blocked_fast.h when the data is float and the block is the vector width (uint8 and int8: the
+// blocked reference kernel, whose lane loop the compiler vectorises).
 #include "kernels/pool_blocked_fast.h"
+#include "kernels/ref/pool_blocked_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/pool_common.h"
 #include "core/cpu_features.h"
@@ -32,7 +34,7 @@ class MaxPool final : public PoolOp {
     const DataType t = in[0].dtype;
     if (t != DataType::Float32 && t != DataType::UInt8 && t != DataType::Int8)
       error(std::string("unsupported: input X of type ") + dtype_name(t) + " (float32, uint8 and int8 supported)");
-    expect_blockable(*this, block_, in[0]);
+    expect_blockable_float_or_int8(*this, block_, in[0]);
     const Shape y = infer_window(in[0]);
     isa_ = Isa::Ref;
     out[0].dtype = t;
@@ -44,7 +46,7 @@ class MaxPool final : public PoolOp {
   }
 
   void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
-    if (block_ > 1) isa_ = pool_blocked_isa(block_, settings.isa);
+    if (block_ > 1 && in[0].dtype == DataType::Float32) isa_ = pool_blocked_isa(block_, settings.isa);
   }
 
   void run(OpContext& ctx) override {
@@ -56,9 +58,23 @@ class MaxPool final : public PoolOp {
     if (block_ > 1) {
       // Work in output rows of the block planes.
       const int64_t rows = p.planes / block_ * p.out[1];
-      fn = [&](int64_t b, int64_t e) {
-        max_pool_blocked_fast(isa_, p, block_, x.data_as<float>(), ctx.output(0).data_as<float>(), b, e);
-      };
+      switch (x.dtype()) {
+        case DataType::Float32:
+          fn = [&](int64_t b, int64_t e) {
+            max_pool_blocked_fast(isa_, p, block_, x.data_as<float>(), ctx.output(0).data_as<float>(), b, e);
+          };
+          break;
+        case DataType::UInt8:
+          fn = [&](int64_t b, int64_t e) {
+            max_pool_blocked_ref(p, block_, x.data_as<uint8_t>(), ctx.output(0).data_as<uint8_t>(), b, e);
+          };
+          break;
+        default:
+          fn = [&](int64_t b, int64_t e) {
+            max_pool_blocked_ref(p, block_, x.data_as<int8_t>(), ctx.output(0).data_as<int8_t>(), b, e);
+          };
+          break;
+      }
       if (ctx.pool) ctx.pool->parallel_for(rows, fn);
       else fn(0, rows);
       return;

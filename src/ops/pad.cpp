@@ -3,9 +3,10 @@
 // constant_value (optional scalar, mode constant), axes (optional, opset 18). Modes constant, reflect,
 // edge and wrap (opset 19). pads and axes decide the output shape, so they must be known at plan time.
 // With ng.in_block = ng.out_block = B > 1 (set by the layout pass) data and output are channel-blocked
-// NCHW[B]c float tensors, padded on height and width only.
+// NCHW[B]c float32, uint8 or int8 tensors, padded on height and width only.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "kernels/ref/pad_ref.h"
@@ -37,7 +38,7 @@ class Pad final : public Op {
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 2, 4);
     const TensorDesc& x = in[0];
-    expect_blockable(*this, block_, x);
+    expect_blockable_float_or_int8(*this, block_, x);
     if (dtype_size(x.dtype) == 0) error(std::string("unsupported: data of type ") + dtype_name(x.dtype));
     const int rank = static_cast<int>(x.shape.size());
     const std::vector<int64_t> pads = known_ints(in, 1, "pads");
@@ -105,16 +106,24 @@ class Pad final : public Op {
     if (ctx.output(0).numel() == 0) return;
     if (block_ > 1) {
       // Work in output rows of the block planes ((batch, channel block) pairs).
-      float fill = 0.f;
-      std::memcpy(&fill, constant.data(), sizeof(float));
       const Shape& y = ctx.output(0).shape();
       const int64_t rows = y[0] * (y[1] / block_) * y[2];
-      const float* src = x.data_as<float>();
-      float* dst = ctx.output(0).data_as<float>();
-      auto fn = [&](int64_t b, int64_t e) {
-        gather_pixels_blocked_ref(in_shape_[2], in_shape_[3], sources_[2].data(), y[2], sources_[3].data(), y[3],
-                                  block_, fill, src, dst, b, e);
-      };
+      std::function<void(int64_t, int64_t)> fn;
+      if (elem == sizeof(float)) {
+        float fill = 0.f;
+        std::memcpy(&fill, constant.data(), sizeof(float));
+        fn = [&, fill](int64_t b, int64_t e) {
+          gather_pixels_blocked_ref(in_shape_[2], in_shape_[3], sources_[2].data(), y[2], sources_[3].data(), y[3],
+                                    block_, fill, x.data_as<float>(), ctx.output(0).data_as<float>(), b, e);
+        };
+      } else {  // uint8 or int8 (expect_blockable_float_or_int8): bytes
+        const uint8_t fill = constant[0];
+        fn = [&, fill](int64_t b, int64_t e) {
+          gather_pixels_blocked_ref(in_shape_[2], in_shape_[3], sources_[2].data(), y[2], sources_[3].data(), y[3],
+                                    block_, fill, static_cast<const uint8_t*>(x.data()),
+                                    static_cast<uint8_t*>(ctx.output(0).data()), b, e);
+        };
+      }
       if (ctx.pool) ctx.pool->parallel_for(rows, fn);
       else fn(0, rows);
       return;

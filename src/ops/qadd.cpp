@@ -1,11 +1,14 @@
 // ng.QAdd: C = A + B on uint8 tensors with numpy broadcasting, what graph/passes/fuse_qdq.cpp makes of
 // Add(DequantizeLinear(a), DequantizeLinear(b)) [-> Relu] -> QuantizeLinear. Attributes: a_scale,
 // a_zero_point, b_scale, b_zero_point, y_scale, y_zero_point, qmin, qmax (a fused ReLU: qmin =
-// y_zero_point). The arithmetic is kernels/quantized.h's QuantizedAdd.
+// y_zero_point). The arithmetic is kernels/quantized.h's QuantizedAdd. With ng.out_block = B > 1 (set by
+// the layout pass) A, B and C are channel-blocked NCHW[B]c: element-wise, so only inputs of C's shape (or
+// single values) are allowed then.
 #include "core/thread_pool.h"
 #include "ir/quant_attrs.h"
 #include "kernels/quantized.h"
 #include "ops/binary_op.h"
+#include "ops/blocked_layout.h"
 
 namespace ninegrid {
 namespace {
@@ -24,12 +27,20 @@ class QAdd final : public Op {
     } catch (const Error& e) {
       error(e.what());
     }
+    block_ = read_output_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 2, 2);
     out[0].shape = infer_binary_same_type(*this, TypeList<uint8_t>(), in);
     out[0].dtype = DataType::UInt8;
+    if (block_ > 1) {
+      expect_blockable_float_or_int8(*this, block_, TensorDesc{DataType::UInt8, out[0].shape, nullptr, true});
+      for (const TensorDesc& t : in)
+        if (t.shape != out[0].shape && shape_numel(t.shape) != 1)
+          error("the channel-blocked layout (ng.out_block " + std::to_string(block_) +
+                ") needs inputs of the output's shape " + shape_str(out[0].shape) + ", got " + shape_str(t.shape));
+    }
   }
 
   void run(OpContext& ctx) override {
@@ -38,6 +49,7 @@ class QAdd final : public Op {
 
  private:
   QuantizedAdd add_;
+  int64_t block_ = 1;  // channel block of A, B and C (1 = plain NCHW)
 };
 
 NINEGRID_REGISTER_OP("ng.QAdd", QAdd);

@@ -2,13 +2,16 @@
 // graph/passes/fuse_qdq_ops.cpp makes of Concat(DequantizeLinear(x_i)...) -> QuantizeLinear. Each input is
 // requantised into the output's scale and zero point (kernels/quantized_ops.h's QuantizedRescale); an
 // input that already has them is copied. Attributes: axis; x_scales and x_zero_points (one per input);
-// y_scale, y_zero_point.
+// y_scale, y_zero_point. With ng.out_block = B > 1 (set by the layout pass) the inputs and the output are
+// channel-blocked NCHW[B]c, concatenated on the channel axis: B divides every input's channels, so each
+// image's part of an input is one run of bytes in the output, as in plain NCHW, and the same loop serves.
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "ir/quant_attrs.h"
 #include "kernels/ref/qpool_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/op.h"
 
 namespace ninegrid {
@@ -43,6 +46,7 @@ class QConcat final : public Op {
       r.multiplier = scales[i] / y.scale;
       rescale_.push_back(r);
     }
+    block_ = read_output_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -64,6 +68,13 @@ class QConcat final : public Op {
       if (!fits) error("input " + shape_str(t.shape) + " does not match " + shape_str(first) + " outside axis " +
                        std::to_string(axis_));
       y[axis_] += t.shape[axis_];
+    }
+    if (block_ > 1) {
+      if (first.size() != 4 || axis_ != 1)
+        error("the channel-blocked layout (ng.out_block " + std::to_string(block_) +
+              ") needs 4-D inputs concatenated on axis 1, got axis " + std::to_string(axis_) + " of " +
+              shape_str(first));
+      for (const TensorDesc& t : in) expect_blockable_float_or_int8(*this, block_, t);
     }
     outer_ = 1;
     for (int d = 0; d < axis_; ++d) outer_ *= first[d];
@@ -94,6 +105,7 @@ class QConcat final : public Op {
   int axis_ = 0;
   int64_t outer_ = 1, inner_ = 1;
   std::vector<QuantizedRescale> rescale_;
+  int64_t block_ = 1;  // channel block of the inputs and the output (1 = plain NCHW)
 };
 
 NINEGRID_REGISTER_OP("ng.QConcat", QConcat);

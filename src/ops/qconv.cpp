@@ -15,7 +15,9 @@
 #include "ir/fused_conv.h"
 #include "kernels/conv_params.h"
 #include "kernels/ref/qconv2d_ref.h"
+#include "ops/exec_settings.h"
 #include "ops/op.h"
+#include "ops/qconv_fast.h"
 #include "ir/quant_attrs.h"
 #include "ops/sliding_window.h"
 
@@ -102,29 +104,50 @@ class QConv final : public Op {
       multiplier_[c] = q_.x_scale * q_.w_scale[scales == 1 ? 0 : c] / q_.y_scale;
     out[0].dtype = DataType::UInt8;
     out[0].shape = y_shape;
+    fast_.reset();
+  }
+
+  // The fast kernels (ops/qconv_fast.h) for settings.isa when one fits; otherwise run() keeps the reference.
+  void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
+    fast_.reset();
+    if (settings.isa == Isa::Ref || !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa)) return;
+    Requantization q = requantization_constants();
+    q.bias = in.size() > 2 && in[2].present ? in[2].value->data_as<int32_t>() : nullptr;
+    fast_ = std::make_unique<FastQConv2d>(p_, in[1].value->data_as<int8_t>(), q, q_.x_zero_point, settings.isa,
+                                          in_block_, out_block_);
   }
 
   void run(OpContext& ctx) override {
-    Requantization q = requantization(ctx);
     const uint8_t* x = ctx.input(0).data_as<uint8_t>();
-    const int8_t* w = ctx.input(1).data_as<int8_t>();
     uint8_t* y = ctx.output(0).data_as<uint8_t>();
+    if (fast_) {
+      const uint8_t* residual = residual_ ? ctx.input(fused::kResidualInput).data_as<uint8_t>() : nullptr;
+      fast_->run(x, y, residual, ctx.pool);
+      return;
+    }
+    Requantization q = requantization(ctx);
+    const int8_t* w = ctx.input(1).data_as<int8_t>();
     qconv2d_ref(p_, q, q_.x_zero_point, in_block_, out_block_, x, w, y);
   }
 
   int64_t macs() const override { return p_.macs(); }
-  std::string algorithm() const override { return "int8-ref"; }
+  std::string algorithm() const override { return fast_ ? fast_->algorithm() : "int8-ref"; }
 
  private:
   Requantization requantization(const OpContext& ctx) const {
-    Requantization q;
+    Requantization q = requantization_constants();
     q.bias = ctx.has_input(2) ? ctx.input(2).data_as<int32_t>() : nullptr;
+    if (residual_) q.residual = ctx.input(fused::kResidualInput).data_as<uint8_t>();
+    return q;
+  }
+  // Everything but the tensors.
+  Requantization requantization_constants() const {
+    Requantization q;
     q.multiplier = multiplier_.data();
     q.out_zero_point = q_.y_zero_point;
     q.qmin = q_.qmin;
     q.qmax = q_.qmax;
     if (residual_) {
-      q.residual = ctx.input(fused::kResidualInput).data_as<uint8_t>();
       q.residual_zero_point = q_.r_zero_point;
       q.residual_multiplier = q_.r_scale / q_.y_scale;
     }
@@ -138,6 +161,7 @@ class QConv final : public Op {
   Conv2dParams p_;
   bool residual_ = false;
   std::vector<float> multiplier_;  // per output channel: x_scale * w_scale / y_scale
+  std::unique_ptr<FastQConv2d> fast_;  // set by prepare() when a fast kernel fits
 };
 
 NINEGRID_REGISTER_OP("ng.QConv", QConv);

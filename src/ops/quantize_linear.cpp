@@ -2,6 +2,10 @@
 // uint8, int8 and (DequantizeLinear, for biases) int32 quantised values. In an optimised graph most of
 // them disappear into fused integer ops (graph/passes/fuse_qdq.cpp); what remains runs here.
 //
+// With ng.out_block = B > 1 (set by the layout pass) x and y are channel-blocked NCHW[B]c: each element
+// is converted alone with the one scale and zero point, so the plain loop serves; per-axis scales are
+// refused then (the layout pass never asks for them).
+//
 // A scale that is zero, negative, infinite or NaN, a zero point whose type or shape does not match the
 // scale's, or per-axis scales whose count is not the axis's size are errors naming the node.
 #include <cmath>
@@ -9,6 +13,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/ref/quantize_linear_ref.h"
+#include "ops/blocked_layout.h"
 #include "ops/op.h"
 
 namespace ninegrid {
@@ -19,6 +24,7 @@ class QuantizeBase : public Op {
   explicit QuantizeBase(const Node& node, bool quantize) : Op(node), quantize_(quantize) {
     axis_attr_ = node.attrs.get_int("axis", 1);
     if (node.attrs.get_int("block_size", 0) != 0) error("unsupported: blocked quantisation (block_size)");
+    block_ = read_output_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -51,6 +57,14 @@ class QuantizeBase : public Op {
               shape_str(x.shape) + " has " + std::to_string(x.shape[axis]));
       axis_.channels = n;
       for (size_t d = axis + 1; d < x.shape.size(); ++d) axis_.inner *= x.shape[d];
+    }
+    if (block_ > 1) {
+      if (n != 1)
+        error("the channel-blocked layout (ng.out_block " + std::to_string(block_) +
+              ") needs one scale for the whole tensor, got " + std::to_string(n));
+      if (x.shape.size() != 4 || x.shape[1] % block_ != 0)
+        error("the channel-blocked layout (ng.out_block " + std::to_string(block_) +
+              ") needs a 4-D input whose channels the block divides, got " + shape_str(x.shape));
     }
     if (has_zp && shape_numel(in[2].shape) != n)
       error("zero point has " + std::to_string(shape_numel(in[2].shape)) + " values, scale " + std::to_string(n));
@@ -87,6 +101,7 @@ class QuantizeBase : public Op {
 
   bool quantize_;
   int64_t axis_attr_ = 1;
+  int64_t block_ = 1;  // channel block of x and y (1 = plain NCHW)
   QuantAxis axis_;
 };
 

@@ -2,7 +2,7 @@
 // starts/ends/axes/steps, all known at plan time, and copies the selected strided view. Negative steps
 // walk backwards; out-of-range starts and ends are clamped as the ONNX spec says.
 // With ng.in_block = ng.out_block = B > 1 (set by the layout pass) input and output are channel-blocked
-// NCHW[B]c float tensors, sliced on height and width only.
+// NCHW[B]c float32, uint8 or int8 tensors, sliced on height and width only.
 #include <limits>
 
 #include "kernels/ref/spatial_blocked_ref.h"
@@ -20,7 +20,7 @@ class Slice final : public Op {
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 3, 5);
     expect_sized(*this, in[0], "input");
-    expect_blockable(*this, block_, in[0]);
+    expect_blockable_float_or_int8(*this, block_, in[0]);
     const Shape& shape = in[0].shape;
     const int rank = static_cast<int>(shape.size());
     const std::vector<int64_t> starts = known_ints(in, 1, "input 'starts'");
@@ -119,9 +119,15 @@ class Slice final : public Op {
     for (size_t i = 0; i < rows.size(); ++i) rows[i] = first_[2] + static_cast<int64_t>(i) * step_[2];
     for (size_t i = 0; i < cols.size(); ++i) cols[i] = first_[3] + static_cast<int64_t>(i) * step_[3];
     const int64_t out_rows = y.dim(0) * (y.dim(1) / block_) * y.dim(2);
+    const bool bytes = x.dtype() != DataType::Float32;  // uint8 or int8 (expect_blockable_float_or_int8)
     auto fn = [&](int64_t b, int64_t e) {
-      gather_pixels_blocked_ref(x.dim(2), x.dim(3), rows.data(), y.dim(2), cols.data(), y.dim(3), block_, 0.f,
-                                x.data_as<float>(), y.data_as<float>(), b, e);
+      if (bytes)
+        gather_pixels_blocked_ref(x.dim(2), x.dim(3), rows.data(), y.dim(2), cols.data(), y.dim(3), block_,
+                                  uint8_t(0), static_cast<const uint8_t*>(x.data()), static_cast<uint8_t*>(y.data()),
+                                  b, e);
+      else
+        gather_pixels_blocked_ref(x.dim(2), x.dim(3), rows.data(), y.dim(2), cols.data(), y.dim(3), block_, 0.f,
+                                  x.data_as<float>(), y.data_as<float>(), b, e);
     };
     if (ctx.pool) ctx.pool->parallel_for(out_rows, fn);
     else fn(0, out_rows);

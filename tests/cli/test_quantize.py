@@ -603,6 +603,43 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
             worst = float(np.abs(ng8[n] - ort8[n]).max())
             self.assertLessEqual(worst, step * 1.001, f"{n}: |ninegrid - ORT| = {worst}, bound = {step}")
 
+    def test_int8_tensors_stay_blocked(self):
+        """The layout pass keeps the int8 tensors channel-blocked from one quantised op to the next (and
+        through the float islands: the SSH modules' DequantizeLinear -> Concat -> Relu -> QuantizeLinear,
+        the FPN's Resize): `info --optimized` lists no ng.Reorder. The outputs are the same bytes as the
+        plain plan's (--opt-level 1 plans no layout; same kernels otherwise), and the outputs that no
+        float vector kernel touches (all but the Softmax probabilities) are those of --isa ref too."""
+        r = subprocess.run([CLI, "info", self.int8, "--optimized", "--json"], capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        layers = json.loads(r.stdout)["layers"]
+        self.assertEqual([l["name"] for l in layers if l["op"] == "ng.Reorder"], [])
+        qconvs = [l for l in layers if l["op"] == "ng.QConv"]
+        self.assertGreater(len(qconvs), 50)
+        with open("/proc/cpuinfo") as f:
+            vector_blocks = " avx2" in f.read()
+        if vector_blocks:
+            # Every conv but the nine head convs (class, box and landmark heads of three strides: their
+            # DequantizeLinear feeds a Reshape or a graph output) writes a blocked tensor.
+            plain = [l["name"] for l in qconvs if l["layout"] == "NCHW"]
+            self.assertEqual(len(plain), 9, plain)
+        rng = np.random.default_rng(5)
+        x = rng.uniform(0, 255, (1, 3, 320, 320)).astype(np.float32)
+        names = [o.name for o in onnx.load(self.int8).graph.output]
+        outs = {}
+        for key, flags in (("planned", []), ("plain", ["--opt-level", "1"]), ("ref", ["--isa", "ref"])):
+            d = tempfile.mkdtemp(dir=self.tmp.name)
+            np.save(os.path.join(d, "x.npy"), x)
+            r = subprocess.run([CLI, "run", self.int8, "--input", f"data={os.path.join(d, 'x.npy')}", "--output-dir",
+                                d, *flags], capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outs[key] = {n: np.load(os.path.join(d, n + ".npy")) for n in names}
+        for n in names:
+            self.assertTrue(outs["planned"][n].tobytes() == outs["plain"][n].tobytes(), f"{n}: blocked vs plain plan")
+            if "cls_prob" not in n:
+                self.assertTrue(outs["planned"][n].tobytes() == outs["ref"][n].tobytes(), f"{n}: blocked vs --isa ref")
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         CLI = os.path.abspath(sys.argv.pop(1))

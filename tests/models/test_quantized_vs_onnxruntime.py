@@ -11,6 +11,10 @@ per-channel int8 weights, and QOperator) at 64x64, made by scripts/make_test_mod
     misses the 99%.
   - `ninegrid info --optimized` shows the whole model in int8: every layer from the first quantised one
     (the input's QuantizeLinear) to the last quantised one is int8, so no float conv or gemm remains.
+  - The int8 tensors stay channel-blocked from one quantised op to the next: the optimised graph has no
+    ng.Reorder, and (on a CPU with AVX2 or AVX-512) its convs write blocked NCHW[B]c tensors. The output
+    is the same bytes as with `--isa ref`, whose plan is plain NCHW throughout (block 1): the integer
+    arithmetic is the same in every layout.
 
 usage: test_quantized_vs_onnxruntime.py NINEGRID_BINARY
 """
@@ -42,6 +46,18 @@ def test_input(seed):
     return np.ascontiguousarray(((img - mean) / std).transpose(2, 0, 1)[None], np.float32)
 
 
+def cpu_has_vector_blocks():
+    """Whether the layout pass blocks tensors here: an x86-64 CPU with AVX2 (or AVX-512), or AArch64."""
+    import platform
+    if platform.machine() in ("aarch64", "arm64"):
+        return True
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx2" in f.read()
+    except OSError:
+        return False
+
+
 def output_step(path):
     """The scale of the DequantizeLinear that writes the graph output."""
     import onnx
@@ -69,10 +85,16 @@ class QuantizedVsOnnxRuntime(unittest.TestCase):
                             "--runs", "0", "--warmup", "0"], check=True, capture_output=True, timeout=300)
             subprocess.run([BIN, "run", path, "--input", f"input={inp}", "--output-dir", ng_dir],
                            check=True, capture_output=True, timeout=300)
+            plain_dir = os.path.join(d, "plain")
+            subprocess.run([BIN, "run", path, "--input", f"input={inp}", "--output-dir", plain_dir, "--isa", "ref"],
+                           check=True, capture_output=True, timeout=300)
             names = sorted(os.listdir(ort_dir))
             self.assertEqual(len(names), 1)
             ref = np.load(os.path.join(ort_dir, names[0])).astype(np.float64).ravel()
             got = np.load(os.path.join(ng_dir, names[0])).astype(np.float64).ravel()
+            blocked_bytes = np.load(os.path.join(ng_dir, names[0])).tobytes()
+            plain_bytes = np.load(os.path.join(plain_dir, names[0])).tobytes()
+        self.assertTrue(blocked_bytes == plain_bytes, f"{name}: the blocked plan's output differs from --isa ref's")
         self.assertEqual(got.shape, ref.shape)
         self.assertGreater(np.ptp(ref), 10 * step, "ORT's output is nearly constant: the comparison would mean nothing")
         cosine = float(got @ ref / (np.linalg.norm(got) * np.linalg.norm(ref)))
@@ -92,6 +114,12 @@ class QuantizedVsOnnxRuntime(unittest.TestCase):
         self.assertEqual(float_layers, [], f"{name}: float layers between the first and last int8 layer")
         ops = {l["op"] for l in layers}
         self.assertFalse(ops & {"Conv", "Gemm", "MatMul"}, f"{name}: float convs/gemms left: {sorted(ops)}")
+        reorders = [l["name"] for l in layers if l["op"] == "ng.Reorder"]
+        self.assertEqual(reorders, [], f"{name}: layout transforms in the int8 model")
+        if cpu_has_vector_blocks():
+            blocked = [l["name"] for l in layers if l["op"] == "ng.QConv" and l["layout"] != "NCHW"]
+            self.assertGreater(len(blocked), len([l for l in layers if l["op"] == "ng.QConv"]) // 2,
+                               f"{name}: most convs should write channel-blocked int8 tensors")
         self.assertIn("ng.QConv", ops)
         return ops
 

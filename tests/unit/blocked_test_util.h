@@ -3,6 +3,7 @@
 // blocked one at blocked_offset), independent of the reorder kernels under test.
 #pragma once
 
+#include <cstring>
 #include <random>
 
 #include "kernels/ref/reorder_ref.h"
@@ -19,23 +20,32 @@ inline Tensor random_tensor(const Shape& shape, unsigned seed, float lo = -4.f, 
   return t;
 }
 
+// Any element type (the int8 ops' uint8 and int8 tensors too): elements are moved as bytes.
 inline Tensor to_blocked(const Tensor& x, int64_t block) {
   const int64_t n = x.dim(0), c = x.dim(1), plane = x.dim(2) * x.dim(3);
-  Tensor y = Tensor::empty(DataType::Float32, x.shape());
+  const size_t elem = dtype_size(x.dtype());
+  Tensor y = Tensor::empty(x.dtype(), x.shape());
+  const auto* src = static_cast<const unsigned char*>(x.data());
+  auto* dst = static_cast<unsigned char*>(y.data());
   for (int64_t b = 0; b < n; ++b)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t p = 0; p < plane; ++p)
-        y.data_as<float>()[blocked_offset(b, ch, p, c, plane, block)] = x.data_as<float>()[(b * c + ch) * plane + p];
+        std::memcpy(dst + blocked_offset(b, ch, p, c, plane, block) * elem, src + ((b * c + ch) * plane + p) * elem,
+                    elem);
   return y;
 }
 
 inline Tensor from_blocked(const Tensor& y, int64_t block) {
   const int64_t n = y.dim(0), c = y.dim(1), plane = y.dim(2) * y.dim(3);
-  Tensor x = Tensor::empty(DataType::Float32, y.shape());
+  const size_t elem = dtype_size(y.dtype());
+  Tensor x = Tensor::empty(y.dtype(), y.shape());
+  const auto* src = static_cast<const unsigned char*>(y.data());
+  auto* dst = static_cast<unsigned char*>(x.data());
   for (int64_t b = 0; b < n; ++b)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t p = 0; p < plane; ++p)
-        x.data_as<float>()[(b * c + ch) * plane + p] = y.data_as<float>()[blocked_offset(b, ch, p, c, plane, block)];
+        std::memcpy(dst + ((b * c + ch) * plane + p) * elem, src + blocked_offset(b, ch, p, c, plane, block) * elem,
+                    elem);
   return x;
 }
 

@@ -46,8 +46,9 @@ int fuse_activation_through_concat(Graph& g);
 // Returns the number of merged groups.
 int merge_sibling_convs(Graph& g);
 // Chooses plain or channel-blocked (NCHW[P]c, P from max_block down to 8, or P = max_block when that is
-// smaller: NEON's 4) storage for every 4-D float tensor and
-// inserts ng.Reorder nodes where needed; returns how many. Needs fixed input shapes (else does nothing).
+// smaller: NEON's 4) storage for every 4-D float tensor, and for every 4-D int8 tensor of a quantised
+// model (P from max_block, the ISA's int8 block, down to 4), and inserts ng.Reorder nodes where needed;
+// returns how many. Needs fixed input shapes (else does nothing).
 // `conv_blocks` (optional, indexed by node of `g` as given): the output block the global layout search
 // (graph/layout_search.h) chose for a Conv, 0 for the rules' (ops/conv_select.h); taken where the conv's
 // output is blocked at all and no fused residual decides it.
@@ -56,7 +57,8 @@ int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks
 // graph node whose layout matters, in order, each Conv's `tag` its node index and its `choices` the
 // rules' block first, then the other blocks that divide its channels (down to 8, 4 under NEON). The
 // convs' costs and the transforms' are the caller's to fill in. Infers shapes where missing, as
-// plan_layout does; empty without fixed shapes.
+// plan_layout does; empty without fixed shapes, and for a quantised graph (ng.QConv nodes, whose int8
+// block rules the problem does not model).
 LayoutProblem layout_problem(Graph& g, int max_block);
 
 }  // namespace ninegrid

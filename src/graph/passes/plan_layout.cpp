@@ -1,11 +1,17 @@
-// Layout planning (NeoCPU §3.2, DESIGN.md techniques 2 and 3): decides, for every 4-D float tensor, whether
-// it is stored plain (NCHW) or channel-blocked (NCHW[P]c), and inserts ng.Reorder nodes only where a reader
-// cannot take its input's layout. Logical shapes never change (blocks divide the channel count exactly),
-// so layout-oblivious ops need no rewriting at all.
+// Layout planning (NeoCPU §3.2, DESIGN.md techniques 2 and 3): decides, for every 4-D float tensor and
+// every 4-D int8 tensor (uint8 activations, kernels/quantized.h), whether it is stored plain (NCHW) or
+// channel-blocked (NCHW[P]c), and inserts ng.Reorder nodes only where a reader cannot take its input's
+// layout. Logical shapes never change (blocks divide the channel count exactly), so layout-oblivious ops
+// need no rewriting at all.
 //
 // Node kinds:
 //   Conv                 reads any block (a kernel parameter), writes the block chosen for its output;
 //                        a Conv whose output only feeds layout-dependent readers writes plain NCHW itself.
+//   QConv                ng.QConv, the same with the int8 blocks (int8_block_for), except that a depthwise
+//                        one reads its output's block (the int8 depthwise kernels keep the block), and it
+//                        also writes plain NCHW when its readers are element-wise ops (DequantizeLinear,
+//                        ...) whose own readers all want plain data (a detection head's DequantizeLinear
+//                        before a Reshape or a graph output).
 //   layout-oblivious     unary activations, same-shape binary ops, Concat on channels: output block =
 //                        the inputs' common block (mismatched inputs are reordered to it). Add, Sub, Mul
 //                        and Div also broadcast a per-(batch, channel) operand [N or 1, C or 1, 1, 1] that
@@ -17,8 +23,15 @@
 //                        attributes and inputs keep the batch and channel axes (blocked_path_valid).
 //   layout-dependent     everything else (Reshape, Softmax, Flatten, Gemm, ...) and graph outputs: plain.
 //
+// The int8 ops: ng.QAdd (same shape) and ng.QConcat are element-wise like Add and Concat, QuantizeLinear and
+// DequantizeLinear with one scale for the whole tensor are unary element-wise (float blocked in, uint8
+// blocked out, and back: a model's float and int8 parts meet without a reorder), and MaxPool,
+// GlobalMaxPool, Pad and Slice on int8 data and ng.QAveragePool / ng.QGlobalAveragePool are layout-tolerant
+// (blocked_dtype_ok).
+//
 // Layout-free values (see layout_free_values) are [N, C, 1, 1] at every input size and have the same
 // bytes in every layout: they are never reordered, and the nodes computing them run on plain data.
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -35,7 +48,8 @@ namespace {
 const std::set<std::string> kUnaryOblivious = {
     "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "ng.Silu", "Elu", "Selu", "Softplus", "Softsign",
     "Exp", "Abs", "Neg", "Sqrt", "Erf", "Identity", "Dropout", "Clip", "Floor", "Ceil", "Round", "Reciprocal"};
-const std::set<std::string> kBinaryOblivious = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean"};
+const std::set<std::string> kBinaryOblivious = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean",
+                                                 "ng.QAdd"};
 // Binary ops whose kernels broadcast a per-(batch, channel) operand over a blocked input
 // (ops/layout_tolerant_binary_op.h).
 const std::set<std::string> kChannelBroadcastOps = {"Add", "Sub", "Mul", "Div"};
@@ -43,16 +57,24 @@ const std::set<std::string> kChannelBroadcastOps = {"Add", "Sub", "Mul", "Div"};
 // data, when blocked_path_valid says their batch and channel axes pass through unchanged.
 const std::set<std::string> kBlockedOps = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
                                            "Resize",  "Upsample",    "ng.Crop",           "Pad",
-                                           "Slice",   "ng.Interp"};
+                                           "Slice",   "ng.Interp",   "ng.QAveragePool",   "ng.QGlobalAveragePool"};
+// QuantizeLinear and DequantizeLinear: element-wise when their scale and zero point are one constant each
+// (per_tensor_qdq).
+bool is_qdq(const std::string& op) { return op == "QuantizeLinear" || op == "DequantizeLinear"; }
 
 // Inputs read for their shape only: their layout does not matter, so they never need a reorder.
 bool shape_only_input(const Node& n, size_t slot) {
   return (n.op_type == "ng.Crop" && slot == 1) || ((n.op_type == "Shape" || n.op_type == "Size") && slot == 0);
 }
 
-bool is_4d_float(const Value& v) {
-  return v.shape_known && v.shape.size() == 4 && v.dtype == DataType::Float32 && !v.is_constant();
+bool is_int8_type(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
+
+// The tensors the planner lays out: 4-D float32 and int8 (uint8 or int8) values computed at run time.
+bool is_4d_data(const Value& v) {
+  return v.shape_known && v.shape.size() == 4 && (v.dtype == DataType::Float32 || is_int8_type(v.dtype)) &&
+         !v.is_constant();
 }
+bool is_4d_float(const Value& v) { return is_4d_data(v) && v.dtype == DataType::Float32; }
 
 bool is_scalar_constant(const Value& v) { return v.is_constant() && v.constant.numel() == 1; }
 
@@ -103,10 +125,11 @@ bool pointwise_conv(const Graph& g, const Node& n) {
 // computed, not by its shape now: a session may run another input size with the plan made here, and a
 // map that merely happens to be 1x1 at this size (a 7x7 AveragePool on a 7x7 map) grows at a larger one.
 // Spatially 1x1 at every input size are:
-//   - a global pool's output;
-//   - a pointwise Conv's output (fused epilogue included) whose input, and fused residual if any, is
-//     layout-free or constant: each output pixel is computed from the one input pixel;
-//   - a unary element-wise op's output on a layout-free value;
+//   - a global pool's output (ng.QGlobalAveragePool's included);
+//   - a pointwise Conv's or ng.QConv's output (fused epilogue included) whose input, and fused residual
+//     if any, is layout-free or constant: each output pixel is computed from the one input pixel;
+//   - a unary element-wise op's output on a layout-free value (QuantizeLinear and DequantizeLinear with
+//     scalar parameters included);
 //   - a binary element-wise op's output when every input is layout-free or a constant of height and
 //     width 1 (a constant never changes shape).
 // The shape check below is a consistency guard, not the reason.
@@ -119,15 +142,15 @@ std::vector<char> layout_free_values(const Graph& g) {
     const Value& out = g.values[n.outputs[0]];
     if (!out.shape_known || out.shape.size() != 4) continue;
     bool qualifies = false;
-    if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
+    if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool" || n.op_type == "ng.QGlobalAveragePool") {
       qualifies = true;
     } else if (out.shape[2] != 1 || out.shape[3] != 1 || n.outputs.size() != 1) {
       qualifies = false;
-    } else if (n.op_type == "Conv") {
+    } else if (n.op_type == "Conv" || n.op_type == "ng.QConv") {
       const bool residual_ok = !fused::has_residual(n) || is_free(n.inputs[fused::kResidualInput]) ||
                                g.values[n.inputs[fused::kResidualInput]].is_constant();
       qualifies = is_free(n.inputs[0]) && pointwise_conv(g, n) && residual_ok;
-    } else if (kUnaryOblivious.count(n.op_type)) {
+    } else if (kUnaryOblivious.count(n.op_type) || is_qdq(n.op_type)) {
       qualifies = !n.inputs.empty() && is_free(n.inputs[0]);
       for (size_t i = 1; i < n.inputs.size(); ++i)
         if (n.inputs[i] >= 0 && !is_scalar_constant(g.values[n.inputs[i]])) qualifies = false;
@@ -173,12 +196,22 @@ std::vector<double> constant_numbers(const Graph& g, const Node& n, size_t slot)
 
 bool input_given(const Node& n, size_t slot) { return slot < n.inputs.size() && n.inputs[slot] >= 0; }
 
-// Whether a kBlockedOps node can run on blocked data: its input 0 is a 4-D float tensor (the output was
-// checked by classify) and the operation leaves the batch and channel axes alone, so NCHW[P]c in gives
-// NCHW[P]c out with the same P. Anything unexpected (non-constant parameters, odd attribute kinds)
-// keeps the node layout-dependent.
+// Whether a kBlockedOps node has a blocked kernel for its data type: all of them for float32; for int8
+// data (uint8 activations, or int8) the ones that only move or compare values, and the int8 average pools.
+bool blocked_dtype_ok(const std::string& op, DataType t) {
+  if (t == DataType::Float32) return op != "ng.QAveragePool" && op != "ng.QGlobalAveragePool";
+  if (!is_int8_type(t)) return false;
+  if (op == "ng.QAveragePool" || op == "ng.QGlobalAveragePool") return t == DataType::UInt8;
+  return op == "MaxPool" || op == "GlobalMaxPool" || op == "Pad" || op == "Slice";
+}
+
+// Whether a kBlockedOps node can run on blocked data: its input 0 is a 4-D tensor of a type its blocked
+// kernels take (the output was checked by classify) and the operation leaves the batch and channel axes
+// alone, so NCHW[P]c in gives NCHW[P]c out with the same P. Anything unexpected (non-constant parameters,
+// odd attribute kinds) keeps the node layout-dependent.
 bool blocked_path_valid(const Graph& g, const Node& n) {
-  if (n.inputs.empty() || n.inputs[0] < 0 || !is_4d_float(g.values[n.inputs[0]])) return false;
+  if (n.inputs.empty() || n.inputs[0] < 0 || !is_4d_data(g.values[n.inputs[0]])) return false;
+  if (!blocked_dtype_ok(n.op_type, g.values[n.inputs[0]].dtype)) return false;
   const Shape& in = g.values[n.inputs[0]].shape;
   const Shape& out = g.values[n.outputs[0]].shape;
   if (in[0] != out[0] || in[1] != out[1]) return false;
@@ -186,7 +219,7 @@ bool blocked_path_valid(const Graph& g, const Node& n) {
   try {
     if (op == "MaxPool") return n.outputs.size() < 2 || n.outputs[1] < 0;  // no Indices output
     if (op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ng.Crop" ||
-        op == "ng.Interp")
+        op == "ng.Interp" || op == "ng.QAveragePool" || op == "ng.QGlobalAveragePool")
       return true;
     if (op == "Pad") {
       // pads (and axes) constant, zero on the batch and channel axes.
@@ -261,7 +294,21 @@ bool depthwise_conv(const Graph& g, const Node& n) {
          x.shape[1] == groups && y.shape[1] == groups;
 }
 
-enum class Kind { Conv, Oblivious, Dependent };
+enum class Kind { Conv, QConv, Oblivious, Dependent };
+
+// QuantizeLinear / DequantizeLinear with one constant scale (and zero point) for the whole tensor: each
+// element is converted alone, so the op runs the same in every layout.
+bool per_tensor_qdq(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || n.inputs[0] < 0 || !is_4d_data(g.values[n.inputs[0]])) return false;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (i > 2 || (n.inputs[i] >= 0 && !is_scalar_constant(g.values[n.inputs[i]]))) return false;
+  if (n.inputs[1] < 0) return false;
+  try {
+    return n.attrs.get_int("block_size", 0) == 0;
+  } catch (const Error&) {
+    return false;  // the op names the attribute's problem
+  }
+}
 
 Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_free) {
   if (n.op_type == "Conv") {
@@ -269,9 +316,19 @@ Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_fre
     bool ok = is_4d_float(x) && n.inputs.size() > 1 && n.inputs[1] >= 0 && g.values[n.inputs[1]].is_constant();
     return ok ? Kind::Conv : Kind::Dependent;
   }
-  if (n.outputs.empty() || n.outputs[0] < 0 || !is_4d_float(g.values[n.outputs[0]])) return Kind::Dependent;
+  if (n.op_type == "ng.QConv") {
+    if (n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0 || n.outputs.empty() || n.outputs[0] < 0)
+      return Kind::Dependent;
+    const Value& x = g.values[n.inputs[0]];
+    const Value& y = g.values[n.outputs[0]];
+    const bool ok =
+        is_4d_data(x) && x.dtype == DataType::UInt8 && is_4d_data(y) && g.values[n.inputs[1]].is_constant();
+    return ok ? Kind::QConv : Kind::Dependent;
+  }
+  if (n.outputs.empty() || n.outputs[0] < 0 || !is_4d_data(g.values[n.outputs[0]])) return Kind::Dependent;
   const Shape& out = g.values[n.outputs[0]].shape;
   if (kBlockedOps.count(n.op_type)) return blocked_path_valid(g, n) ? Kind::Oblivious : Kind::Dependent;
+  if (is_qdq(n.op_type)) return per_tensor_qdq(g, n) ? Kind::Oblivious : Kind::Dependent;
   if (kUnaryOblivious.count(n.op_type)) {
     // Extra inputs (Clip's min/max) must be scalars.
     for (size_t i = 1; i < n.inputs.size(); ++i)
@@ -283,7 +340,7 @@ Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_fre
     for (int i : n.inputs) {
       if (i < 0) continue;
       const Value& v = g.values[i];
-      if (is_4d_float(v) && v.shape == out) {
+      if (is_4d_data(v) && v.shape == out) {
         full_input = true;
       } else if (!is_scalar_constant(v) &&
                  !(kChannelBroadcastOps.count(n.op_type) && channel_operand(v, layout_free[i], out))) {
@@ -292,11 +349,17 @@ Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_fre
     }
     return full_input ? Kind::Oblivious : Kind::Dependent;
   }
-  if (n.op_type == "Concat") {
-    int64_t axis = n.attrs.get_int("axis", 1);
+  // Concat, and ng.QConcat (each input requantised element by element), on the channel axis.
+  if (n.op_type == "Concat" || n.op_type == "ng.QConcat") {
+    int64_t axis = 0;
+    try {
+      axis = n.attrs.get_int("axis", n.op_type == "Concat" ? 1 : 0);
+    } catch (const Error&) {
+      return Kind::Dependent;
+    }
     if (axis != 1 && axis != -3) return Kind::Dependent;
     for (int i : n.inputs)
-      if (i < 0 || !(is_4d_float(g.values[i]) || zero_constant_4d(g.values[i]))) return Kind::Dependent;
+      if (i < 0 || !(is_4d_data(g.values[i]) || zero_constant_4d(g.values[i]))) return Kind::Dependent;
     return Kind::Oblivious;
   }
   return Kind::Dependent;
@@ -306,6 +369,14 @@ Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_fre
 
 int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks) {
   if (max_block <= 1 || !ensure_shapes(g)) return 0;
+  // The int8 kernels' blocks (the same ISA's: 16 under AVX-512, 8 under AVX2, 4 under NEON), down to 4:
+  // an int8 pixel of 4 channels is one 32-bit word, the unit the dot-product instructions read.
+  const int64_t int8_block = max_block;
+  auto int8_block_for = [&](int64_t channels) -> int64_t {
+    for (int64_t b = int8_block; b >= 4; b /= 2)
+      if (channels % b == 0) return b;
+    return 1;
+  };
 
   // block[v]: the block value v is stored with. For a layout-free value (stored with any block alike)
   // it is the block its readers should prefer, so a blocked reader such as a Resize of a pooled map
@@ -325,6 +396,20 @@ int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks
     if (uses.is_graph_output[v] && uses.readers[v].empty()) return true;
     for (auto& r : uses.readers[v])
       if (kind[r.first] != Kind::Dependent) return false;
+    return true;
+  };
+  // The same for an ng.QConv's output, looking also through unary element-wise readers (a detection
+  // head's DequantizeLinear before a Reshape or a graph output): such a reader's output has its input's
+  // layout, so if every reader of that output wants plain data the conv writes plain NCHW.
+  std::function<bool(int, int)> wants_plain = [&](int v, int depth) {
+    if (uses.is_graph_output[v] && uses.readers[v].empty()) return true;
+    for (const auto& [r, slot] : uses.readers[v]) {
+      if (kind[r] == Kind::Dependent) continue;
+      const Node& reader = g.nodes[r];
+      const bool unary = kind[r] == Kind::Oblivious && slot == 0 && reader.outputs.size() == 1 &&
+                         reader.outputs[0] >= 0 && (kUnaryOblivious.count(reader.op_type) || is_qdq(reader.op_type));
+      if (!unary || depth >= 16 || !wants_plain(reader.outputs[0], depth + 1)) return false;
+    }
     return true;
   };
 
@@ -359,6 +444,29 @@ int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks
         if (chosen > 1 && b > 1 && !fused::has_residual(node) && chosen <= max_block && channels % chosen == 0) b = chosen;
         block[out] = b;
         node.attrs.set(fused::kInBlock, Attribute::of_int(block[node.inputs[0]]));
+        node.attrs.set(fused::kOutBlock, Attribute::of_int(b));
+        break;
+      }
+      case Kind::QConv: {
+        const int x = node.inputs[0];
+        const int64_t channels = g.values[out].shape[1];
+        if (is_free(out)) {
+          // A pointwise conv of a layout-free input (and residual): reads and writes plain data.
+          block[out] = wants_plain(out, 0) ? 1 : int8_block_for(channels);
+          node.attrs.set(fused::kInBlock, Attribute::of_int(1));
+          node.attrs.set(fused::kOutBlock, Attribute::of_int(1));
+          break;
+        }
+        // A depthwise conv reads its output's block (input block = output block = the int8 block); a
+        // plain one stays plain only if its input is plain already.
+        const bool depthwise = depthwise_conv(g, node);
+        int64_t b = wants_plain(out, 0) && (!depthwise || block[x] == 1) ? 1 : int8_block_for(channels);
+        // A fused residual has the output's layout: adopt the residual's block rather than reorder it.
+        if (fused::has_residual(node)) b = block[node.inputs[fused::kResidualInput]];
+        const int64_t in_b = depthwise ? b : block[x];
+        if (!same_bytes(x, block[x], in_b)) fixes.push_back({n, 0, in_b});
+        block[out] = b;
+        node.attrs.set(fused::kInBlock, Attribute::of_int(in_b));
         node.attrs.set(fused::kOutBlock, Attribute::of_int(b));
         break;
       }
@@ -485,6 +593,11 @@ LayoutProblem layout_problem(Graph& g, int max_block) {
   auto is_free = [&](int v) { return v >= 0 && static_cast<size_t>(v) < layout_free.size() && layout_free[v]; };
   std::vector<Kind> kind(g.nodes.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) kind[n] = classify(g, g.nodes[n], layout_free);
+  // A quantised model's int8 convs follow their own block rules (plan_layout's Kind::QConv: the int8
+  // block, a depthwise conv reading its output's block, plain writes looking through DequantizeLinear),
+  // which the problem does not model: such a graph keeps the rules' layout (no problem to search).
+  for (Kind k : kind)
+    if (k == Kind::QConv) return pb;
   Uses uses = find_uses(g);
   auto only_plain_readers = [&](int v) {
     if (uses.is_graph_output[v] && uses.readers[v].empty()) return true;
@@ -545,6 +658,7 @@ LayoutProblem layout_problem(Graph& g, int max_block) {
             if (i >= 0 && g.values[i].is_constant()) p.must_divide = std::gcd(p.must_divide, g.values[i].constant.dim(1));
         break;
       }
+      case Kind::QConv:  // excluded above
       case Kind::Dependent:
         p.kind = LayoutProblem::Kind::Plain;
         for (size_t s = 0; s < node.inputs.size(); ++s)

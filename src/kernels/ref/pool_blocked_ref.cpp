@@ -20,37 +20,37 @@ namespace {
 // IEEE select of a per-pixel register accumulator, which would need -ffinite-math-only). Each pixel
 // still sees its taps in max_pool_ref's order, which decides NaN and signed-zero ties.
 // kLanes > 0: the block, known at compile time; 0: the block is `block`, known at run time.
-template <int64_t kLanes>
+template <int64_t kLanes, class T>
 void max_rows(const PoolParams& p, const std::vector<PoolAxisWindow>& rows, const std::vector<PoolAxisWindow>& cols,
-              const std::vector<int64_t>& col_range, int64_t block, const float* x, float* y, int64_t row_begin,
+              const std::vector<int64_t>& col_range, int64_t block, const T* x, T* y, int64_t row_begin,
               int64_t row_end) {
   const int64_t B = kLanes > 0 ? kLanes : block;
   const int64_t in_w = p.in[2], out_h = p.out[1], out_w = p.out[2];
   const int64_t in_plane = p.in[1] * in_w * B, dh = p.dilation[1], dw = p.dilation[2], sw = p.stride[2];
   for (int64_t r = row_begin; r < row_end; ++r) {
-    const float* xp = x + (r / out_h) * in_plane;
-    float* __restrict yr = y + r * out_w * B;
+    const T* xp = x + (r / out_h) * in_plane;
+    T* __restrict yr = y + r * out_w * B;
     const PoolAxisWindow& wh = rows[r % out_h];
     // Start each pixel from its first tap (lowest() for a window without input).
     for (int64_t ow = 0; ow < out_w; ++ow) {
       const PoolAxisWindow& ww = cols[ow];
-      float* __restrict out = yr + ow * B;
+      T* __restrict out = yr + ow * B;
       if (wh.k_begin >= wh.k_end || ww.k_begin >= ww.k_end) {
-        for (int64_t l = 0; l < B; ++l) out[l] = std::numeric_limits<float>::lowest();
+        for (int64_t l = 0; l < B; ++l) out[l] = std::numeric_limits<T>::lowest();
         continue;
       }
-      const float* __restrict first = xp + ((wh.start + wh.k_begin * dh) * in_w + ww.start + ww.k_begin * dw) * B;
+      const T* __restrict first = xp + ((wh.start + wh.k_begin * dh) * in_w + ww.start + ww.k_begin * dw) * B;
       for (int64_t l = 0; l < B; ++l) out[l] = first[l];
     }
     // Every tap; the first again compares equal and changes nothing (a NaN there stays, as in max_pool_ref).
     for (int64_t kh = wh.k_begin; kh < wh.k_end; ++kh) {
-      const float* xr = xp + (wh.start + kh * dh) * in_w * B;
+      const T* xr = xp + (wh.start + kh * dh) * in_w * B;
       for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
         // Pixels ow in [col_range[2kw], col_range[2kw+1]) read column ow * sw - pad + kw * dw inside the row.
         const int64_t offset = kw * dw - p.pad_begin[2];
         for (int64_t ow = col_range[2 * kw]; ow < col_range[2 * kw + 1]; ++ow) {
-          const float* __restrict v = xr + (ow * sw + offset) * B;
-          float* __restrict out = yr + ow * B;
+          const T* __restrict v = xr + (ow * sw + offset) * B;
+          T* __restrict out = yr + ow * B;
 #pragma GCC ivdep
           for (int64_t l = 0; l < B; ++l) out[l] = v[l] > out[l] ? v[l] : out[l];
         }
@@ -112,15 +112,15 @@ void global_average_planes(int64_t plane_size, int64_t block, const float* x, fl
   }
 }
 
-template <int64_t kLanes>
-void global_max_planes(int64_t plane_size, int64_t block, const float* x, float* y, int64_t begin, int64_t end) {
+template <int64_t kLanes, class T>
+void global_max_planes(int64_t plane_size, int64_t block, const T* x, T* y, int64_t begin, int64_t end) {
   const int64_t B = kLanes > 0 ? kLanes : block;
   for (int64_t bp = begin; bp < end; ++bp) {
-    const float* xp = x + bp * plane_size * B;
-    float best[kLanes > 0 ? kLanes : kMaxBlockLanes];
-    for (int64_t l = 0; l < B; ++l) best[l] = plane_size > 0 ? xp[l] : std::numeric_limits<float>::lowest();
+    const T* xp = x + bp * plane_size * B;
+    T best[kLanes > 0 ? kLanes : kMaxBlockLanes];
+    for (int64_t l = 0; l < B; ++l) best[l] = plane_size > 0 ? xp[l] : std::numeric_limits<T>::lowest();
     for (int64_t i = 1; i < plane_size; ++i) {
-      const float* __restrict v = xp + i * B;
+      const T* __restrict v = xp + i * B;
 #pragma GCC ivdep
       for (int64_t l = 0; l < B; ++l) best[l] = v[l] > best[l] ? v[l] : best[l];
     }
@@ -130,8 +130,10 @@ void global_max_planes(int64_t plane_size, int64_t block, const float* x, float*
 
 }  // namespace
 
-void max_pool_blocked_ref(const PoolParams& p, int64_t block, const float* x, float* y, int64_t row_begin,
-                          int64_t row_end) {
+namespace {
+
+template <class T>
+void max_pool_blocked(const PoolParams& p, int64_t block, const T* x, T* y, int64_t row_begin, int64_t row_end) {
   if (row_begin >= row_end) return;
   const std::vector<PoolAxisWindow> rows = pool_axis_windows(p, 1), cols = pool_axis_windows(p, 2);
   // Per column tap kw, the output columns for which it reads inside the input.
@@ -140,6 +142,21 @@ void max_pool_blocked_ref(const PoolParams& p, int64_t block, const float* x, fl
     valid_output_range(kw * p.dilation[2] - p.pad_begin[2], p.stride[2], p.in[2], p.out[2], &col_range[2 * kw],
                        &col_range[2 * kw + 1]);
   NINEGRID_DISPATCH_LANES(block, max_rows, p, rows, cols, col_range, block, x, y, row_begin, row_end)
+}
+
+}  // namespace
+
+void max_pool_blocked_ref(const PoolParams& p, int64_t block, const float* x, float* y, int64_t row_begin,
+                          int64_t row_end) {
+  max_pool_blocked(p, block, x, y, row_begin, row_end);
+}
+void max_pool_blocked_ref(const PoolParams& p, int64_t block, const uint8_t* x, uint8_t* y, int64_t row_begin,
+                          int64_t row_end) {
+  max_pool_blocked(p, block, x, y, row_begin, row_end);
+}
+void max_pool_blocked_ref(const PoolParams& p, int64_t block, const int8_t* x, int8_t* y, int64_t row_begin,
+                          int64_t row_end) {
+  max_pool_blocked(p, block, x, y, row_begin, row_end);
 }
 
 void average_pool_blocked_ref(const PoolParams& p, bool count_include_pad, int64_t block, const float* x, float* y,
@@ -155,6 +172,14 @@ void global_average_pool_blocked_ref(int64_t plane_size, int64_t block, const fl
 }
 
 void global_max_pool_blocked_ref(int64_t plane_size, int64_t block, const float* x, float* y, int64_t begin,
+                                 int64_t end) {
+  NINEGRID_DISPATCH_LANES(block, global_max_planes, plane_size, block, x, y, begin, end)
+}
+void global_max_pool_blocked_ref(int64_t plane_size, int64_t block, const uint8_t* x, uint8_t* y, int64_t begin,
+                                 int64_t end) {
+  NINEGRID_DISPATCH_LANES(block, global_max_planes, plane_size, block, x, y, begin, end)
+}
+void global_max_pool_blocked_ref(int64_t plane_size, int64_t block, const int8_t* x, int8_t* y, int64_t begin,
                                  int64_t end) {
   NINEGRID_DISPATCH_LANES(block, global_max_planes, plane_size, block, x, y, begin, end)
 }

@@ -19,6 +19,11 @@ namespace ninegrid {
 // Max: padding ignored, a window without input gives lowest(), NaN handled as max_pool_ref does.
 void max_pool_blocked_ref(const PoolParams& p, int64_t block, const float* x, float* y, int64_t row_begin,
                           int64_t row_end);
+// The same on int8 data (uint8 activations of quantised models, int8).
+void max_pool_blocked_ref(const PoolParams& p, int64_t block, const uint8_t* x, uint8_t* y, int64_t row_begin,
+                          int64_t row_end);
+void max_pool_blocked_ref(const PoolParams& p, int64_t block, const int8_t* x, int8_t* y, int64_t row_begin,
+                          int64_t row_end);
 // Mean with average_pool_ref's divisor rules (count_include_pad, ceil_mode windows past the padding).
 void average_pool_blocked_ref(const PoolParams& p, bool count_include_pad, int64_t block, const float* x, float* y,
                               int64_t row_begin, int64_t row_end);
@@ -29,6 +34,10 @@ void average_pool_blocked_ref(const PoolParams& p, bool count_include_pad, int64
 void global_average_pool_blocked_ref(int64_t plane_size, int64_t block, const float* x, float* y, int64_t begin,
                                      int64_t end);
 void global_max_pool_blocked_ref(int64_t plane_size, int64_t block, const float* x, float* y, int64_t begin,
+                                 int64_t end);
+void global_max_pool_blocked_ref(int64_t plane_size, int64_t block, const uint8_t* x, uint8_t* y, int64_t begin,
+                                 int64_t end);
+void global_max_pool_blocked_ref(int64_t plane_size, int64_t block, const int8_t* x, int8_t* y, int64_t begin,
                                  int64_t end);
 
 }  // namespace ninegrid

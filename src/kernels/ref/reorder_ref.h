@@ -14,4 +14,9 @@ inline int64_t blocked_offset(int64_t n, int64_t c, int64_t p, int64_t channels,
 void reorder_blocks_ref(const float* src, float* dst, int64_t batch, int64_t channels, int64_t plane,
                         int64_t from_block, int64_t to_block);
 
+// The same for one-byte elements (the uint8 and int8 tensors of quantised models), for the (image,
+// channel) pairs [pair_begin, pair_end) of batch * channels, so that threads can share one image.
+void reorder_blocks_u8_ref(const uint8_t* src, uint8_t* dst, int64_t channels, int64_t plane, int64_t from_block,
+                           int64_t to_block, int64_t pair_begin, int64_t pair_end);
+
 }  // namespace ninegrid

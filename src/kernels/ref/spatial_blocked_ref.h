@@ -1,4 +1,4 @@
-// Data movement over the height and width of a channel-blocked float tensor NCHW[B]c (memory order
+// Data movement over the height and width of a channel-blocked tensor NCHW[B]c (memory order
 // [N][C/B][H][W][B]) with batch and channels unchanged: spatial Pad and Crop. A pixel's B lanes are
 // contiguous, so every copy moves whole pixels (runs of them where the sources are consecutive).
 //
@@ -16,6 +16,10 @@ namespace ninegrid {
 void gather_pixels_blocked_ref(int64_t in_h, int64_t in_w, const int64_t* row_source, int64_t out_h,
                                const int64_t* col_source, int64_t out_w, int64_t block, float fill, const float* x,
                                float* y, int64_t row_begin, int64_t row_end);
+// The same for one-byte elements (uint8 and int8 tensors of quantised models).
+void gather_pixels_blocked_ref(int64_t in_h, int64_t in_w, const int64_t* row_source, int64_t out_h,
+                               const int64_t* col_source, int64_t out_w, int64_t block, uint8_t fill, const uint8_t* x,
+                               uint8_t* y, int64_t row_begin, int64_t row_end);
 
 // y = x[:, :, top : top + out_h, left : left + out_w] (the box lies inside the input).
 void crop_pixels_blocked_ref(int64_t in_h, int64_t in_w, int64_t top, int64_t left, int64_t out_h, int64_t out_w,

@@ -1,8 +1,21 @@
-// The direct and pointwise convolution kernels for a vector type V (NeoCPU Algorithm 1 with register
+// The direct and pointwise convolution kernels for an arithmetic policy A (NeoCPU Algorithm 1 with register
 // blocking): a tile of OCB output blocks x N output pixels lives in OCB * N vector accumulators while the
 // input channels and kernel taps stream by; each step loads OCB weight vectors (P output channels of one
-// tap of one input channel) and, for each of the N pixels, broadcasts one input value and issues OCB FMAs.
-// The input may have any channel block PIN (1 = plain NCHW, the first layer of a network: Algorithm 2).
+// tap of A::kDepth input channels) and, for each of the N pixels, broadcasts the kDepth input values and
+// issues OCB multiply-adds. The input may have any channel block PIN that kDepth divides (1 = plain NCHW,
+// the first layer of a network: Algorithm 2, fp32 only).
+//
+// The policy A gives the element types and the arithmetic (see FloatConvArith below, the fp32 one, and
+// qconv_arith_impl.h, the int8 one):
+//   Args, In, Wt            the kernel arguments (X86ConvArgs ...), input and weight element types
+//   T, X, W                 accumulator, broadcast input and weight vectors
+//   kLanes, kDepth          output channels per vector; input channels per multiply-add
+//   Menu<OCB>               the tile widths (DirectMenu's members)
+//   load_weights, broadcast, madd
+//   start(a, block, kh_begin, kh_end, kw_begin, kw_end)  where a tile's sums start (bias; int8 adds the
+//                           zero-point sums of the taps outside [kh_begin, kh_end) x [kw_begin, kw_end))
+//   store_tile<N>, store<N>, prefetch_output<N>, dense_fits  the epilogue
+// Packed weights are [oc block][icpg / kDepth][kh][kw][P][kDepth].
 //
 // Nine-grid: the centre outputs of a row (every kernel column inside the input) run row tiles; each row
 // loops over its valid kernel rows only. The border columns (some kernel columns outside) run column
@@ -123,31 +136,34 @@ TilePlan plan_tiles(int64_t width, TileWidths<Ns...>) {
 
 struct DirectGeometry {
   int64_t in_plane;           // in_h * in_w
-  int64_t weights_per_block;  // floats of packed weights per output block: icpg * kh * kw * P
+  int64_t weights_per_block;  // elements of packed weights per output block: icpg * kh * kw * P
   int64_t centre_begin, centre_end;          // output columns whose kernel columns are all inside
   int64_t row_centre_begin, row_centre_end;  // output rows whose kernel rows are all inside
   bool dense_rows = false;                   // row tiles: direct_row_tile_dense (see dense_tiles_fit)
 };
 
 // Input element of channel ic at pixel `pixel` for channel block PIN.
-template <int PIN>
-inline const float* input_at(const X86ConvArgs& a, int64_t in_plane, int64_t ic, int64_t pixel) {
-  return a.x + ((ic / PIN) * in_plane + pixel) * PIN + ic % PIN;
+template <int PIN, class In>
+inline const In* input_at(const In* x, int64_t in_plane, int64_t ic, int64_t pixel) {
+  return x + ((ic / PIN) * in_plane + pixel) * PIN + ic % PIN;
 }
 
-inline int64_t first_input_channel(const X86ConvArgs& a, int64_t block, int P) {
+template <class Args>
+inline int64_t first_input_channel(const Args& a, int64_t block, int P) {
   return (block * P / a.out_channels_per_group) * a.in_channels_per_group;
 }
 
 // The accumulation shared by all tile shapes: OCB blocks x N pixels whose inputs for tap (kh_begin,
 // kw_begin) of input channel ic sit at input_at(ic, first_pixel) + i * pixel_step; kernel rows
 // [kh_begin, kh_end) and columns [kw_begin, kw_end). PIXEL_STEP: the step when known at compile time, or 0.
-template <class V, int OCB, int N, int PIN, int PIXEL_STEP>
-inline void accumulate(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t first_pixel,
+template <class A, int OCB, int N, int PIN, int PIXEL_STEP>
+inline void accumulate(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t first_pixel,
                        int64_t pixel_step_runtime, int64_t kh_begin, int64_t kh_end, int64_t kw_begin,
-                       int64_t kw_end, typename V::T (&acc)[OCB][N]) {
-  using T = typename V::T;
-  constexpr int P = V::kLanes;
+                       int64_t kw_end, typename A::T (&acc)[OCB][N]) {
+  using T = typename A::T;
+  using In = typename A::In;
+  using Wt = typename A::Wt;
+  constexpr int P = A::kLanes, D = A::kDepth;
   const int64_t pixel_step = PIXEL_STEP ? PIXEL_STEP : pixel_step_runtime;
   const int64_t row_step = a.dilation_h * a.in_w * PIN;
   const int64_t tap_step = a.dilation_w * PIN;
@@ -162,34 +178,35 @@ inline void accumulate(const X86ConvArgs& a, const DirectGeometry& g, int64_t bl
   for (int o = 0; o < OCB; ++o)
 #pragma GCC unroll 32
     for (int i = 0; i < N; ++i) sum[o][i] = acc[o][i];
-  const float* w = a.weights + block * g.weights_per_block + (kh_begin * a.kernel_w + kw_begin) * P;
+  const Wt* w = a.weights + block * g.weights_per_block + (kh_begin * a.kernel_w + kw_begin) * P * D;
   for (int64_t ic = ic_begin; ic < ic_end;) {
-    // Channels ic .. ic + run - 1 sit in one input block: their values are PIN-interleaved.
+    // Channels ic .. ic + run - 1 sit in one input block: their values are PIN-interleaved (D divides
+    // PIN, the group's first channel and its channel count, so runs are whole steps of D).
     const int64_t run = imin(PIN - ic % PIN, ic_end - ic);
-    const float* xc = input_at<PIN>(a, g.in_plane, ic, first_pixel);
+    const In* xc = input_at<PIN>(a.x, g.in_plane, ic, first_pixel);
     // While this input block's channels stream by, bring the next block's lines of this tile into L1
     // (the hardware prefetchers do not guess that jump of a whole plane).
     if (PIN >= 8 && ic + run < ic_end) {
-      const float* next = xc + g.in_plane * PIN;
+      const In* next = xc + g.in_plane * PIN;
       for (int64_t kh = kh_begin; kh < kh_end; ++kh)
         for (int64_t i = 0; i < N + (kw_end - kw_begin - 1) * a.dilation_w; ++i)
           __builtin_prefetch(next + (kh - kh_begin) * row_step + i * pixel_step);
     }
-    for (int64_t j = 0; j < run; ++j, ++xc, w += taps * P) {
-      const float* xr = xc;
-      const float* wr = w;
-      for (int64_t kh = kh_begin; kh < kh_end; ++kh, xr += row_step, wr += a.kernel_w * P) {
-        const float* xk = xr;
-        const float* wk = wr;
-        for (int64_t kw = kw_begin; kw < kw_end; ++kw, xk += tap_step, wk += P) {
-          T wv[OCB];
+    for (int64_t j = 0; j < run; j += D, xc += D, w += taps * P * D) {
+      const In* xr = xc;
+      const Wt* wr = w;
+      for (int64_t kh = kh_begin; kh < kh_end; ++kh, xr += row_step, wr += a.kernel_w * P * D) {
+        const In* xk = xr;
+        const Wt* wk = wr;
+        for (int64_t kw = kw_begin; kw < kw_end; ++kw, xk += tap_step, wk += P * D) {
+          typename A::W wv[OCB];
 #pragma GCC unroll 8
-          for (int o = 0; o < OCB; ++o) wv[o] = V::load(wk + o * g.weights_per_block);
+          for (int o = 0; o < OCB; ++o) wv[o] = A::load_weights(wk + o * g.weights_per_block);
 #pragma GCC unroll 16
           for (int i = 0; i < N; ++i) {
-            const T xv = V::broadcast(xk + i * pixel_step);
+            const typename A::X xv = A::broadcast(xk + i * pixel_step);
 #pragma GCC unroll 8
-            for (int o = 0; o < OCB; ++o) sum[o][i] = V::fmadd(xv, wv[o], sum[o][i]);
+            for (int o = 0; o < OCB; ++o) sum[o][i] = A::madd(xv, wv[o], sum[o][i]);
           }
         }
       }
@@ -202,127 +219,132 @@ inline void accumulate(const X86ConvArgs& a, const DirectGeometry& g, int64_t bl
     for (int i = 0; i < N; ++i) acc[o][i] = sum[o][i];
 }
 
-template <class V, int OCB, int N>
-inline void load_bias(const X86ConvArgs& a, int64_t block, typename V::T (&acc)[OCB][N]) {
+// The tile's sums start at A::start for its blocks and its valid taps (the same vector for all N pixels).
+template <class A, int OCB, int N>
+inline void start_sums(const typename A::Args& a, int64_t block, int64_t kh_begin, int64_t kh_end, int64_t kw_begin,
+                       int64_t kw_end, typename A::T (&acc)[OCB][N]) {
 #pragma GCC unroll 8
   for (int o = 0; o < OCB; ++o) {
-    const typename V::T bias = V::load(a.bias + (block + o) * V::kLanes);
+    const typename A::T start = A::start(a, block + o, kh_begin, kh_end, kw_begin, kw_end);
 #pragma GCC unroll 32
-    for (int i = 0; i < N; ++i) acc[o][i] = bias;
+    for (int i = 0; i < N; ++i) acc[o][i] = start;
   }
 }
 
 // Row tile: output row oh, columns [ow0, ow0 + N), all centre columns; kernel rows [kh_begin, kh_end).
 // SW: the stride along the width, or 0 for "read it from the args".
-template <class V, int OCB, int N, int PIN, int SW>
-NG_TILE void direct_row_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow0,
-                     int64_t kh_begin, int64_t kh_end) {
-  for (int o = 0; o < OCB; ++o) prefetch_output<V, N>(a, block + o, oh * a.out_w + ow0);
-  typename V::T acc[OCB][N];
-  load_bias<V, OCB, N>(a, block, acc);
+template <class A, int OCB, int N, int PIN, int SW>
+NG_TILE void direct_row_tile(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t oh,
+                             int64_t ow0, int64_t kh_begin, int64_t kh_end) {
+  for (int o = 0; o < OCB; ++o) A::template prefetch_output<N>(a, block + o, oh * a.out_w + ow0);
+  typename A::T acc[OCB][N];
+  start_sums<A, OCB, N>(a, block, kh_begin, kh_end, 0, a.kernel_w, acc);
   const int64_t ih = oh * a.stride_h - a.pad_top + kh_begin * a.dilation_h;  // first valid input row
   const int64_t iw = ow0 * a.stride_w - a.pad_left;                           // >= 0 in the centre
-  accumulate<V, OCB, N, PIN, SW * PIN>(a, g, block, ih * a.in_w + iw, a.stride_w * PIN, kh_begin, kh_end, 0,
+  accumulate<A, OCB, N, PIN, SW * PIN>(a, g, block, ih * a.in_w + iw, a.stride_w * PIN, kh_begin, kh_end, 0,
                                        a.kernel_w, acc);
-  for (int o = 0; o < OCB; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, oh * a.out_w + ow0);
+  for (int o = 0; o < OCB; ++o) A::template store_tile<N>(a, acc[o], block + o, oh * a.out_w + ow0);
 }
 
-// direct_row_tile for the common case (dense_tiles_fit below): one group, whole input blocks, a blocked
-// output and a clamp activation. The accumulators stay in registers from the bias to the store, and no
-// per-tile division finds the group's first input channel; the general tile keeps them in a stack array
-// that it copies in and out of registers around the accumulation. That fixed cost weighs most on few
-// input channels and small kernels, as in the first convs of MobileNetV2 and ResNet (measured:
+// direct_row_tile for the common case (A::dense_fits; fp32: dense_tiles_fit below): one group, whole input
+// blocks, a blocked output and a clamp activation. The accumulators stay in registers from the bias to the
+// store, and no per-tile division finds the group's first input channel; the general tile keeps them in a
+// stack array that it copies in and out of registers around the accumulation. That fixed cost weighs most
+// on few input channels and small kernels, as in the first convs of MobileNetV2 and ResNet (measured:
 // bench/REPORT.md, "Design decisions and their measurements").
-template <class V, int OCB, int N, int PIN, int SW>
-NG_TILE void direct_row_tile_dense(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh,
+template <class A, int OCB, int N, int PIN, int SW>
+NG_TILE void direct_row_tile_dense(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t oh,
                                    int64_t ow0, int64_t kh_begin, int64_t kh_end) {
-  using T = typename V::T;
-  constexpr int P = V::kLanes;
+  using T = typename A::T;
+  using In = typename A::In;
+  using Wt = typename A::Wt;
+  constexpr int P = A::kLanes, D = A::kDepth;
   const int64_t pixel0 = oh * a.out_w + ow0;
-  for (int o = 0; o < OCB; ++o) prefetch_output<V, N>(a, block + o, pixel0);
+  for (int o = 0; o < OCB; ++o) A::template prefetch_output<N>(a, block + o, pixel0);
   T acc[OCB][N];
 #pragma GCC unroll 8
   for (int o = 0; o < OCB; ++o) {
-    const T bias = V::load(a.bias + (block + o) * P);
+    const T start = A::start(a, block + o, kh_begin, kh_end, 0, a.kernel_w);
 #pragma GCC unroll 32
-    for (int i = 0; i < N; ++i) acc[o][i] = bias;
+    for (int i = 0; i < N; ++i) acc[o][i] = start;
   }
   const int64_t ih = oh * a.stride_h - a.pad_top + kh_begin * a.dilation_h;  // first valid input row
   const int64_t iw = ow0 * a.stride_w - a.pad_left;                           // >= 0 in the centre
   const int64_t pixel_step = SW ? SW * PIN : a.stride_w * PIN;
   const int64_t row_step = a.dilation_h * a.in_w * PIN, tap_step = a.dilation_w * PIN;
   const int64_t kernel_w = a.kernel_w, rows = kh_end - kh_begin;
-  const int64_t channel_weights = a.kernel_h * kernel_w * P, weights_per_block = g.weights_per_block;
+  const int64_t channel_weights = a.kernel_h * kernel_w * P * D, weights_per_block = g.weights_per_block;
   const int64_t block_stride = g.in_plane * PIN;
-  const float* w = a.weights + block * weights_per_block + kh_begin * kernel_w * P;
-  const float* x = a.x + (ih * a.in_w + iw) * PIN;
-  const float* const x_end = x + (a.in_channels / PIN) * block_stride;
+  const Wt* w = a.weights + block * weights_per_block + kh_begin * kernel_w * P * D;
+  const In* x = a.x + (ih * a.in_w + iw) * PIN;
+  const In* const x_end = x + (a.in_channels / PIN) * block_stride;
   for (; x != x_end; x += block_stride) {
     // The next input block's lines of this tile, a whole plane away, which the hardware does not guess.
     if (PIN >= 8 && x + block_stride != x_end) {
-      const float* next = x + block_stride;
+      const In* next = x + block_stride;
       for (int64_t r = 0; r < rows; ++r, next += row_step)
         for (int64_t i = 0; i < N + (kernel_w - 1) * a.dilation_w; ++i)
           __builtin_prefetch(next + i * pixel_step);
     }
-    for (int j = 0; j < PIN; ++j, w += channel_weights) {
-      const float* xr = x + j;
-      const float* wr = w;
-      for (int64_t r = 0; r < rows; ++r, xr += row_step, wr += kernel_w * P) {
-        const float* xk = xr;
-        const float* wk = wr;
-        for (int64_t kw = 0; kw < kernel_w; ++kw, xk += tap_step, wk += P) {
-          T wv[OCB];
+    for (int j = 0; j < PIN; j += D, w += channel_weights) {
+      const In* xr = x + j;
+      const Wt* wr = w;
+      for (int64_t r = 0; r < rows; ++r, xr += row_step, wr += kernel_w * P * D) {
+        const In* xk = xr;
+        const Wt* wk = wr;
+        for (int64_t kw = 0; kw < kernel_w; ++kw, xk += tap_step, wk += P * D) {
+          typename A::W wv[OCB];
 #pragma GCC unroll 8
-          for (int o = 0; o < OCB; ++o) wv[o] = V::load(wk + o * weights_per_block);
+          for (int o = 0; o < OCB; ++o) wv[o] = A::load_weights(wk + o * weights_per_block);
 #pragma GCC unroll 16
           for (int i = 0; i < N; ++i) {
-            const T xv = V::broadcast(xk + i * pixel_step);
+            const typename A::X xv = A::broadcast(xk + i * pixel_step);
 #pragma GCC unroll 8
-            for (int o = 0; o < OCB; ++o) acc[o][i] = V::fmadd(xv, wv[o], acc[o][i]);
+            for (int o = 0; o < OCB; ++o) acc[o][i] = A::madd(xv, wv[o], acc[o][i]);
           }
         }
       }
     }
   }
 #pragma GCC unroll 8
-  for (int o = 0; o < OCB; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, pixel0);
+  for (int o = 0; o < OCB; ++o) A::template store_tile<N>(a, acc[o], block + o, pixel0);
 }
 
 // Column tile: output column ow of rows [oh0, oh0 + N), all centre rows (every kernel row inside).
-template <class V, int OCB, int N, int PIN>
-NG_TILE void direct_column_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh0, int64_t ow) {
+template <class A, int OCB, int N, int PIN>
+NG_TILE void direct_column_tile(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t oh0,
+                                int64_t ow) {
   int64_t kw_begin, kw_end;
   valid_taps(ow, a.stride_w, a.pad_left, a.dilation_w, a.kernel_w, a.in_w, &kw_begin, &kw_end);
-  typename V::T acc[OCB][N];
-  load_bias<V, OCB, N>(a, block, acc);
+  typename A::T acc[OCB][N];
+  start_sums<A, OCB, N>(a, block, 0, a.kernel_h, kw_begin, kw_end, acc);
   const int64_t ih = oh0 * a.stride_h - a.pad_top;
   const int64_t iw = ow * a.stride_w - a.pad_left + kw_begin * a.dilation_w;
-  accumulate<V, OCB, N, PIN, 0>(a, g, block, ih * a.in_w + iw, a.stride_h * a.in_w * PIN, 0, a.kernel_h, kw_begin,
+  accumulate<A, OCB, N, PIN, 0>(a, g, block, ih * a.in_w + iw, a.stride_h * a.in_w * PIN, 0, a.kernel_h, kw_begin,
                                 kw_end, acc);
-  for (int o = 0; o < OCB; ++o) store_pixels<V, N>(a, acc[o], block + o, oh0 * a.out_w + ow, a.out_w);
+  for (int o = 0; o < OCB; ++o) A::template store<N>(a, acc[o], block + o, oh0 * a.out_w + ow, a.out_w);
 }
 
 // One output pixel (oh, ow) anywhere: only its valid taps.
-template <class V, int OCB, int PIN>
-NG_TILE void direct_pixel(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow) {
+template <class A, int OCB, int PIN>
+NG_TILE void direct_pixel(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t oh, int64_t ow) {
   int64_t kh_begin, kh_end, kw_begin, kw_end;
   valid_taps(oh, a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, &kh_begin, &kh_end);
   valid_taps(ow, a.stride_w, a.pad_left, a.dilation_w, a.kernel_w, a.in_w, &kw_begin, &kw_end);
-  typename V::T acc[OCB][1];
-  load_bias<V, OCB, 1>(a, block, acc);
+  typename A::T acc[OCB][1];
+  start_sums<A, OCB, 1>(a, block, kh_begin, kh_end, kw_begin, kw_end, acc);
   if (kh_begin < kh_end && kw_begin < kw_end) {
     const int64_t ih = oh * a.stride_h - a.pad_top + kh_begin * a.dilation_h;
     const int64_t iw = ow * a.stride_w - a.pad_left + kw_begin * a.dilation_w;
-    accumulate<V, OCB, 1, PIN, 0>(a, g, block, ih * a.in_w + iw, 0, kh_begin, kh_end, kw_begin, kw_end, acc);
+    accumulate<A, OCB, 1, PIN, 0>(a, g, block, ih * a.in_w + iw, 0, kh_begin, kh_end, kw_begin, kw_end, acc);
   }
-  for (int o = 0; o < OCB; ++o) store_pixels<V, 1>(a, acc[o], block + o, oh * a.out_w + ow);
+  for (int o = 0; o < OCB; ++o) A::template store<1>(a, acc[o], block + o, oh * a.out_w + ow);
 }
 
 // The centre columns of output row oh as planned: plan.count[k] tiles of the k-th menu width.
-template <class V, int OCB, int PIN, int SW, int... Ns>
-void direct_centre_row(const X86ConvArgs& a, const DirectGeometry& g, const TilePlan& plan, int64_t block, int64_t oh,
-                       TileWidths<Ns...>) {
+template <class A, int OCB, int PIN, int SW, int... Ns>
+void direct_centre_row(const typename A::Args& a, const DirectGeometry& g, const TilePlan& plan, int64_t block,
+                       int64_t oh, TileWidths<Ns...>) {
   int64_t kh_begin, kh_end;
   valid_taps(oh, a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, &kh_begin, &kh_end);
   int64_t ow = g.centre_begin;
@@ -330,8 +352,8 @@ void direct_centre_row(const X86ConvArgs& a, const DirectGeometry& g, const Tile
   auto run = [&](auto n_constant) {
     constexpr int N = decltype(n_constant)::value;
     for (int64_t t = 0; t < plan.count[k]; ++t, ow += N) {
-      if (g.dense_rows) direct_row_tile_dense<V, OCB, N, PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
-      else direct_row_tile<V, OCB, N, PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
+      if (g.dense_rows) direct_row_tile_dense<A, OCB, N, PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
+      else direct_row_tile<A, OCB, N, PIN, SW>(a, g, block, oh, ow, kh_begin, kh_end);
     }
     ++k;
   };
@@ -340,32 +362,32 @@ void direct_centre_row(const X86ConvArgs& a, const DirectGeometry& g, const Tile
 
 // One band of rows [oh0, oh0 + H), all centre rows: their centre row tiles, then the border columns
 // as column tiles of height H (so the band's input rows are still in cache).
-template <class V, int OCB, int PIN, int SW, class Menu, int H>
-void direct_band(const X86ConvArgs& a, const DirectGeometry& g, const TilePlan& row_plan, int64_t block,
+template <class A, int OCB, int PIN, int SW, class Menu, int H>
+void direct_band(const typename A::Args& a, const DirectGeometry& g, const TilePlan& row_plan, int64_t block,
                  int64_t oh0) {
-  for (int64_t oh = oh0; oh < oh0 + H; ++oh) direct_centre_row<V, OCB, PIN, SW>(a, g, row_plan, block, oh, Menu{});
-  for (int64_t ow = 0; ow < g.centre_begin; ++ow) direct_column_tile<V, OCB, H, PIN>(a, g, block, oh0, ow);
-  for (int64_t ow = g.centre_end; ow < a.out_w; ++ow) direct_column_tile<V, OCB, H, PIN>(a, g, block, oh0, ow);
+  for (int64_t oh = oh0; oh < oh0 + H; ++oh) direct_centre_row<A, OCB, PIN, SW>(a, g, row_plan, block, oh, Menu{});
+  for (int64_t ow = 0; ow < g.centre_begin; ++ow) direct_column_tile<A, OCB, H, PIN>(a, g, block, oh0, ow);
+  for (int64_t ow = g.centre_end; ow < a.out_w; ++ow) direct_column_tile<A, OCB, H, PIN>(a, g, block, oh0, ow);
 }
 
 // A row outside the centre rows (some kernel rows outside the input): centre row tiles, border pixels.
-template <class V, int OCB, int PIN, int SW, class Menu>
-void direct_border_row(const X86ConvArgs& a, const DirectGeometry& g, const TilePlan& row_plan, int64_t block,
+template <class A, int OCB, int PIN, int SW, class Menu>
+void direct_border_row(const typename A::Args& a, const DirectGeometry& g, const TilePlan& row_plan, int64_t block,
                        int64_t oh) {
-  direct_centre_row<V, OCB, PIN, SW>(a, g, row_plan, block, oh, Menu{});
-  for (int64_t ow = 0; ow < g.centre_begin; ++ow) direct_pixel<V, OCB, PIN>(a, g, block, oh, ow);
-  for (int64_t ow = g.centre_end; ow < a.out_w; ++ow) direct_pixel<V, OCB, PIN>(a, g, block, oh, ow);
+  direct_centre_row<A, OCB, PIN, SW>(a, g, row_plan, block, oh, Menu{});
+  for (int64_t ow = 0; ow < g.centre_begin; ++ow) direct_pixel<A, OCB, PIN>(a, g, block, oh, ow);
+  for (int64_t ow = g.centre_end; ow < a.out_w; ++ow) direct_pixel<A, OCB, PIN>(a, g, block, oh, ow);
 }
 
 // The centre rows [oh, ...) as planned: plan.count[k] bands of the k-th column-menu height.
-template <class V, int OCB, int PIN, int SW, class Menu, int... Hs>
-void direct_bands(const X86ConvArgs& a, const DirectGeometry& g, const TilePlan& row_plan, const TilePlan& band_plan,
-                  int64_t block, int64_t oh, TileWidths<Hs...>) {
+template <class A, int OCB, int PIN, int SW, class Menu, int... Hs>
+void direct_bands(const typename A::Args& a, const DirectGeometry& g, const TilePlan& row_plan,
+                  const TilePlan& band_plan, int64_t block, int64_t oh, TileWidths<Hs...>) {
   int k = 0;
   auto run = [&](auto h_constant) {
     constexpr int H = decltype(h_constant)::value;
     for (int64_t t = 0; t < band_plan.count[k]; ++t, oh += H)
-      direct_band<V, OCB, PIN, SW, Menu, H>(a, g, row_plan, block, oh);
+      direct_band<A, OCB, PIN, SW, Menu, H>(a, g, row_plan, block, oh);
     ++k;
   };
   (run(IntConstant<Hs>{}), ...);
@@ -373,68 +395,70 @@ void direct_bands(const X86ConvArgs& a, const DirectGeometry& g, const TilePlan&
 
 // Output rows [row_begin, row_end) of output blocks [block, block + OCB): top border rows, the centre rows
 // in bands, bottom border rows.
-template <class V, int OCB, int PIN, int SW, class Menu>
-void direct_rows(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t row_begin, int64_t row_end) {
-  using Column = typename DirectMenu<V::kLanes, OCB>::Column;
+template <class A, int OCB, int PIN, int SW, class Menu>
+void direct_rows(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t row_begin,
+                 int64_t row_end) {
+  using Column = typename A::template Menu<OCB>::Column;
   const TilePlan row_plan = plan_tiles<OCB>(g.centre_end - g.centre_begin, Menu{});
   const int64_t centre_begin = imin(imax(row_begin, g.row_centre_begin), row_end);
   const int64_t centre_end = imax(centre_begin, imin(row_end, g.row_centre_end));
-  for (int64_t oh = row_begin; oh < centre_begin; ++oh) direct_border_row<V, OCB, PIN, SW, Menu>(a, g, row_plan, block, oh);
+  for (int64_t oh = row_begin; oh < centre_begin; ++oh) direct_border_row<A, OCB, PIN, SW, Menu>(a, g, row_plan, block, oh);
   const TilePlan band_plan = plan_tiles<OCB>(centre_end - centre_begin, Column{});
-  direct_bands<V, OCB, PIN, SW, Menu>(a, g, row_plan, band_plan, block, centre_begin, Column{});
-  for (int64_t oh = centre_end; oh < row_end; ++oh) direct_border_row<V, OCB, PIN, SW, Menu>(a, g, row_plan, block, oh);
+  direct_bands<A, OCB, PIN, SW, Menu>(a, g, row_plan, band_plan, block, centre_begin, Column{});
+  for (int64_t oh = centre_end; oh < row_end; ++oh) direct_border_row<A, OCB, PIN, SW, Menu>(a, g, row_plan, block, oh);
 }
 
-using DirectRowsFn = void (*)(const X86ConvArgs&, const DirectGeometry&, int64_t, int64_t, int64_t);
+template <class A>
+using DirectRowsFn = void (*)(const typename A::Args&, const DirectGeometry&, int64_t, int64_t, int64_t);
 
-template <class V, int OCB, int PIN>
-DirectRowsFn pick_direct_stride(int64_t stride_w) {
-  using Menu = DirectMenu<V::kLanes, OCB>;
+template <class A, int OCB, int PIN>
+DirectRowsFn<A> pick_direct_stride(int64_t stride_w) {
+  using Menu = typename A::template Menu<OCB>;
   // Input block 8 only occurs for channel counts that are odd multiples of 8 under AVX-512: reduced menu.
   using Common = typename Menu::Full;
   using Rare = typename Menu::Reduced;
-  if (stride_w == 1) return direct_rows<V, OCB, PIN, 1, typename IfThen<PIN == 8, Rare, Common>::type>;
-  if (stride_w == 2) return direct_rows<V, OCB, PIN, 2, typename IfThen<PIN == 8, Rare, Common>::type>;
-  return direct_rows<V, OCB, PIN, 0, Rare>;
+  if (stride_w == 1) return direct_rows<A, OCB, PIN, 1, typename IfThen<PIN == 8, Rare, Common>::type>;
+  if (stride_w == 2) return direct_rows<A, OCB, PIN, 2, typename IfThen<PIN == 8, Rare, Common>::type>;
+  return direct_rows<A, OCB, PIN, 0, Rare>;
 }
 
-template <class V, int OCB>
-DirectRowsFn pick_direct(int64_t in_block, int64_t stride_w) {
-  // 4-lane vectors (NEON) read NCHW4c or plain NCHW; the x86 ones NCHW16c, NCHW8c or plain NCHW.
-  if constexpr (V::kLanes == 4) {
-    if (in_block == 4) return pick_direct_stride<V, OCB, 4>(stride_w);
+template <class A, int OCB>
+DirectRowsFn<A> pick_direct(int64_t in_block, int64_t stride_w) {
+  // Input blocks a multiple of kDepth: int8 reads NCHW16c, NCHW8c or NCHW4c (others are staged into one
+  // of these by the caller); 4-lane fp32 vectors (NEON) read NCHW4c or plain NCHW; the x86 fp32 ones
+  // NCHW16c, NCHW8c or plain NCHW.
+  if constexpr (A::kDepth > 1) {
+    if (in_block == 16) return pick_direct_stride<A, OCB, 16>(stride_w);
+    if (in_block == 8) return pick_direct_stride<A, OCB, 8>(stride_w);
+    return pick_direct_stride<A, OCB, 4>(stride_w);
+  } else if constexpr (A::kLanes == 4) {
+    if (in_block == 4) return pick_direct_stride<A, OCB, 4>(stride_w);
+    return pick_direct_stride<A, OCB, 1>(stride_w);
   } else {
-    if (in_block == 16) return pick_direct_stride<V, OCB, 16>(stride_w);
-    if (in_block == 8) return pick_direct_stride<V, OCB, 8>(stride_w);
+    if (in_block == 16) return pick_direct_stride<A, OCB, 16>(stride_w);
+    if (in_block == 8) return pick_direct_stride<A, OCB, 8>(stride_w);
+    return pick_direct_stride<A, OCB, 1>(stride_w);
   }
-  return pick_direct_stride<V, OCB, 1>(stride_w);
 }
 
 // Whether output blocks b and b + 1 read the same input channels (so one tile can hold both).
-inline bool same_group(const X86ConvArgs& a, int64_t b, int P) {
+template <class Args>
+inline bool same_group(const Args& a, int64_t b, int P) {
   return a.groups == 1 || (b * P) / a.out_channels_per_group == ((b + 1) * P) / a.out_channels_per_group;
 }
 
-// Whether the dense tiles (direct_row_tile_dense, pointwise_tile_dense) compute this conv: one group,
-// whole input blocks, a blocked output (the vector's own block, or NCHW8c from 16 lanes), a clamp.
-template <class V>
-bool dense_tiles_fit(const X86ConvArgs& a) {
-  const bool common_layout = a.out_block == V::kLanes || (V::kLanes == 16 && a.out_block == 8);
-  return a.groups == 1 && common_layout && a.in_channels % a.in_block == 0 && clamp_activation(a.activation);
-}
-
-template <class V>
-void direct_conv(const X86ConvArgs& a, const X86ConvRange& r) {
-  constexpr int P = V::kLanes;
+template <class A>
+void direct_conv_tiles(const typename A::Args& a, const X86ConvRange& r) {
+  constexpr int P = A::kLanes;
   DirectGeometry g;
   g.in_plane = a.in_h * a.in_w;
   g.weights_per_block = a.in_channels_per_group * a.kernel_h * a.kernel_w * P;
   centre_outputs(a.stride_w, a.pad_left, a.dilation_w, a.kernel_w, a.in_w, a.out_w, &g.centre_begin, &g.centre_end);
   centre_outputs(a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, a.out_h, &g.row_centre_begin,
                  &g.row_centre_end);
-  g.dense_rows = dense_tiles_fit<V>(a);
-  const DirectRowsFn pair = pick_direct<V, 2>(a.in_block, a.stride_w);
-  const DirectRowsFn single = pick_direct<V, 1>(a.in_block, a.stride_w);
+  g.dense_rows = A::dense_fits(a);
+  const DirectRowsFn<A> pair = pick_direct<A, 2>(a.in_block, a.stride_w);
+  const DirectRowsFn<A> single = pick_direct<A, 1>(a.in_block, a.stride_w);
   for (int64_t b = r.oc_block_begin; b < r.oc_block_end;) {
     if (a.oc_blocks_per_tile > 1 && b + 1 < r.oc_block_end && same_group(a, b, P)) {
       pair(a, g, b, r.row_begin, r.row_end);
@@ -450,16 +474,16 @@ void direct_conv(const X86ConvArgs& a, const X86ConvRange& r) {
 
 // 1x1, stride 1, no padding: output pixel p reads input pixel p, so the plane is one row and tiles run
 // across row ends. Pixels [p0, p0 + N) of output blocks [block, block + OCB).
-template <class V, int OCB, int N, int PIN>
-NG_TILE void pointwise_tile(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0) {
-  for (int o = 0; o < OCB; ++o) prefetch_output<V, N>(a, block + o, p0);
-  typename V::T acc[OCB][N];
-  load_bias<V, OCB, N>(a, block, acc);
-  accumulate<V, OCB, N, PIN, PIN>(a, g, block, p0, PIN, 0, 1, 0, 1, acc);
-  for (int o = 0; o < OCB; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, p0);
+template <class A, int OCB, int N, int PIN>
+NG_TILE void pointwise_tile(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t p0) {
+  for (int o = 0; o < OCB; ++o) A::template prefetch_output<N>(a, block + o, p0);
+  typename A::T acc[OCB][N];
+  start_sums<A, OCB, N>(a, block, 0, 1, 0, 1, acc);
+  accumulate<A, OCB, N, PIN, PIN>(a, g, block, p0, PIN, 0, 1, 0, 1, acc);
+  for (int o = 0; o < OCB; ++o) A::template store_tile<N>(a, acc[o], block + o, p0);
 }
 
-// pointwise_tile for the common case (dense_tiles_fit): one group, whole input blocks, a blocked
+// pointwise_tile for the common case (A::dense_fits): one group, whole input blocks, a blocked
 // output layout, and an activation that is a clamp (None, Relu, Clip). Its input-channel loop
 // has no per-channel bookkeeping, and its epilogue is store_tile_pixels' clamp path, so the accumulators
 // stay in registers from the bias to the store; the general tile spilled them to the stack for its
@@ -477,20 +501,24 @@ struct HalfVector<V, true> {
   using type = typename V::Half;
 };
 
-// HALF (16-lane vectors writing NCHW8c only): the last of the OCB blocks holds 8 real channels (output
+// HALF (16-lane fp32 vectors writing NCHW8c only): the last of the OCB blocks holds 8 real channels (output
 // channels 24, 40, 56, ... = 8 mod 16) and runs 8-lane (256-bit) FMAs on the low halves instead of
 // 16-lane ones half on padding. On Zen 4 a 256-bit FMA takes half a 512-bit one's issue slots, so the
 // real channels run at the full rate where the 16-lane tile wasted a quarter of a 24-channel layer's
 // FMAs (measured on MobileNetV2's 24-channel layers: bench/REPORT.md, "Design decisions and their
 // measurements").
-template <class V, int OCB, int N, int PIN, bool HALF>
-__attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArgs& a, const DirectGeometry& g,
+template <class A, int OCB, int N, int PIN, bool HALF>
+__attribute__((always_inline)) inline void pointwise_tile_dense(const typename A::Args& a, const DirectGeometry& g,
                                                                 int64_t block, int64_t p0, bool prefetch_next) {
-  static_assert(!HALF || V::kLanes == 16, "a half block is 8 lanes of a 16-lane block");
-  using T = typename V::T;
-  using HV = typename HalfVector<V, HALF>::type;  // the half block's vectors (V::Half)
+  static_assert(!HALF || A::kHalfBlocks, "a half block is 8 lanes of a 16-lane fp32 block");
+  using V = typename A::Vec;
+  using T = typename A::T;
+  using In = typename A::In;
+  using Wt = typename A::Wt;
+  // The half block's vectors (V::Half); A itself when there is none (only its T is named then).
+  using HV = typename IfThen<HALF, typename HalfVector<V, HALF>::type, A>::type;
   using H = typename HV::T;
-  constexpr int P = V::kLanes;
+  constexpr int P = A::kLanes, D = A::kDepth;
   constexpr int FULL = HALF ? OCB - 1 : OCB;  // blocks of whole vectors
   // Output (and residual) lines asked for ahead only when the tile is short: with more input channels the
   // FMAs give the hardware time to fetch them at the store, and the prefetches cost more than they save;
@@ -498,53 +526,55 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArg
   // "Design decisions and their measurements").
   constexpr int64_t kPrefetchOutputMaxChannels = 16;
   if (a.in_channels <= kPrefetchOutputMaxChannels)
-    for (int o = 0; o < FULL; ++o) prefetch_output<V, N>(a, block + o, p0);
+    for (int o = 0; o < FULL; ++o) A::template prefetch_output<N>(a, block + o, p0);
   T acc[FULL > 0 ? FULL : 1][N];
   H half[HALF ? N : 1];
 #pragma GCC unroll 8
   for (int o = 0; o < FULL; ++o) {
-    const T bias = V::load(a.bias + (block + o) * P);
+    const T start = A::start(a, block + o, 0, 1, 0, 1);
 #pragma GCC unroll 32
-    for (int i = 0; i < N; ++i) acc[o][i] = bias;
+    for (int i = 0; i < N; ++i) acc[o][i] = start;
   }
   if constexpr (HALF) {
     const H bias = HV::load(a.bias + (block + FULL) * P);
 #pragma GCC unroll 32
     for (int i = 0; i < N; ++i) half[i] = bias;
   }
+  // Pixels per cache line of one input block (prefetching one address per line).
+  constexpr int kLinePixels = 64 / int(sizeof(In)) / PIN > 0 ? 64 / int(sizeof(In)) / PIN : 1;
   const int64_t weights_per_block = g.weights_per_block, block_stride = g.in_plane * PIN;
-  const float* w = a.weights + block * weights_per_block;
-  const float* x = a.x + p0 * PIN;
-  const float* const x_end = x + (a.in_channels / PIN) * block_stride;
+  const Wt* w = a.weights + block * weights_per_block;
+  const In* x = a.x + p0 * PIN;
+  const In* const x_end = x + (a.in_channels / PIN) * block_stride;
   for (; x != x_end; x += block_stride) {
     // The next input block's lines of this tile, a whole plane away, which the hardware does not guess.
     if (PIN >= 8 && x + block_stride != x_end) {
 #pragma GCC unroll 32
-      for (int i = 0; i < N; i += 16 / PIN)
+      for (int i = 0; i < N; i += kLinePixels)
         __builtin_prefetch(x + block_stride + i * PIN);
     }
-    for (int j = 0; j < PIN; ++j, w += P) {
-      T wv[FULL > 0 ? FULL : 1];
+    for (int j = 0; j < PIN; j += D, w += P * D) {
+      typename A::W wv[FULL > 0 ? FULL : 1];
       if (prefetch_next) {
 #pragma GCC unroll 8
         for (int o = 0; o < OCB; ++o)
           __builtin_prefetch(w + (o + OCB) * weights_per_block, 0, 2);
       }
 #pragma GCC unroll 8
-      for (int o = 0; o < FULL; ++o) wv[o] = V::load(w + o * weights_per_block);
+      for (int o = 0; o < FULL; ++o) wv[o] = A::load_weights(w + o * weights_per_block);
       H wh;
       if constexpr (HALF) wh = HV::load(w + FULL * weights_per_block);
 #pragma GCC unroll 32
       for (int i = 0; i < N; ++i) {
-        const T xv = V::broadcast(x + i * PIN + j);
+        const typename A::X xv = A::broadcast(x + i * PIN + j);
 #pragma GCC unroll 8
-        for (int o = 0; o < FULL; ++o) acc[o][i] = V::fmadd(xv, wv[o], acc[o][i]);
+        for (int o = 0; o < FULL; ++o) acc[o][i] = A::madd(xv, wv[o], acc[o][i]);
         if constexpr (HALF) half[i] = HV::fmadd(V::low_half(xv), wh, half[i]);
       }
     }
   }
 #pragma GCC unroll 8
-  for (int o = 0; o < FULL; ++o) store_tile_pixels<V, N>(a, acc[o], block + o, p0);
+  for (int o = 0; o < FULL; ++o) A::template store_tile<N>(a, acc[o], block + o, p0);
   if constexpr (HALF) {
     // 8-channel block 2 * (block + FULL) of the NCHW8c output, clamped as in store_tile_pixels (max and
     // min return the value when it is NaN).
@@ -566,20 +596,20 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const X86ConvArg
 // prefetch_next. One call for a row of tiles rather than one per tile: the call's fixed cost had been a
 // measurable part of a tile's time with 16 input channels (measured: bench/REPORT.md, "Design decisions
 // and their measurements").
-template <class V, int OCB, int N, int PIN, bool HALF = false>
-NG_TILE void pointwise_tiles_dense(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p0,
+template <class A, int OCB, int N, int PIN, bool HALF = false>
+NG_TILE void pointwise_tiles_dense(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t p0,
                                    int64_t count, bool prefetch_next) {
   for (int64_t t = 0; t < count; ++t, p0 += N)
-    pointwise_tile_dense<V, OCB, N, PIN, HALF>(a, g, block, p0, prefetch_next && t == 0);
+    pointwise_tile_dense<A, OCB, N, PIN, HALF>(a, g, block, p0, prefetch_next && t == 0);
 }
 
 // Pixels [p_begin, p_end) of output blocks [block, block + OCB); HALF: the last block is a half block
 // (see pointwise_tile_dense).
-template <class V, int OCB, int PIN, bool HALF, int... Ns>
-void pointwise_pixels(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p_begin, int64_t p_end,
-                      TileWidths<Ns...> menu) {
+template <class A, int OCB, int PIN, bool HALF, int... Ns>
+void pointwise_pixels(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t p_begin,
+                      int64_t p_end, TileWidths<Ns...> menu) {
   const TilePlan plan = plan_tiles<OCB>(p_end - p_begin, menu);
-  const bool dense = dense_tiles_fit<V>(a);
+  const bool dense = A::dense_fits(a);
   // On small planes a block pair's pixels take little longer than fetching its weights from L3: the
   // first tile asks for the next pair's weights, so they are in L2 when it starts (it pays on
   // MobileNetV2's 7x7 layers and leaves the other models unchanged; measured: bench/REPORT.md, "Design
@@ -592,11 +622,11 @@ void pointwise_pixels(const X86ConvArgs& a, const DirectGeometry& g, int64_t blo
     constexpr int N = decltype(n_constant)::value;
     if (plan.count[k] > 0) {
       if constexpr (HALF) {
-        pointwise_tiles_dense<V, OCB, N, PIN, true>(a, g, block, p, plan.count[k], false);
+        pointwise_tiles_dense<A, OCB, N, PIN, true>(a, g, block, p, plan.count[k], false);
       } else if (dense) {
-        pointwise_tiles_dense<V, OCB, N, PIN>(a, g, block, p, plan.count[k], prefetch_next && p == p_begin);
+        pointwise_tiles_dense<A, OCB, N, PIN>(a, g, block, p, plan.count[k], prefetch_next && p == p_begin);
       } else {
-        for (int64_t t = 0; t < plan.count[k]; ++t) pointwise_tile<V, OCB, N, PIN>(a, g, block, p + t * N);
+        for (int64_t t = 0; t < plan.count[k]; ++t) pointwise_tile<A, OCB, N, PIN>(a, g, block, p + t * N);
       }
       p += plan.count[k] * N;
     }
@@ -605,49 +635,56 @@ void pointwise_pixels(const X86ConvArgs& a, const DirectGeometry& g, int64_t blo
   (run(IntConstant<Ns>{}), ...);
 }
 
-template <class V, int OCB, int PIN, bool HALF = false>
-void pointwise_blocks(const X86ConvArgs& a, const DirectGeometry& g, int64_t block, int64_t p_begin, int64_t p_end) {
-  using Menu = DirectMenu<V::kLanes, OCB>;
-  pointwise_pixels<V, OCB, PIN, HALF>(a, g, block, p_begin, p_end,
+template <class A, int OCB, int PIN, bool HALF = false>
+void pointwise_blocks(const typename A::Args& a, const DirectGeometry& g, int64_t block, int64_t p_begin,
+                      int64_t p_end) {
+  using Menu = typename A::template Menu<OCB>;
+  pointwise_pixels<A, OCB, PIN, HALF>(a, g, block, p_begin, p_end,
                                       typename IfThen<PIN == 8, typename Menu::Reduced, typename Menu::Full>::type{});
 }
 
-using PointwiseFn = void (*)(const X86ConvArgs&, const DirectGeometry&, int64_t, int64_t, int64_t);
+template <class A>
+using PointwiseFn = void (*)(const typename A::Args&, const DirectGeometry&, int64_t, int64_t, int64_t);
 
-template <class V, int OCB>
-PointwiseFn pick_pointwise(int64_t in_block) {
+template <class A, int OCB>
+PointwiseFn<A> pick_pointwise(int64_t in_block) {
   // Input blocks as in pick_direct.
-  if constexpr (V::kLanes == 4) {
-    if (in_block == 4) return pointwise_blocks<V, OCB, 4>;
+  if constexpr (A::kDepth > 1) {
+    if (in_block == 16) return pointwise_blocks<A, OCB, 16>;
+    if (in_block == 8) return pointwise_blocks<A, OCB, 8>;
+    return pointwise_blocks<A, OCB, 4>;
+  } else if constexpr (A::kLanes == 4) {
+    if (in_block == 4) return pointwise_blocks<A, OCB, 4>;
+    return pointwise_blocks<A, OCB, 1>;
   } else {
-    if (in_block == 16) return pointwise_blocks<V, OCB, 16>;
-    if (in_block == 8) return pointwise_blocks<V, OCB, 8>;
+    if (in_block == 16) return pointwise_blocks<A, OCB, 16>;
+    if (in_block == 8) return pointwise_blocks<A, OCB, 8>;
+    return pointwise_blocks<A, OCB, 1>;
   }
-  return pointwise_blocks<V, OCB, 1>;
 }
 
-// The tiles whose last block is a half block, when this conv has one: 16-lane vectors, NCHW8c output
+// The tiles whose last block is a half block, when this conv has one: 16-lane fp32 vectors, NCHW8c output
 // with 8 mod 16 channels, the dense tile's conditions, input blocks of 8 or 16. Null otherwise.
-template <class V, int OCB>
-PointwiseFn pick_pointwise_half(const X86ConvArgs& a) {
-  if constexpr (V::kLanes == 16) {
-    if (a.out_block != 8 || a.out_channels % 16 != 8 || !dense_tiles_fit<V>(a)) return nullptr;
-    if (a.in_block == 16) return pointwise_blocks<V, OCB, 16, true>;
-    if (a.in_block == 8) return pointwise_blocks<V, OCB, 8, true>;
+template <class A, int OCB>
+PointwiseFn<A> pick_pointwise_half(const typename A::Args& a) {
+  if constexpr (A::kHalfBlocks) {
+    if (a.out_block != 8 || a.out_channels % 16 != 8 || !A::dense_fits(a)) return nullptr;
+    if (a.in_block == 16) return pointwise_blocks<A, OCB, 16, true>;
+    if (a.in_block == 8) return pointwise_blocks<A, OCB, 8, true>;
   }
   return nullptr;
 }
 
-template <class V>
-void pointwise_conv(const X86ConvArgs& a, const X86ConvRange& r) {
-  constexpr int P = V::kLanes;
+template <class A>
+void pointwise_conv_tiles(const typename A::Args& a, const X86ConvRange& r) {
+  constexpr int P = A::kLanes;
   DirectGeometry g;
   g.in_plane = a.in_h * a.in_w;
   g.weights_per_block = a.in_channels_per_group * P;
-  const PointwiseFn pair = pick_pointwise<V, 2>(a.in_block);
-  const PointwiseFn single = pick_pointwise<V, 1>(a.in_block);
+  const PointwiseFn<A> pair = pick_pointwise<A, 2>(a.in_block);
+  const PointwiseFn<A> single = pick_pointwise<A, 1>(a.in_block);
   // The half block, if any, is the last one; it pairs with the block before it when the range has both.
-  const PointwiseFn pair_half = pick_pointwise_half<V, 2>(a), single_half = pick_pointwise_half<V, 1>(a);
+  const PointwiseFn<A> pair_half = pick_pointwise_half<A, 2>(a), single_half = pick_pointwise_half<A, 1>(a);
   const int64_t half_block = pair_half ? a.out_channels / P : -1;
   const int64_t p_begin = r.row_begin * a.out_w, p_end = r.row_end * a.out_w;
   // When the range's weights fit in L1 beside a chunk of input, the pixels go in chunks whose input (all
@@ -655,10 +692,11 @@ void pointwise_conv(const X86ConvArgs& a, const X86ConvRange& r) {
   // the whole plane would otherwise come from L2 once per block pair. Otherwise each block pair sweeps
   // the whole range, its own weights staying in L1.
   constexpr int64_t kChunkInputBytes = 12 * 1024, kWeightBytes = 16 * 1024;
-  const int64_t range_weight_bytes = (r.oc_block_end - r.oc_block_begin) * g.weights_per_block * 4;
+  constexpr int64_t kInBytes = sizeof(typename A::In), kWeightElementBytes = sizeof(typename A::Wt);
+  const int64_t range_weight_bytes = (r.oc_block_end - r.oc_block_begin) * g.weights_per_block * kWeightElementBytes;
   const int64_t chunk_pixels = range_weight_bytes > kWeightBytes
                                    ? p_end - p_begin
-                                   : imax(96, kChunkInputBytes / (a.in_channels_per_group * 4) / 12 * 12);
+                                   : imax(96, kChunkInputBytes / (a.in_channels_per_group * kInBytes) / 12 * 12);
   for (int64_t c_begin = p_begin; c_begin < p_end; c_begin += chunk_pixels) {
     const int64_t c_end = imin(p_end, c_begin + chunk_pixels);
     for (int64_t b = r.oc_block_begin; b < r.oc_block_end;) {
@@ -671,6 +709,66 @@ void pointwise_conv(const X86ConvArgs& a, const X86ConvRange& r) {
       }
     }
   }
+}
+
+// ---- The fp32 policy ----
+
+// Whether the dense tiles (direct_row_tile_dense, pointwise_tile_dense) compute this fp32 conv: one group,
+// whole input blocks, a blocked output (the vector's own block, or NCHW8c from 16 lanes), a clamp.
+template <class V>
+bool dense_tiles_fit(const X86ConvArgs& a) {
+  const bool common_layout = a.out_block == V::kLanes || (V::kLanes == 16 && a.out_block == 8);
+  return a.groups == 1 && common_layout && a.in_channels % a.in_block == 0 && clamp_activation(a.activation);
+}
+
+// fp32 on vector type V (simd_avx512.h, simd_avx2.h, simd_neon.h): one input channel per FMA, the bias
+// where sums start (the taps outside the input contribute nothing), the epilogue of conv_epilogue_impl.h.
+template <class V>
+struct FloatConvArith {
+  using Vec = V;
+  using Args = X86ConvArgs;
+  using In = float;
+  using Wt = float;
+  using T = typename V::T;
+  using X = T;
+  using W = T;
+  static constexpr int kLanes = V::kLanes;
+  static constexpr int kDepth = 1;
+  static constexpr bool kHalfBlocks = V::kLanes == 16;
+  template <int OCB>
+  using Menu = DirectMenu<V::kLanes, OCB>;
+
+  __attribute__((always_inline)) static W load_weights(const Wt* p) { return V::load(p); }
+  __attribute__((always_inline)) static X broadcast(const In* p) { return V::broadcast(p); }
+  __attribute__((always_inline)) static T madd(X x, W w, T acc) { return V::fmadd(x, w, acc); }
+  __attribute__((always_inline)) static T start(const Args& a, int64_t block, int64_t, int64_t, int64_t, int64_t) {
+    return V::load(a.bias + block * kLanes);
+  }
+  static bool dense_fits(const Args& a) { return dense_tiles_fit<V>(a); }
+  template <int N>
+  __attribute__((always_inline)) static void prefetch_output(const Args& a, int64_t block, int64_t pixel) {
+    ninegrid::prefetch_output<V, N>(a, block, pixel);
+  }
+  template <int N>
+  __attribute__((always_inline)) static void store_tile(const Args& a, T* acc, int64_t block, int64_t pixel,
+                                                        int64_t pixel_stride = 1) {
+    store_tile_pixels<V, N>(a, acc, block, pixel, pixel_stride);
+  }
+  template <int N>
+  __attribute__((always_inline)) static void store(const Args& a, T* acc, int64_t block, int64_t pixel,
+                                                   int64_t pixel_stride = 1) {
+    store_pixels<V, N>(a, acc, block, pixel, pixel_stride);
+  }
+};
+
+template <class V>
+void direct_conv(const X86ConvArgs& a, const X86ConvRange& r) {
+  direct_conv_tiles<FloatConvArith<V>>(a, r);
+}
+
+template <class V>
+void pointwise_conv(const X86ConvArgs& a, const X86ConvRange& r) {
+  pointwise_conv_tiles<FloatConvArith<V>>(a, r);
 }
 
 #undef NG_TILE

@@ -31,18 +31,29 @@ inline RequantizeBlock<QV> requantize_block(const X86Requantize& q, int64_t bloc
   return k;
 }
 
-// One vector of sums (bias included) requantised to int32 lanes in [qmin, qmax]; `residual` points at the P
-// residual bytes in lane order, or is null. max and min take their second operand for a NaN first one, as the
-// reference's fmax and fmin do: a NaN (from an infinite multiplier) becomes the lower bound in both.
+// One vector of sums (bias included) requantised to int32 lanes in [qmin, qmax]; `residual` points at the
+// residual's P values already widened to int32 lanes, or is null. max and min take their second operand for
+// a NaN first one, as the reference's fmax and fmin do: a NaN (from an infinite multiplier) becomes the
+// lower bound in both.
+template <class QV>
+__attribute__((always_inline)) inline typename QV::Acc requantize_lanes(const RequantizeBlock<QV>& k,
+                                                                        typename QV::Acc acc,
+                                                                        const typename QV::Acc* residual) {
+  typename QV::F v = QV::mul(QV::to_float(acc), k.multiplier);
+  if (residual)
+    v = QV::fmadd(QV::to_float(QV::sub(*residual, k.residual_zero_point)), k.residual_multiplier, v);
+  v = QV::min(QV::max(v, k.lo), k.hi);
+  return QV::add(QV::round_to_int(v), k.out_zero_point);
+}
+
+// requantize_lanes with the residual's P bytes at `residual` in lane order, or null.
 template <class QV>
 __attribute__((always_inline)) inline typename QV::Acc requantize_vector(const RequantizeBlock<QV>& k,
                                                                          typename QV::Acc acc,
                                                                          const uint8_t* residual) {
-  typename QV::F v = QV::mul(QV::to_float(acc), k.multiplier);
-  if (residual)
-    v = QV::fmadd(QV::to_float(QV::sub(QV::load_u8(residual), k.residual_zero_point)), k.residual_multiplier, v);
-  v = QV::min(QV::max(v, k.lo), k.hi);
-  return QV::add(QV::round_to_int(v), k.out_zero_point);
+  if (!residual) return requantize_lanes<QV>(k, acc, nullptr);
+  const typename QV::Acc r = QV::load_u8(residual);
+  return requantize_lanes<QV>(k, acc, &r);
 }
 
 // Offset of channel c at `pixel` of one image in NCHW[block]c.

@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "kernels/x86/conv_kernels_x86.h"  // X86ConvRange
+
 namespace ninegrid {
 
 // The requantisation of P int32 sums into P uint8 outputs (kernels/quantized.h's requantize, whose sum there
@@ -41,6 +43,9 @@ struct X86QConvArgs {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t pad_top = 0, pad_left = 0;
   int64_t in_block = 1, out_block = 1;
+  // Output blocks per register tile, as in X86ConvArgs (the direct and pointwise templates read it): 2, pairs
+  // where a group allows, or 1. The int8 drivers keep 2.
+  int64_t oc_blocks_per_tile = 2;
 
   // Prepacked weights (each kernel's entry point gives its packing); zeros for padding channels.
   const int8_t* weights = nullptr;
@@ -59,20 +64,58 @@ struct X86QConvArgs {
   uint8_t* y = nullptr;        // the output, NCHW[out_block]c
 };
 
+// How an x86 int8 depthwise kernel (qconv2d_depthwise below) reads its weights; kernels/qpack_depthwise.h
+// packs them so. The kernel computes `lanes` channels per vector: X86ConvRange's channel blocks count such
+// vectors, and X86QConvArgs' bias and requantize.multiplier are padded to a whole number of them. Each
+// multiply-add takes `taps` consecutive taps of one kernel row for every lane (vpdpbusd 4, vpmaddwd 2).
+struct X86QDepthwiseLayout {
+  int64_t lanes = 16;
+  int64_t taps = 4;
+  int64_t weight_bytes = 1;  // 1: int8 weights; 2: int16 (vpmaddwd's operand, packed wide)
+};
+
 #define NINEGRID_X86_INT8_KERNELS                                                                          \
   /* int32 sums in NCHW[P]c (one image: ceil(channels / P) blocks of `plane` pixels x P lanes, padding     \
      lanes ignored) requantised into y (block out_block: P, a divisor of P, or 1), channel blocks          \
      [block_begin, block_end) of P channels. The conv kernels' epilogue, callable on its own. */          \
   void requantize_sums(const int32_t* acc, int64_t channels, int64_t plane, const X86Requantize& q,         \
-                       int64_t out_block, int64_t block_begin, int64_t block_end, uint8_t* y);
+                       int64_t out_block, int64_t block_begin, int64_t block_end, uint8_t* y);                \
+  /* Direct convolution (qconv_arith_impl.h on conv_direct_impl.h's tiles): any kernel, stride, dilation,  \
+     padding; groups == 1 or output channels per group a multiple of P. Input blocks 16, 8 or 4 (a multiple \
+     of kDepth dividing in_channels), in_channels_per_group a multiple of kDepth (the caller stages other   \
+     inputs into a padded copy). Weights packed [ceil(out_channels / P)][in_channels_per_group / kDepth]    \
+     [kernel_h][kernel_w][P][kDepth]. */                                                                    \
+  void qconv2d_direct(const X86QConvArgs& a, const X86ConvRange& r);                                        \
+  /* 1x1, stride 1, no padding: the plane as one long row. Same packing and constraints. */                 \
+  void qconv2d_pointwise(const X86QConvArgs& a, const X86ConvRange& r);
+
+// Depthwise convolution (groups == in_channels == out_channels), declared in both namespaces below: any
+// kernel, stride, dilation and padding, any input and output block. Kernels 3x3 and 5x5 with stride 1 or 2
+// (both axes) and dilation 1, on input blocks that are a multiple of the layout's lanes, run unrolled
+// register tiles with nine-grid borders; the rest a slower path over each output's taps. Padding taps read
+// the input zero point, so the weight-sum correction in `bias` is exact everywhere and tap_zero_sums is not
+// read. Weights: pack_qdepthwise_weights (kernels/qpack_depthwise.h) with qconv2d_depthwise_layout(in_block).
+//   void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
+//   X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
+// vnni: 16 lanes (zmm) for input blocks that are a multiple of 16, else 8 (ymm, vpdpbusd on 256 bits).
+// avx2: 8 lanes, int16 weights (vpmaddwd on tap pairs).
+struct X86ConvRange;
 
 namespace vnni {
 constexpr int kLanes = 16;
+constexpr int kDepth = 4;  // input channels per vpdpbusd
+// Output blocks the direct and pointwise kernels handle together (as conv_kernels_x86.h's).
+constexpr int kOcBlocksPerTile = 2;
 NINEGRID_X86_INT8_KERNELS
+void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
+X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
 }  // namespace vnni
 
 namespace avx2 {
+constexpr int kInt8Depth = 2;  // input channels per vpmaddwd (kLanes, 8, and kOcBlocksPerTile: conv_kernels_x86.h)
 NINEGRID_X86_INT8_KERNELS
+void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
+X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
 }  // namespace avx2
 
 #undef NINEGRID_X86_INT8_KERNELS

@@ -27,8 +27,12 @@ struct QVecAvx2 {
   static Acc sub(Acc a, Acc b) { return _mm256_sub_epi32(a, b); }
   static Acc set1_i32(int32_t v) { return _mm256_set1_epi32(v); }
 
+  // The byte pair broadcast (vpbroadcastw from memory), then widened to words (vpmovzxbw): two instructions
+  // where assembling the pair in a scalar register took four.
   static X broadcast_inputs(const uint8_t* p) {
-    return _mm256_set1_epi32(static_cast<int32_t>(p[0]) | (static_cast<int32_t>(p[1]) << 16));
+    uint16_t pair;
+    __builtin_memcpy(&pair, p, sizeof pair);
+    return _mm256_cvtepu8_epi16(_mm_set1_epi16(static_cast<int16_t>(pair)));
   }
   // Weights are packed as int8 bytes [lane][kDepth] (16 bytes) and sign-extended here.
   static W load_weights(const int8_t* p) {
@@ -55,6 +59,32 @@ struct QVecAvx2 {
     const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(words, words));
   }
+  // The same 8 lanes as two 4-byte halves (an output in blocks of 4); `hi` null: the upper half is padding,
+  // neither stored nor read (zero).
+  static void store_u8_halves(uint8_t* lo, uint8_t* hi, Acc v) {
+    const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    const __m128i bytes = _mm_packus_epi16(words, words);
+    const int32_t low = _mm_cvtsi128_si32(bytes), high = _mm_extract_epi32(bytes, 1);
+    __builtin_memcpy(lo, &low, sizeof low);
+    if (hi) __builtin_memcpy(hi, &high, sizeof high);
+  }
+  static Acc load_u8_halves(const uint8_t* lo, const uint8_t* hi) {
+    int32_t low, high = 0;
+    __builtin_memcpy(&low, lo, sizeof low);
+    if (hi) __builtin_memcpy(&high, hi, sizeof high);
+    return _mm256_cvtepu8_epi32(_mm_set_epi32(0, 0, high, low));
+  }
+
+  // Depthwise (kernels/x86/qconv_depthwise_impl.h): each lane is one channel, so vpmaddwd's pair per lane is
+  // two taps of that channel. Two pixels of 8 channels (the low 8 bytes of each argument) interleaved
+  // channel by channel and zero-extended to 16 bits: [channel][pixel], the order of weights packed as int16
+  // [channel][2 taps] (load_weights_i16; packed wide, so no sign extension in the inner loop).
+  static X pixels_to_tap_pairs(__m128i first, __m128i second) {
+    return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(first, second));
+  }
+  static __m128i load_pixel8(const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
+  static X set1_i16(int16_t v) { return _mm256_set1_epi16(v); }
+  static W load_weights_i16(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 };
 
 }  // namespace

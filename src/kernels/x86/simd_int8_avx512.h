@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "kernels/x86/simd_int8_avx2.h"
+
 namespace ninegrid {
 namespace {
 
@@ -51,6 +53,55 @@ struct QVecVnni {
   // 16 bytes widened to 16 int32 lanes, and back (the values are in [0, 255]).
   static Acc load_u8(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static void store_u8(uint8_t* p, Acc v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v)); }
+  // The same 16 lanes as two 8-byte halves (an output in blocks of 8: lanes 0-7 and 8-15 are two consecutive
+  // blocks); `hi` null: the upper half is padding, neither stored nor read (zero).
+  static void store_u8_halves(uint8_t* lo, uint8_t* hi, Acc v) {
+    const __m128i bytes = _mm512_cvtepi32_epi8(v);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(lo), bytes);
+    if (hi) _mm_storel_epi64(reinterpret_cast<__m128i*>(hi), _mm_unpackhi_epi64(bytes, bytes));
+  }
+  static Acc load_u8_halves(const uint8_t* lo, const uint8_t* hi) {
+    const __m128i low = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(lo));
+    const __m128i high = hi ? _mm_loadl_epi64(reinterpret_cast<const __m128i*>(hi)) : _mm_setzero_si128();
+    return _mm512_cvtepu8_epi32(_mm_unpacklo_epi64(low, high));
+  }
+
+  // Depthwise (kernels/x86/qconv_depthwise_impl.h): each lane is one channel, so vpdpbusd's four bytes per
+  // lane are four taps of that channel, and the four input pixels they multiply must sit in the lane.
+  static X set1_u8(uint8_t v) { return _mm512_set1_epi8(static_cast<char>(v)); }
+  // 4 pixels of 16 channels as NCHW16c stores them (64 bytes, pixel after pixel) rearranged to
+  // [channel][pixel], the order vpdpbusd multiplies with weights packed [channel][4 taps]: a dword permute
+  // brings each 128-bit lane its 4 channels from the 4 pixels, a byte shuffle transposes the 4 x 4 bytes
+  // inside every lane (two shuffles: vpermb, one, is AVX512-VBMI, which Cascade Lake lacks).
+  static X pixels_to_taps(__m512i pixels) {
+    const __m512i gather = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i transpose = _mm512_set4_epi32(0x0f0b0703, 0x0e0a0602, 0x0d090501, 0x0c080400);
+    return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(gather, pixels), transpose);
+  }
+};
+
+// 8 int32 lanes with VNNI (vpdpbusd on ymm, AVX512VL): the int8 kernels' vectors for tensors in 8-channel
+// blocks, where 16 lanes would leave half of every vector idle. The requantisation steps are AVX2's.
+struct QVecVnni256 : QVecAvx2 {
+  static constexpr int kDepth = 4;
+  using X = __m256i;  // kDepth input bytes per lane
+  using W = __m256i;  // kDepth weights of each of 8 output channels: bytes [lane][kDepth]
+  static X broadcast_inputs(const uint8_t* p) {
+    int32_t v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return _mm256_set1_epi32(v);
+  }
+  static W load_weights(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static Acc madd(X x, W w, Acc acc) { return _mm256_dpbusd_epi32(acc, x, w); }
+
+  // Depthwise, as QVecVnni's: 4 pixels of 8 channels (32 bytes, NCHW8c) rearranged to [channel][pixel].
+  static X set1_u8(uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static X pixels_to_taps(__m256i pixels) {
+    const __m256i gather = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const __m256i transpose = _mm256_setr_epi32(0x0c080400, 0x0d090501, 0x0e0a0602, 0x0f0b0703, 0x0c080400,
+                                                 0x0d090501, 0x0e0a0602, 0x0f0b0703);
+    return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(pixels, gather), transpose);
+  }
 };
 
 }  // namespace

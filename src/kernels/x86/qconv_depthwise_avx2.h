@@ -1,0 +1,52 @@
+// The int8 depthwise kernels' policy for AVX2 (kernels/x86/qconv_depthwise_impl.h says what a policy
+// provides): vpmaddwd sums 2 taps per lane, each group is 2 pixels of a row interleaved and widened by
+// QVecAvx2::pixels_to_tap_pairs. Include only from files compiled for AVX2 (src/kernels/x86/avx2/, and the
+// benchmark of tile variants); internal linkage throughout.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/x86/simd_int8_avx2.h"
+
+namespace ninegrid {
+namespace {
+
+// Tile shapes for 16 registers (measured: bench/REPORT.md, "Int8 depthwise").
+template <int K, int S>
+struct DwAvx2Tile {
+  static constexpr int kRows = 1, kCols = 8, kSpacing = 2;
+};
+
+// 8 channels per ymm, pixels IB bytes apart (NCHW8c or NCHW16c input; narrower blocks gathering).
+template <int IB>
+struct DwAvx2 {
+  using QV = QVecAvx2;
+  using Taps = __m256i;
+  using W = __m256i;
+  using Mask = unsigned;  // bit j: pixel j of the group lies inside the image
+  static constexpr int kLanes = 8, kTaps = 2, kWeightBytes = 2, kPixelStride = IB;
+  template <int K, int S>
+  using Tile = DwAvx2Tile<K, S>;
+
+  static Taps fill(uint8_t zp) { return QV::set1_i16(zp); }
+  static Mask mask(unsigned pixels) { return pixels; }
+  template <int N>
+  static Taps load(const uint8_t* p) {
+    if constexpr (N == 2) return QV::pixels_to_tap_pairs(QV::load_pixel8(p), QV::load_pixel8(p + IB));
+    else return QV::pixels_to_tap_pairs(QV::load_pixel8(p), _mm_setzero_si128());
+  }
+  template <int N, class Block>
+  static Taps load_masked(const uint8_t* p, Mask inside, const Block& b) {
+    const uint8_t* const first = inside & 1 ? p : b.fill_pixel;
+    const uint8_t* const second = N == 2 && (inside & 2) ? p + IB : b.fill_pixel;
+    return QV::pixels_to_tap_pairs(QV::load_pixel8(first), QV::load_pixel8(second));
+  }
+  static Taps gather(const uint8_t* const* pixels) {
+    return QV::pixels_to_tap_pairs(QV::load_pixel8(pixels[0]), QV::load_pixel8(pixels[1]));
+  }
+  static W weights(const int8_t* p) { return QV::load_weights_i16(reinterpret_cast<const int16_t*>(p)); }
+  static QV::Acc madd(Taps t, W w, QV::Acc acc) { return QV::madd(t, w, acc); }
+};
+
+}  // namespace
+}  // namespace ninegrid

@@ -1,0 +1,286 @@
+// Int8 depthwise convolution (groups == channels) on uint8 NCHW[B]c input, for an ISA policy DW (defined
+// in each instantiation file), bit for bit the arithmetic of kernels/ref/qconv2d_ref (kernels/quantized.h).
+//
+// One lane per channel, so the instruction that sums several products per lane (vpdpbusd: 4 byte
+// products, vpmaddwd: 2 16-bit products) must find in each lane several taps of that lane's channel: G
+// consecutive input pixels of one row, interleaved channel by channel (a "group"; DW::kTaps = G). Building
+// a group costs shuffles, so a register tile of ROWS x COLS outputs builds each group of its input window
+// once and feeds it to every output that reads it: every output row whose kernel meets that input row,
+// every output column whose window covers the group, each with the weights of the group's offset from the
+// output's first tap (kernels/qpack_depthwise.h: one weight vector per kernel row and offset). Groups
+// start every SP columns of the window: SP = G builds the fewest groups, and an output then needs one or
+// two of them per kernel row (3x3: 1.5 on average for G = 4); SP = 2 builds twice as many and a 3x3 output
+// then needs exactly one (stride 1: its three taps always fall in the 4-pixel group starting at or just
+// before it). Each ISA picks SP per kernel and stride (measured: bench/REPORT.md, "Int8 depthwise").
+//
+// Nine-grid borders without a padded copy: a tile whose window lies inside the image loads its groups
+// directly; a border tile loads them with a mask, the pixels outside reading as the input zero point, and
+// uses a group of zero points for a window row outside. A padding tap then adds zero_point x weight, which
+// the bias' correction (X86QConvArgs::bias: bias - zero_point x the sum of all weights) cancels exactly, as
+// the reference skips it. So border tiles run the same unrolled code as the centre.
+//
+// Other kernels, strides and dilations, and input blocks narrower than the vector (gathered pixel by
+// pixel): every output over its kernel rows, a group of G taps at a time.
+//
+// Include only from ISA files (after the int8 simd header); internal linkage throughout.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/x86/conv_depthwise_impl.h"  // for_each_row_tile: the same row tiling as the fp32 kernel
+#include "kernels/x86/conv_kernels_x86.h"
+#include "kernels/x86/qconv_epilogue_impl.h"
+#include "kernels/x86/qconv_kernels_x86.h"
+
+namespace ninegrid {
+namespace {
+
+// f(IntConstant<I>{}) for I in [B, E): unrolled with I a constant expression, so the tile's conditions
+// on tap, group and output indices are resolved at compile time (`if constexpr`), not left to the unroller.
+template <int B, int E, class F>
+__attribute__((always_inline)) inline void static_for(F&& f) {
+  if constexpr (B < E) {
+    f(IntConstant<B>{});
+    static_for<B + 1, E>(f);
+  }
+}
+
+// Which groups an output uses. Output column co's taps are window columns [co * S, co * S + K); group g
+// covers columns [g * SP, g * SP + G). The output takes the group starting at or before its first tap and
+// every (G / SP)-th after it while they start before its last tap: consecutive, disjoint, covering all its
+// taps (SP divides G). Its weights for group g are those of offset g * SP - co * S.
+template <int K, int S, int SP, int G>
+struct QDwGroups {
+  static_assert(G % SP == 0, "groups must tile the row");
+  static constexpr int first(int co) { return co * S / SP; }
+  static constexpr bool uses(int co, int g) {
+    return g >= first(co) && (g - first(co)) % (G / SP) == 0 && g * SP < co * S + K;
+  }
+  static constexpr int offset(int co, int g) { return g * SP - co * S; }
+  static constexpr bool used(int g, int cols) {
+    for (int co = 0; co < cols; ++co)
+      if (uses(co, g)) return true;
+    return false;
+  }
+};
+
+// One channel block (DW::kLanes channels) and what its tiles read.
+template <class DW>
+struct QDwBlock {
+  const X86QConvArgs* a;
+  const uint8_t* x;      // the block's first channel at input pixel (0, 0); pixels DW::kPixelStride apart
+  const int8_t* w;       // its packed weights
+  typename DW::QV::Acc bias;
+  RequantizeBlock<typename DW::QV> k;
+  typename DW::Taps fill;  // a group of zero-point pixels
+  alignas(64) uint8_t fill_pixel[64];  // one pixel of zero points (policies that load pixel by pixel)
+  int64_t block;
+};
+
+template <class DW>
+inline void init_block(QDwBlock<DW>& b, const X86QConvArgs& a, int64_t block) {
+  constexpr int P = DW::kLanes;
+  const uint8_t zp = static_cast<uint8_t>(a.x_zero_point);
+  b.a = &a;
+  b.block = block;
+  const int64_t c0 = block * P, in_plane = a.in_h * a.in_w;
+  // (Blocks that are a multiple of the lanes only; the gathering path does not read x.)
+  b.x = a.in_block >= P ? a.x + (c0 / a.in_block) * in_plane * a.in_block + c0 % a.in_block : a.x;
+  const int64_t offsets = a.kernel_w + DW::kTaps - 1;
+  b.w = a.weights + block * a.kernel_h * offsets * P * DW::kTaps * DW::kWeightBytes;
+  b.bias = DW::QV::load_acc(a.bias + c0);
+  b.k = requantize_block<typename DW::QV>(a.requantize, block);
+  b.fill = DW::fill(zp);
+  for (int i = 0; i < 64; ++i) b.fill_pixel[i] = zp;
+}
+
+// The weight vector of kernel row kh at group offset o (-(G-1) <= o < kernel_w).
+template <class DW>
+__attribute__((always_inline)) inline typename DW::W qdw_weights(const QDwBlock<DW>& b, int64_t kernel_w, int64_t kh,
+                                                                  int64_t o) {
+  const int64_t offsets = kernel_w + DW::kTaps - 1;
+  return DW::weights(b.w + ((kh * offsets + o + DW::kTaps - 1) * DW::kLanes * DW::kTaps) * DW::kWeightBytes);
+}
+
+// Requantises and stores N outputs of the block along a row from output pixel `pixel` on.
+template <class DW, int N>
+__attribute__((always_inline)) inline void qdw_store_row(const QDwBlock<DW>& b, typename DW::QV::Acc* acc,
+                                                         int64_t pixel) {
+  using QV = typename DW::QV;
+  constexpr int P = QV::kLanes;
+  const X86QConvArgs& a = *b.a;
+  const int64_t plane = a.out_h * a.out_w, ob = a.out_block;
+  if (ob % P == 0) {
+    // The vector's P channels lie together in the output block: one store per pixel.
+    const int64_t c0 = b.block * P;
+    const int64_t at = ((c0 / ob) * plane + pixel) * ob + c0 % ob;
+    uint8_t* const y = a.y + at;
+    const uint8_t* const residual = a.requantize.residual ? a.requantize.residual + at : nullptr;
+#pragma GCC unroll 16
+    for (int i = 0; i < N; ++i)
+      QV::store_u8(y + i * ob, requantize_vector<QV>(b.k, acc[i], residual ? residual + i * ob : nullptr));
+    return;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < N; ++i)
+    requantize_store<QV>(a.requantize, b.k, acc[i], a.y, a.out_channels, plane, ob, b.block, pixel + i);
+}
+
+// Outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS); kernel K x K, stride S, dilation 1, groups
+// every SP window columns. EDGES: some of the window lies outside the image (masked loads).
+template <class DW, int K, int S, int SP, int ROWS, int COLS, bool EDGES>
+__attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64_t oh, int64_t ow0) {
+  using Acc = typename DW::QV::Acc;
+  using Taps = typename DW::Taps;
+  using Groups = QDwGroups<K, S, SP, DW::kTaps>;
+  constexpr int G = DW::kTaps, IB = DW::kPixelStride;
+  constexpr int kInRows = (ROWS - 1) * S + K, kInCols = (COLS - 1) * S + K;
+  constexpr int kGroups = (kInCols - 1) / SP + 1;
+  const X86QConvArgs& a = *b.a;
+  const int64_t ih0 = oh * S - a.pad_top, iw0 = ow0 * S - a.pad_left;
+
+  Acc acc[ROWS][COLS];
+#pragma GCC unroll 4
+  for (int ro = 0; ro < ROWS; ++ro)
+#pragma GCC unroll 16
+    for (int co = 0; co < COLS; ++co) acc[ro][co] = b.bias;
+
+  // Border tiles: which pixels of each group lie inside the image's columns.
+  typename DW::Mask inside[kGroups];
+  if constexpr (EDGES) {
+    static_for<0, kGroups>([&](auto g_) {
+      constexpr int g = decltype(g_)::value, n = kInCols - g * SP < G ? kInCols - g * SP : G;
+      unsigned bits = 0;
+      for (int j = 0; j < n; ++j) {
+        const int64_t iw = iw0 + g * SP + j;
+        if (iw >= 0 && iw < a.in_w) bits |= 1u << j;
+      }
+      inside[g] = DW::mask(bits);
+    });
+  }
+
+  static_for<0, kInRows>([&](auto r_) {
+    constexpr int r = decltype(r_)::value;
+    const int64_t ih = ih0 + r;
+    const bool row_inside = !EDGES || (ih >= 0 && ih < a.in_h);
+    // Window column 0 of this row (left of the image in a left border tile: only masked loads read there).
+    const uint8_t* const row = b.x + (row_inside ? ih * a.in_w + iw0 : 0) * IB;
+    static_for<0, kGroups>([&](auto g_) {
+      constexpr int g = decltype(g_)::value;
+      if constexpr (Groups::used(g, COLS)) {
+        constexpr int n = kInCols - g * SP < G ? kInCols - g * SP : G;  // pixels some output reads
+        Taps t;
+        if constexpr (!EDGES) t = DW::template load<n>(row + g * SP * IB);
+        else t = row_inside ? DW::template load_masked<n>(row + g * SP * IB, inside[g], b) : b.fill;
+        static_for<0, ROWS>([&](auto ro_) {
+          constexpr int ro = decltype(ro_)::value, kh = r - ro * S;
+          if constexpr (kh >= 0 && kh < K) {
+            static_for<0, COLS>([&](auto co_) {
+              constexpr int co = decltype(co_)::value;
+              if constexpr (Groups::uses(co, g))
+                acc[ro][co] = DW::madd(t, qdw_weights<DW>(b, K, kh, Groups::offset(co, g)), acc[ro][co]);
+            });
+          }
+        });
+      }
+    });
+  });
+
+#pragma GCC unroll 4
+  for (int ro = 0; ro < ROWS; ++ro) qdw_store_row<DW, COLS>(b, acc[ro], (oh + ro) * a.out_w + ow0);
+}
+
+// Output rows [oh, oh + ROWS), every column; rows_inside: the tiles' windows lie inside the image's rows.
+template <class DW, int K, int S, int SP, int ROWS, int COLS>
+void qdw_tile_rows(const QDwBlock<DW>& b, int64_t oh, bool rows_inside) {
+  const X86QConvArgs& a = *b.a;
+  for_each_row_tile<COLS>(a.out_w, [&](auto width, int64_t ow) {
+    constexpr int W = decltype(width)::value;
+    const int64_t iw0 = ow * S - a.pad_left;
+    if (rows_inside && iw0 >= 0 && iw0 + (W - 1) * S + K <= a.in_w)
+      qdw_tile<DW, K, S, SP, ROWS, W, false>(b, oh, ow);
+    else
+      qdw_tile<DW, K, S, SP, ROWS, W, true>(b, oh, ow);
+  });
+}
+
+// K x K, stride S (both axes), dilation 1; the policy's tile shape DW::Tile<K, S>.
+template <class DW, int K, int S>
+void qdw_kxk(const X86QConvArgs& a, const X86ConvRange& r) {
+  using Tile = typename DW::template Tile<K, S>;
+  constexpr int ROWS = Tile::kRows, COLS = Tile::kCols, SP = Tile::kSpacing;
+  QDwBlock<DW> b;
+  for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
+    init_block(b, a, block);
+    auto rows_inside = [&](int64_t oh, int rows) {
+      const int64_t ih0 = oh * S - a.pad_top;
+      return ih0 >= 0 && ih0 + (rows - 1) * S + K <= a.in_h;
+    };
+    int64_t oh = r.row_begin;
+    if constexpr (ROWS > 1)
+      for (; oh + ROWS <= r.row_end; oh += ROWS) qdw_tile_rows<DW, K, S, SP, ROWS, COLS>(b, oh, rows_inside(oh, ROWS));
+    for (; oh < r.row_end; ++oh) qdw_tile_rows<DW, K, S, SP, 1, COLS>(b, oh, rows_inside(oh, 1));
+  }
+}
+
+// Any kernel, stride, dilation and input block: each output over its kernel rows, G taps at a time, the
+// group gathered pixel by pixel (taps outside the image, and past the kernel, read zero points).
+// GATHER: the input block is narrower than the vector, so each pixel's channels are first collected.
+template <class DW, bool GATHER>
+void qdw_generic(const X86QConvArgs& a, const X86ConvRange& r) {
+  using Acc = typename DW::QV::Acc;
+  constexpr int P = DW::kLanes, G = DW::kTaps;
+  const int64_t in_plane = a.in_h * a.in_w;
+  QDwBlock<DW> b;
+  alignas(64) uint8_t gathered[G][P];
+  for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
+    init_block(b, a, block);
+    const int64_t c0 = block * P;
+    for (int64_t oh = r.row_begin; oh < r.row_end; ++oh)
+      for (int64_t ow = 0; ow < a.out_w; ++ow) {
+        Acc acc = b.bias;
+        for (int64_t kh = 0; kh < a.kernel_h; ++kh) {
+          const int64_t ih = oh * a.stride_h - a.pad_top + kh * a.dilation_h;
+          const bool row_inside = ih >= 0 && ih < a.in_h;
+          for (int64_t kw0 = 0; kw0 < a.kernel_w; kw0 += G) {
+            const uint8_t* pixels[G];
+            for (int j = 0; j < G; ++j) {
+              const int64_t kw = kw0 + j, iw = ow * a.stride_w - a.pad_left + kw * a.dilation_w;
+              pixels[j] = b.fill_pixel;
+              if (!row_inside || kw >= a.kernel_w || iw < 0 || iw >= a.in_w) continue;
+              const int64_t pixel = ih * a.in_w + iw;
+              if constexpr (GATHER) {
+                for (int l = 0; l < P; ++l)
+                  gathered[j][l] = c0 + l < a.in_channels
+                                       ? a.x[int8_blocked_offset(c0 + l, pixel, in_plane, a.in_block)]
+                                       : b.fill_pixel[0];
+                pixels[j] = gathered[j];
+              } else {
+                pixels[j] = b.x + pixel * DW::kPixelStride;
+              }
+            }
+            acc = DW::madd(DW::gather(pixels), qdw_weights<DW>(b, a.kernel_w, kh, kw0), acc);
+          }
+        }
+        qdw_store_row<DW, 1>(b, &acc, oh * a.out_w + ow);
+      }
+  }
+}
+
+// The entry point for one policy: DW::kPixelStride must be the input block (a multiple of DW::kLanes)
+// for the tiles, or any block with GATHER.
+template <class DW>
+void qdepthwise_conv(const X86QConvArgs& a, const X86ConvRange& r) {
+  const bool tiles = a.in_block == DW::kPixelStride && a.kernel_h == a.kernel_w && a.stride_h == a.stride_w &&
+                     a.dilation_h == 1 && a.dilation_w == 1 && (a.stride_h == 1 || a.stride_h == 2) &&
+                     (a.kernel_h == 3 || a.kernel_h == 5);
+  if (tiles) {
+    if (a.kernel_h == 3) return a.stride_h == 1 ? qdw_kxk<DW, 3, 1>(a, r) : qdw_kxk<DW, 3, 2>(a, r);
+    return a.stride_h == 1 ? qdw_kxk<DW, 5, 1>(a, r) : qdw_kxk<DW, 5, 2>(a, r);
+  }
+  if (a.in_block == DW::kPixelStride) return qdw_generic<DW, false>(a, r);
+  qdw_generic<DW, true>(a, r);
+}
+
+}  // namespace
+}  // namespace ninegrid

@@ -1,0 +1,344 @@
+#include "ops/qconv_fast.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/thread_pool.h"
+#include "core/thread_scratch.h"
+#include "kernels/pack_weights.h"
+#include "kernels/qpack_depthwise.h"
+#include "ninegrid/tensor.h"
+
+namespace ninegrid {
+
+namespace {
+
+bool is_pointwise(const Conv2dParams& p) {
+  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+         p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+}
+
+bool is_depthwise(const Conv2dParams& p) {
+  return p.groups > 1 && p.groups == p.in_channels && p.groups == p.out_channels;
+}
+
+bool valid_geometry(const Conv2dParams& p) {
+  return p.batch >= 1 && p.in_channels >= 1 && p.out_channels >= 1 && p.groups >= 1 &&
+         p.in_channels % p.groups == 0 && p.out_channels % p.groups == 0 && p.in_h >= 1 && p.in_w >= 1 &&
+         p.out_h >= 1 && p.out_w >= 1 && p.kernel_h >= 1 && p.kernel_w >= 1 && p.stride_h >= 1 && p.stride_w >= 1 &&
+         p.dilation_h >= 1 && p.dilation_w >= 1 && p.pad_top >= 0 && p.pad_left >= 0;
+}
+
+// The kernel set for a conv, or lanes 0 when none fits.
+struct QChoice {
+  bool vnni = false, depthwise = false;
+  int64_t lanes = 0, depth = 0;
+};
+
+QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+  QChoice c;
+#if defined(__x86_64__)
+  isa = runnable_isa(isa);
+  if (isa == Isa::Ref || is_arm_isa(isa) || !valid_geometry(p)) return c;
+  if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
+  const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
+  if (is_depthwise(p)) {
+    // qconv2d_depthwise (kernels/x86/qconv_depthwise_impl.h): any block in and out; its lanes per vector
+    // come from its weight layout.
+    c.vnni = vnni;
+    c.depthwise = true;
+    c.lanes = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block).lanes;
+    return c;
+  }
+  auto groups_fit = [&](int64_t lanes) { return p.groups == 1 || p.out_channels_per_group() % lanes == 0; };
+  if (vnni && groups_fit(vnni::kLanes)) {
+    c.vnni = true, c.lanes = vnni::kLanes, c.depth = vnni::kDepth;
+  } else if (groups_fit(avx2::kLanes)) {
+    c.lanes = avx2::kLanes, c.depth = avx2::kInt8Depth;
+  }
+#else
+  (void)p, (void)in_block, (void)out_block, (void)isa;
+#endif
+  return c;
+}
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+}  // namespace
+
+bool FastQConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+  return choose(p, in_block, out_block, isa).lanes > 0;
+}
+
+FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                         Isa isa, int64_t in_block, int64_t out_block)
+    : params_(p), in_block_(in_block) {
+  const QChoice c = choose(p, in_block, out_block, isa);
+  if (c.lanes == 0)
+    throw Error("FastQConv2d: no fast int8 kernel for this convolution (in block " + std::to_string(in_block) +
+                ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
+  lanes_ = c.lanes, depth_ = c.depth;
+  if (c.depthwise) {
+    prepare_depthwise(c.vnni, w, q, x_zero_point, in_block, out_block);
+    return;
+  }
+  const bool pointwise = is_pointwise(p);
+#if defined(__x86_64__)
+  if (c.vnni) {
+    kernel_ = pointwise ? vnni::qconv2d_pointwise : vnni::qconv2d_direct;
+    blocks_per_tile_ = vnni::kOcBlocksPerTile;
+    algorithm_name_ = pointwise ? "int8-vnni-pointwise" : "int8-vnni-direct";
+  } else {
+    kernel_ = pointwise ? avx2::qconv2d_pointwise : avx2::qconv2d_direct;
+    blocks_per_tile_ = avx2::kOcBlocksPerTile;
+    algorithm_name_ = pointwise ? "int8-avx2-pointwise" : "int8-avx2-direct";
+  }
+#endif
+  const int64_t icpg = p.in_channels_per_group();
+  const int64_t P = lanes_, D = depth_, taps = p.kernel_h * p.kernel_w;
+
+  // The kernels read input blocks 16, 8 or 4 holding whole multiply-add steps of kDepth channels, each group
+  // starting on one. Anything else is staged into a copy with every group's channels padded to a multiple
+  // of 4 (which kDepth divides) in the widest of those blocks that divides the padded count.
+  const bool readable = (in_block == 16 || in_block == 8 || in_block == 4) && in_block % D == 0 && icpg % D == 0;
+  stage_input_ = !readable;
+  staged_icpg_ = stage_input_ ? round_up(icpg, 4) : icpg;
+  const int64_t kernel_channels = staged_icpg_ * p.groups;
+  staged_block_ = kernel_channels % 16 == 0 ? 16 : kernel_channels % 8 == 0 ? 8 : 4;
+
+  // Weights [block][icpg' / D][kh][kw][P][D]: zeros for the padding output channels and input channels.
+  blocks_ = round_up(p.out_channels, P) / P;
+  const int64_t steps = staged_icpg_ / D;
+  weights_.assign(static_cast<size_t>(blocks_ * steps * taps * P * D), 0);
+  bias_.assign(static_cast<size_t>(blocks_ * P), 0);
+  tap_zero_sums_.assign(static_cast<size_t>(blocks_ * taps * P), 0);
+  multiplier_.assign(static_cast<size_t>(blocks_ * P), 0.f);
+  for (int64_t oc = 0; oc < p.out_channels; ++oc) {
+    const int64_t b = oc / P, lane = oc % P;
+    int64_t weight_sum = 0;
+    for (int64_t ic = 0; ic < icpg; ++ic)
+      for (int64_t t = 0; t < taps; ++t) {
+        const int8_t v = w[(oc * icpg + ic) * taps + t];
+        weights_[static_cast<size_t>((((b * steps + ic / D) * taps + t) * P + lane) * D + ic % D)] = v;
+        weight_sum += v;
+        tap_zero_sums_[static_cast<size_t>((b * taps + t) * P + lane)] += x_zero_point * v;
+      }
+    // The reference sums (x - zp) * w over the taps inside the image; the kernels sum x * w and start from
+    // bias - zp * (all weights), adding back the taps outside on the borders. int32 wraps alike in both.
+    const int64_t folded = (q.bias ? q.bias[oc] : 0) - int64_t(x_zero_point) * weight_sum;
+    bias_[static_cast<size_t>(oc)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
+    multiplier_[static_cast<size_t>(oc)] = q.multiplier[oc];
+  }
+
+  X86QConvArgs& a = args_;
+  a.in_channels = kernel_channels, a.in_h = p.in_h, a.in_w = p.in_w;
+  a.out_channels = p.out_channels, a.out_h = p.out_h, a.out_w = p.out_w;
+  a.groups = p.groups;
+  a.in_channels_per_group = staged_icpg_;
+  a.out_channels_per_group = p.out_channels_per_group();
+  a.kernel_h = p.kernel_h, a.kernel_w = p.kernel_w;
+  a.stride_h = p.stride_h, a.stride_w = p.stride_w;
+  a.dilation_h = p.dilation_h, a.dilation_w = p.dilation_w;
+  a.pad_top = p.pad_top, a.pad_left = p.pad_left;
+  a.in_block = stage_input_ ? staged_block_ : in_block;
+  a.out_block = out_block;
+  a.weights = weights_.data();
+  a.bias = bias_.data();
+  a.tap_zero_sums = tap_zero_sums_.data();
+  a.x_zero_point = x_zero_point;
+  a.requantize.multiplier = multiplier_.data();
+  a.requantize.out_zero_point = q.out_zero_point;
+  a.requantize.qmin = q.qmin, a.requantize.qmax = q.qmax;
+  a.requantize.residual_zero_point = q.residual_zero_point;
+  a.requantize.residual_multiplier = q.residual_multiplier;
+}
+
+// Depthwise: the int8-dw kernels' own weight packing (kernels/qpack_depthwise.h); padding taps read the zero
+// point there, so only the bias carries the correction (no tap_zero_sums) and no input is staged.
+void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                                    int64_t in_block, int64_t out_block) {
+  const Conv2dParams& p = params_;
+  const int64_t C = p.out_channels, taps = p.kernel_h * p.kernel_w;
+#if defined(__x86_64__)
+  const int64_t kernel_in_block = in_block % 8 != 0 && C % 8 == 0 ? (vnni && C % 16 == 0 ? 16 : 8) : in_block;
+  const X86QDepthwiseLayout layout =
+      (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(kernel_in_block);
+  kernel_ = vnni ? vnni::qconv2d_depthwise : avx2::qconv2d_depthwise;
+  algorithm_name_ = vnni ? "int8-vnni-depthwise" : "int8-avx2-depthwise";
+#else
+  const X86QDepthwiseLayout layout;
+#endif
+  lanes_ = layout.lanes;
+  blocks_per_tile_ = 1;
+  // Input in blocks narrower than 8 (a plain NCHW tensor) is staged into the block the kernel's register
+  // tiles read: their general path, over each output's taps, ran MobileNetV2's plain-layout depthwise layers
+  // at under 1 GOP/s.
+  if (in_block % 8 != 0 && C % 8 == 0) {
+    stage_input_ = true;
+    staged_icpg_ = 1;
+    staged_block_ = vnni && C % 16 == 0 ? 16 : 8;
+  }
+  blocks_ = round_up(C, lanes_) / lanes_;
+  weights_.assign(static_cast<size_t>(qdepthwise_packed_bytes(layout, C, p.kernel_h, p.kernel_w)), 0);
+  pack_qdepthwise_weights(layout, w, C, p.kernel_h, p.kernel_w, weights_.data());
+  bias_.assign(static_cast<size_t>(blocks_ * lanes_), 0);
+  multiplier_.assign(static_cast<size_t>(blocks_ * lanes_), 0.f);
+  for (int64_t c = 0; c < C; ++c) {
+    int64_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) sum += w[c * taps + t];
+    const int64_t folded = (q.bias ? q.bias[c] : 0) - int64_t(x_zero_point) * sum;
+    bias_[static_cast<size_t>(c)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
+    multiplier_[static_cast<size_t>(c)] = q.multiplier[c];
+  }
+  X86QConvArgs& a = args_;
+  a.in_channels = a.out_channels = a.groups = C;
+  a.in_channels_per_group = a.out_channels_per_group = 1;
+  a.in_h = p.in_h, a.in_w = p.in_w, a.out_h = p.out_h, a.out_w = p.out_w;
+  a.kernel_h = p.kernel_h, a.kernel_w = p.kernel_w, a.stride_h = p.stride_h, a.stride_w = p.stride_w;
+  a.dilation_h = p.dilation_h, a.dilation_w = p.dilation_w, a.pad_top = p.pad_top, a.pad_left = p.pad_left;
+  a.in_block = stage_input_ ? staged_block_ : in_block, a.out_block = out_block;
+  a.weights = weights_.data();
+  a.bias = bias_.data();
+  a.x_zero_point = x_zero_point;
+  a.requantize.multiplier = multiplier_.data();
+  a.requantize.out_zero_point = q.out_zero_point;
+  a.requantize.qmin = q.qmin, a.requantize.qmax = q.qmax;
+  a.requantize.residual_zero_point = q.residual_zero_point;
+  a.requantize.residual_multiplier = q.residual_multiplier;
+}
+
+// NCHW[in_block]c with icpg channels per group -> NCHW[staged_block]c with staged_icpg per group, the padding
+// channels zero. Tasks are (image, staged block); each writes its block pixel by pixel while reading one
+// sequential stream per channel.
+void FastQConv2d::stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) const {
+  const Conv2dParams& p = params_;
+  const int64_t plane = p.in_h * p.in_w, icpg = p.in_channels_per_group(), B = staged_block_;
+  const int64_t staged_channels = staged_icpg_ * p.groups, blocks = staged_channels / B;
+  static const uint8_t kZero = 0;
+  if (in_block_ == 1 && p.groups == 1 && B == 4 && icpg <= 4) {
+    // A plain image of up to 4 channels (a quantised first layer): one 4-byte pixel from 4 planes at a
+    // time, a loop the compiler vectorises (the general loop below took longer than the convolution).
+    auto run = [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n) {
+        const uint8_t* src = x + n * p.in_channels * plane;
+        uint8_t* out = staged + n * plane * 4;
+        const uint8_t* c0 = src;
+        const uint8_t* c1 = icpg > 1 ? src + plane : &kZero;
+        const uint8_t* c2 = icpg > 2 ? src + 2 * plane : &kZero;
+        const uint8_t* c3 = icpg > 3 ? src + 3 * plane : &kZero;
+        const int64_t s1 = icpg > 1, s2 = icpg > 2, s3 = icpg > 3;
+        if (icpg == 3) {
+          for (int64_t i = 0; i < plane; ++i) {
+            const uint32_t v = uint32_t(c0[i]) | uint32_t(c1[i]) << 8 | uint32_t(c2[i]) << 16;
+            __builtin_memcpy(out + 4 * i, &v, 4);
+          }
+        } else {
+          for (int64_t i = 0; i < plane; ++i) {
+            const uint32_t v =
+                uint32_t(c0[i]) | uint32_t(c1[i * s1]) << 8 | uint32_t(c2[i * s2]) << 16 | uint32_t(c3[i * s3]) << 24;
+            __builtin_memcpy(out + 4 * i, &v, 4);
+          }
+        }
+      }
+    };
+    if (pool && pool->size() > 1 && p.batch > 1) pool->parallel_for(p.batch, run);
+    else run(0, p.batch);
+    return;
+  }
+  if (in_block_ == 1 && staged_icpg_ == icpg) {
+    // A plain tensor with no padding channels: each channel's plane copied into its lane of the block, read
+    // sequentially, written every B bytes (the per-pixel loop below took several cycles a byte).
+    auto run = [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t n = t / blocks, b = t % blocks;
+        uint8_t* out = staged + (n * blocks + b) * plane * B;
+        for (int64_t j = 0; j < B; ++j) {
+          const uint8_t* in = x + (n * p.in_channels + b * B + j) * plane;
+          for (int64_t i = 0; i < plane; ++i) out[i * B + j] = in[i];
+        }
+      }
+    };
+    if (pool && pool->size() > 1) pool->parallel_for(p.batch * blocks, run);
+    else run(0, p.batch * blocks);
+    return;
+  }
+  auto run = [&](int64_t begin, int64_t end) {
+    constexpr int64_t kMaxBlock = 16;
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / blocks, b = t % blocks;
+      const uint8_t* src = x + n * p.in_channels * plane;
+      uint8_t* out = staged + (n * blocks + b) * plane * B;
+      const uint8_t* in[kMaxBlock];
+      int64_t step[kMaxBlock];
+      for (int64_t j = 0; j < B; ++j) {
+        const int64_t sc = b * B + j, g = sc / staged_icpg_, i = sc % staged_icpg_;
+        if (i < icpg) {
+          const int64_t c = g * icpg + i;
+          in[j] = src + (c / in_block_) * plane * in_block_ + c % in_block_;
+          step[j] = in_block_;
+        } else {
+          in[j] = &kZero;
+          step[j] = 0;
+        }
+      }
+      for (int64_t i = 0; i < plane; ++i, out += B)
+        for (int64_t j = 0; j < B; ++j) out[j] = in[j][i * step[j]];
+    }
+  };
+  if (pool && pool->size() > 1) pool->parallel_for(p.batch * blocks, run);
+  else run(0, p.batch * blocks);
+}
+
+void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const {
+  const Conv2dParams& p = params_;
+  if (!stage_input_) {
+    run_kernel(x, p.in_channels * p.in_h * p.in_w, y, residual, pool);
+    return;
+  }
+  const int64_t staged_image = staged_icpg_ * p.groups * p.in_h * p.in_w;
+  uint8_t* staged = reinterpret_cast<uint8_t*>(thread_scratch((p.batch * staged_image + 3) / 4));
+  stage(x, staged, pool);
+  run_kernel(staged, staged_image, y, residual, pool);
+}
+
+void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual,
+                             ThreadPool* pool) const {
+  const Conv2dParams& p = params_;
+  const int64_t out_image = p.out_channels * p.out_h * p.out_w;
+  auto image_args = [&](int64_t n) {
+    X86QConvArgs a = args_;
+    a.x = x + n * in_image;
+    a.y = y + n * out_image;
+    a.requantize.residual = residual ? residual + n * out_image : nullptr;
+    return a;
+  };
+  const int threads = pool ? pool->size() : 1;
+  if (threads <= 1) {
+    const X86ConvRange r{0, blocks_, 0, p.out_h};
+    for (int64_t n = 0; n < p.batch; ++n) kernel_(image_args(n), r);
+    return;
+  }
+  // Tasks (image, group of whole tiles of output blocks, chunk of rows), as FastConv2d::run_kernel splits
+  // them: rows outermost when the image outweighs the weights, output blocks otherwise.
+  const int64_t block_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
+  const int64_t wanted = 4 * static_cast<int64_t>(threads);
+  const int64_t row_chunks =
+      std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * block_groups - 1) / (p.batch * block_groups)));
+  const int64_t tasks = p.batch * block_groups * row_chunks;
+  const bool rows_outer = static_cast<int64_t>(weights_.size()) < in_image;
+  pool->parallel_for(tasks, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t chunk = rows_outer ? (t / block_groups) % row_chunks : t % row_chunks;
+      const int64_t group = rows_outer ? t % block_groups : (t / row_chunks) % block_groups;
+      const int64_t n = t / (row_chunks * block_groups);
+      X86ConvRange r;
+      r.oc_block_begin = group * blocks_per_tile_;
+      r.oc_block_end = std::min(blocks_, r.oc_block_begin + blocks_per_tile_);
+      r.row_begin = p.out_h * chunk / row_chunks;
+      r.row_end = p.out_h * (chunk + 1) / row_chunks;
+      kernel_(image_args(n), r);
+    }
+  });
+}
+
+}  // namespace ninegrid

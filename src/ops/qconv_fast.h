@@ -1,0 +1,68 @@
+// The fast int8 2-D convolution behind ng.QConv (x86-64): chooses the kernel (VNNI or AVX2; direct or
+// pointwise, kernels/x86/qconv_kernels_x86.h), prepares its arguments once (packed weights, the zero point
+// folded into the bias, per-tap zero-point sums for the borders, per-channel multipliers) and runs it split
+// over the thread pool. Inputs whose channel block or per-group channel count the kernels cannot read (a
+// plain NCHW image, channels not a multiple of the multiply-add depth) are staged per run into a zero-padded
+// blocked copy whose padding channels meet zero weights.
+//
+//   if (FastQConv2d::supports(p, in_block, out_block, isa)) {
+//     FastQConv2d conv(p, w, q, x_zero_point, isa, in_block, out_block);   // at prepare time
+//     conv.run(x, y, residual, pool);                                        // per inference
+//   }
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "kernels/conv_params.h"
+#include "kernels/quantized.h"
+#include "kernels/x86/qconv_kernels_x86.h"
+
+namespace ninegrid {
+
+class ThreadPool;
+
+class FastQConv2d {
+ public:
+  // Whether a fast int8 kernel runs this conv with at most `isa`: VNNI when isa is avx512 and the CPU has
+  // avx512vnni, AVX2 when isa is at least avx2; one group, or output channels per group a multiple of the
+  // vector's lanes; positive strides and dilations, non-negative pads; any channel blocks dividing their
+  // counts; depthwise convs (groups == channels) on qconv2d_depthwise, any blocks.
+  static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
+  // w: OIHW int8 weights; q: bias (out_channels int32 values or null), multiplier (out_channels floats),
+  // out_zero_point, qmin, qmax and the residual's zero point and multiplier (q.residual itself is ignored
+  // here: run() takes it). Throws Error when !supports(...).
+  FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point, Isa isa,
+              int64_t in_block, int64_t out_block);
+  // y = requantize(conv(x - x_zero_point) + bias [+ residual]) for the whole batch: x in the input block,
+  // y and the optional residual (may be y itself) in the output block. `pool` may be null (one thread).
+  void run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
+  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", and the same with "int8-avx2-".
+  const char* algorithm() const { return algorithm_name_; }
+  // Whether run() stages the input into a padded blocked copy first.
+  bool stages_input() const { return stage_input_; }
+
+ private:
+  using Kernel = void (*)(const X86QConvArgs&, const X86ConvRange&);
+  void prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                         int64_t in_block, int64_t out_block);
+  void stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) const;
+  void run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
+
+  Conv2dParams params_;
+  int64_t lanes_ = 16, depth_ = 4;
+  int64_t in_block_ = 1;           // the caller's input block
+  bool stage_input_ = false;       // the input restaged into staged_block_ with staged_icpg_ channels per group
+  int64_t staged_icpg_ = 0, staged_block_ = 0;
+  int64_t blocks_ = 0;             // output channel blocks of lanes_ channels
+  int64_t blocks_per_tile_ = 2;    // blocks a kernel tile computes together: work splits keep them whole
+  Kernel kernel_ = nullptr;
+  const char* algorithm_name_ = "";
+  std::vector<int8_t> weights_;
+  std::vector<int32_t> bias_, tap_zero_sums_;
+  std::vector<float> multiplier_;
+  X86QConvArgs args_;  // everything but the tensors
+};
+
+}  // namespace ninegrid

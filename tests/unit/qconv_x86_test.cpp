@@ -1,0 +1,296 @@
+// The x86 int8 direct and pointwise kernels (kernels/x86/qconv_arith_impl.h on conv_direct_impl.h's tiles),
+// through ops/qconv_fast.h (which packs the weights, folds the zero point, stages unreadable inputs and splits
+// the work), against the integer reference qconv2d_ref bit for bit: random shapes with odd channel counts,
+// strides 1-3, padding, dilation, groups, input blocks 1/4/8/16, output blocks P/8/4/1, zero points 0, 255
+// and between, saturating multipliers, fused residuals, one and two threads, for the VNNI and the AVX2
+// kernels (each skipped where the CPU lacks it).
+#if defined(__x86_64__)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
+#include "kernels/conv_params.h"
+#include "kernels/quantized.h"
+#include "kernels/ref/qconv2d_ref.h"
+#include "ops/qconv_fast.h"
+
+namespace ninegrid {
+namespace {
+
+struct Int8Isa {
+  const char* name;
+  Isa isa;
+  int lanes;
+  bool runs;
+  const char* prefix;  // of FastQConv2d::algorithm()
+};
+
+std::vector<Int8Isa> int8_isas() {
+  const CpuFeatures& f = cpu_features();
+  return {{"vnni", Isa::Avx512, 16, f.avx512f && f.avx512bw && f.avx512vnni, "int8-vnni-"},
+          {"avx2", Isa::Avx2, 8, f.avx2 && f.fma, "int8-avx2-"}};
+}
+
+class Rng {
+ public:
+  explicit Rng(uint32_t seed) : gen_(seed) {}
+  int64_t operator()(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(gen_); }
+  template <class T>
+  T pick(const std::vector<T>& v) { return v[static_cast<size_t>((*this)(0, static_cast<int64_t>(v.size()) - 1))]; }
+
+ private:
+  std::mt19937 gen_;
+};
+
+// One convolution's data, random within the shape.
+struct Case {
+  Conv2dParams p;
+  int64_t in_block = 1, out_block = 1;
+  int32_t x_zero_point = 0;
+  std::vector<uint8_t> x, residual;
+  std::vector<int8_t> w;
+  std::vector<int32_t> bias;
+  std::vector<float> multiplier;
+  Requantization q;
+  bool with_residual = false;
+
+  std::string describe() const {
+    return "in " + std::to_string(p.batch) + "x" + std::to_string(p.in_channels) + "x" + std::to_string(p.in_h) + "x" +
+           std::to_string(p.in_w) + " out " + std::to_string(p.out_channels) + " groups " + std::to_string(p.groups) +
+           " k " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) + " s " + std::to_string(p.stride_h) +
+           "," + std::to_string(p.stride_w) + " d " + std::to_string(p.dilation_h) + "," + std::to_string(p.dilation_w) +
+           " pad " + std::to_string(p.pad_top) + "," + std::to_string(p.pad_left) + " blocks " +
+           std::to_string(in_block) + "/" + std::to_string(out_block) + " zp " + std::to_string(x_zero_point) +
+           " residual " + std::to_string(with_residual);
+  }
+};
+
+int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
+  const int64_t span = in + pb + pe - d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+// Fills data, bias, multipliers and the requantisation for c.p's shape.
+void fill(Case& c, Rng& rng) {
+  const Conv2dParams& p = c.p;
+  const int zp_kind = static_cast<int>(rng(0, 3));
+  c.x_zero_point = zp_kind == 0 ? 0 : zp_kind == 1 ? 255 : static_cast<int32_t>(rng(1, 254));
+  c.x.resize(static_cast<size_t>(p.batch * p.in_channels * p.in_h * p.in_w));
+  // Inputs at the extremes as often as between (the widest products: 255 x -128).
+  for (uint8_t& v : c.x) v = static_cast<uint8_t>(rng(0, 3) == 0 ? rng.pick<int64_t>({0, 255}) : rng(0, 255));
+  c.w.resize(static_cast<size_t>(p.out_channels * p.in_channels_per_group() * p.kernel_h * p.kernel_w));
+  for (int8_t& v : c.w) v = static_cast<int8_t>(rng(0, 3) == 0 ? rng.pick<int64_t>({-128, 127}) : rng(-128, 127));
+  c.bias.resize(static_cast<size_t>(p.out_channels));
+  for (int32_t& b : c.bias) b = static_cast<int32_t>(rng(-200000, 200000));
+  c.multiplier.resize(static_cast<size_t>(p.out_channels));
+  // Sums reach about taps x 255 x 128; multipliers from "most outputs saturate" to "about a unit per 100".
+  const bool saturating = rng(0, 3) == 0;
+  for (float& m : c.multiplier)
+    m = saturating ? std::ldexp(static_cast<float>(rng(1, 1000)), -8)
+                   : std::ldexp(static_cast<float>(rng(1, 1 << 12)), -24 - static_cast<int>(rng(0, 4)));
+  c.q = Requantization();
+  c.q.bias = rng(0, 4) == 0 ? nullptr : c.bias.data();
+  c.q.multiplier = c.multiplier.data();
+  c.q.out_zero_point = static_cast<int32_t>(rng.pick<int64_t>({0, 128, 255, rng(0, 255)}));
+  c.q.qmin = rng(0, 1) ? 0 : c.q.out_zero_point;  // a fused ReLU
+  c.q.qmax = rng(0, 2) ? 255 : static_cast<int32_t>(rng(c.q.qmin, 255));
+  c.with_residual = rng(0, 2) == 0;
+  if (c.with_residual) {
+    c.residual.resize(static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
+    for (uint8_t& v : c.residual) v = static_cast<uint8_t>(rng(0, 255));
+    c.q.residual_zero_point = static_cast<int32_t>(rng(0, 255));
+    c.q.residual_multiplier = std::ldexp(static_cast<float>(rng(1, 1 << 10)), -10);
+  }
+}
+
+// A block from `choices` that divides `channels`, else 1.
+int64_t block_for(Rng& rng, const std::vector<int64_t>& choices, int64_t channels) {
+  const int64_t b = rng.pick(choices);
+  return channels % b == 0 ? b : 1;
+}
+
+// Runs c on the fast kernels of `isa` (threads 1 or 2) and on the reference; returns the mismatches.
+int64_t mismatches(const Case& c, const Int8Isa& isa, int threads, std::string* algorithm) {
+  std::vector<uint8_t> expected(static_cast<size_t>(c.p.batch * c.p.out_channels * c.p.out_h * c.p.out_w));
+  std::vector<uint8_t> got(expected.size(), 0xA5);
+  Requantization q = c.q;
+  q.residual = c.with_residual ? c.residual.data() : nullptr;
+  qconv2d_ref(c.p, q, c.x_zero_point, c.in_block, c.out_block, c.x.data(), c.w.data(), expected.data());
+  FastQConv2d conv(c.p, c.w.data(), c.q, c.x_zero_point, isa.isa, c.in_block, c.out_block);
+  *algorithm = conv.algorithm();
+  ThreadPool pool(threads);
+  conv.run(c.x.data(), got.data(), q.residual, &pool);
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) bad += got[i] != expected[i];
+  return bad;
+}
+
+// Random direct convolutions (any kernel, stride, dilation, padding; groups whose output channels fill
+// vectors), every input and output block.
+TEST(QConvX86, DirectMatchesReferenceBitForBit) {
+  Rng rng(20261128);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    const int P = isa.lanes;
+    for (int iter = 0; iter < 160; ++iter) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.batch = rng(1, 2);
+      p.groups = rng(0, 4) == 0 ? rng(2, 3) : 1;
+      // Grouped: whole vectors of output channels per group; otherwise any count (odd ones too).
+      p.out_channels = p.groups > 1 ? p.groups * P * rng(1, 2) : rng(1, 3 * P + 3);
+      const int64_t icpg = rng.pick<int64_t>({1, 2, 3, 4, 5, 7, 8, 12, 16, 19, 32, 33});
+      p.in_channels = icpg * p.groups;
+      p.kernel_h = rng(1, 5), p.kernel_w = rng(1, 5);
+      p.stride_h = rng(1, 3), p.stride_w = rng(1, 3);
+      p.dilation_h = rng(0, 3) == 0 ? 2 : 1, p.dilation_w = rng(0, 3) == 0 ? 2 : 1;
+      p.pad_top = rng(0, 2), p.pad_left = rng(0, 2), p.pad_bottom = rng(0, 2), p.pad_right = rng(0, 2);
+      p.in_h = rng(1, 14), p.in_w = rng(1, 20);
+      p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom);
+      p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left, p.pad_right);
+      if (p.out_h < 1 || p.out_w < 1) continue;
+      c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
+      c.out_block = block_for(rng, {P, 8, 4, 1}, p.out_channels);
+      fill(c, rng);
+      std::string algorithm;
+      const int threads = rng(0, 3) == 0 ? 2 : 1;
+      EXPECT_EQ(mismatches(c, isa, threads, &algorithm), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm.rfind(isa.prefix, 0), 0u) << algorithm;
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// 1x1 stride 1 unpadded convolutions (the pointwise kernel: the plane as one long row, tiles across row
+// ends), with planes long enough for every tile width and channel counts from 1 to past the L1 chunking.
+TEST(QConvX86, PointwiseMatchesReferenceBitForBit) {
+  Rng rng(11280);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    const int P = isa.lanes;
+    for (int iter = 0; iter < 80; ++iter) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.batch = rng(1, 2);
+      p.groups = rng(0, 5) == 0 ? 2 : 1;
+      p.out_channels = p.groups > 1 ? 2 * P * rng(1, 2) : rng(1, 4 * P + 1);
+      p.in_channels = p.groups * rng.pick<int64_t>({1, 3, 4, 8, 13, 16, 24, 64, 67, 160});
+      p.in_h = rng(1, 12), p.in_w = rng(1, 30);
+      p.out_h = p.in_h, p.out_w = p.in_w;
+      c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
+      c.out_block = block_for(rng, {P, 8, 4, 1}, p.out_channels);
+      fill(c, rng);
+      std::string algorithm;
+      const int threads = rng(0, 3) == 0 ? 2 : 1;
+      EXPECT_EQ(mismatches(c, isa, threads, &algorithm), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm, std::string(isa.prefix) + "pointwise");
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// Layers shaped like the models' (blocked in and out in the vector's block, many channels, 3x3 pads and
+// strided 1x1s, a quantised RGB first layer): the dense tiles and the common paths, bit for bit.
+TEST(QConvX86, ModelShapedLayersMatchReference) {
+  Rng rng(5);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    const int64_t P = isa.lanes;
+    struct Shape {
+      int64_t in_c, out_c, hw, k, stride, pad, in_block;
+    };
+    const Shape shapes[] = {{64, 64, 14, 3, 1, 1, P}, {32, 64, 15, 3, 2, 1, P}, {64, 128, 12, 1, 2, 0, P},
+                            {3, 32, 23, 3, 2, 1, 1},  {3, 16, 20, 7, 2, 3, 1},  {96, 32, 9, 1, 1, 0, P},
+                            {48, 48, 11, 5, 1, 2, 16}, {24, 40, 10, 3, 1, 1, 8}};
+    for (const Shape& s : shapes) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.in_channels = s.in_c, p.out_channels = s.out_c;
+      p.in_h = p.in_w = s.hw;
+      p.kernel_h = p.kernel_w = s.k;
+      p.stride_h = p.stride_w = s.stride;
+      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = s.pad;
+      p.out_h = p.out_w = out_size(s.hw, s.k, s.stride, 1, s.pad, s.pad);
+      c.in_block = s.in_c % s.in_block == 0 ? s.in_block : 1;
+      c.out_block = s.out_c % P == 0 ? P : 1;
+      fill(c, rng);
+      std::string algorithm;
+      EXPECT_EQ(mismatches(c, isa, 1, &algorithm), 0) << isa.name << " " << c.describe();
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// Depthwise convolutions through FastQConv2d on the int8-dw kernels (qconv2d_depthwise): the op's packing and
+// zero-point folding for them, any block in and out, bit for bit.
+TEST(QConvX86, DepthwiseThroughTheOpMatchesReference) {
+  Rng rng(77);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    for (int iter = 0; iter < 40; ++iter) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.batch = rng(1, 2);
+      p.in_channels = p.out_channels = p.groups = rng.pick<int64_t>({3, 8, 16, 24, 32, 40});
+      p.kernel_h = p.kernel_w = rng.pick<int64_t>({3, 5});
+      p.stride_h = p.stride_w = rng(1, 2);
+      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = rng(0, 2);
+      p.in_h = rng(3, 13), p.in_w = rng(3, 17);
+      p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, 1, p.pad_top, p.pad_bottom);
+      p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, 1, p.pad_left, p.pad_right);
+      if (p.out_h < 1 || p.out_w < 1) continue;
+      c.in_block = block_for(rng, {1, 8, 16}, p.in_channels);
+      c.out_block = rng(0, 1) ? c.in_block : block_for(rng, {1, 8, 16}, p.out_channels);
+      fill(c, rng);
+      std::string algorithm;
+      EXPECT_EQ(mismatches(c, isa, rng(0, 2) == 0 ? 2 : 1, &algorithm), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm, std::string(isa.prefix) + "depthwise");
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// What FastQConv2d takes and refuses: groups of fewer output channels than a vector (not depthwise) go to
+// the reference; a VNNI request on a CPU without it falls to AVX2; the reference ISA takes nothing.
+TEST(QConvX86, SupportsAndAlgorithmNames) {
+  Conv2dParams p;
+  p.in_channels = 32, p.out_channels = 32, p.in_h = p.in_w = p.out_h = p.out_w = 8;
+  p.kernel_h = p.kernel_w = 3, p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  EXPECT_FALSE(FastQConv2d::supports(p, 1, 1, Isa::Ref));
+  if (!cpu_features().avx2) GTEST_SKIP() << "no AVX2";
+  EXPECT_TRUE(FastQConv2d::supports(p, 1, 1, Isa::Avx2));
+  Conv2dParams depthwise = p;
+  depthwise.groups = 32;
+  EXPECT_TRUE(FastQConv2d::supports(depthwise, 1, 1, Isa::Avx512));
+  Conv2dParams small_groups = p;
+  small_groups.groups = 8;  // 4 output channels per group
+  EXPECT_FALSE(FastQConv2d::supports(small_groups, 1, 1, Isa::Avx512));
+  std::vector<int8_t> w(static_cast<size_t>(32 * 32 * 9), 1);
+  std::vector<float> m(32, 0.01f);
+  Requantization q;
+  q.multiplier = m.data();
+  FastQConv2d avx2_conv(p, w.data(), q, 0, Isa::Avx2, 1, 1);
+  EXPECT_STREQ(avx2_conv.algorithm(), "int8-avx2-direct");
+  EXPECT_TRUE(avx2_conv.stages_input());  // plain NCHW input
+  FastQConv2d best(p, w.data(), q, 0, Isa::Avx512, 16, 16);
+  EXPECT_STREQ(best.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-direct");
+  EXPECT_FALSE(best.stages_input());
+}
+
+}  // namespace
+}  // namespace ninegrid
+#endif
