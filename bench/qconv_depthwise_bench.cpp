@@ -4,7 +4,8 @@
 // network has them). Rates are GOP/s = 2 x multiply-accumulates per second of thread CPU time (as
 // conv_kernels_bench.cpp: on a shared machine only CPU-time rates mean anything).
 //   int8/<isa>/...           the library's kernel (vnni: AVX-512 VNNI, avx2)
-//   int8/<isa>/<variant>/... tile variants of the same template (qconv_depthwise_variants_*.cpp)
+//   int8/<isa>/<variant>/... tile variants of the same template (qconv_depthwise_variants_*.cpp; configure
+//                            with -DNINEGRID_BENCH_TILE_VARIANTS=ON)
 //   fp32/...                 FastConv2d's depthwise kernel, blocks as the layout pass plans them
 //
 //   ninegrid_qconv_depthwise_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
