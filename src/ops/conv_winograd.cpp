@@ -56,7 +56,11 @@ bool WinogradConv2d::supports(const Conv2dParams& p) {
 }
 
 bool WinogradConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
-  return supports(p) && is_kernel_channel_block(in_block, p.in_channels) && is_kernel_channel_block(out_block, p.out_channels) &&
+  return supports(p) && runs(p, in_block, out_block, isa);
+}
+
+bool WinogradConv2d::runs(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+  return applicable(p) && is_kernel_channel_block(in_block, p.in_channels) && is_kernel_channel_block(out_block, p.out_channels) &&
          runnable_isa(isa) != Isa::Ref && isa_takes_block(runnable_isa(isa), in_block) &&
          isa_takes_block(runnable_isa(isa), out_block);
 }

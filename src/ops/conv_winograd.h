@@ -46,8 +46,10 @@ class WinogradConv2d {
   // applicable(p) and enough channels (>= 16 in and out) for the transforms to pay: the shape test a
   // per-layer algorithm choice should use.
   static bool supports(const Conv2dParams& p);
-  // supports(p), blocks 1, 8 or 16 dividing their channel counts, and a vector ISA (AVX2 or AVX-512,
-  // capped by what the CPU has). Either ISA reads and writes any of those blocks.
+  // applicable(p), blocks 1, 8 or 16 dividing their channel counts, and a vector ISA (AVX2 or AVX-512,
+  // capped by what the CPU has): what the constructor accepts. Either ISA reads and writes any of those blocks.
+  static bool runs(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
+  // supports(p) and runs(p, in_block, out_block, isa): the policy's test.
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
   // Transforms the weights (OIHW) once; `bias` has out_channels values or is null; a PRelu activation's
   // slopes are copied. The plan gives the ISA, the blocks, the output tile m (2, 4 or 6) and the thread

@@ -175,7 +175,8 @@ struct Running {
   SessionImpl& impl() { return InternalAccess::impl(*session); }
 };
 
-// The conv steps of a session, grouped by key.
+// The conv steps of a session, with the buffers of its last run: valid until the session runs again
+// (a run allocates the graph's outputs afresh and binds the inputs again).
 std::vector<Site> find_sites(Running& r) {
   SessionImpl& s = r.impl();
   std::vector<Site> sites;
@@ -578,6 +579,10 @@ TuneReport tune(const std::string& model_path, const TuneOptions& options) {
   if (options.search_layouts && captured && options.model.opt_level >= 2 && max_block >= 16 &&
       seconds_since(t0) < options.budget_seconds * 0.8) {
     if (options.progress) options.progress(done, total_steps, "searching the layout");
+    // The confirmation's runs rebound the session's tensors: each run allocates the graph's outputs
+    // afresh (a conv writing one had its old buffer freed) and binds the inputs again. Find the sites'
+    // buffers again (the same steps in the same order).
+    sites = find_sites(rules);
     try {
       global_search(model_path, options, prelayout, capture_fingerprint, sites, settings, pool, t0, file, report);
     } catch (const BudgetExhausted&) {
