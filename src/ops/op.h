@@ -23,6 +23,7 @@
 namespace ninegrid {
 
 class ThreadPool;
+class ConvTunable;
 
 // What infer() knows about a tensor: type and shape, and its contents when known before run time
 // (weights, and values computed from weights and shapes, such as the shape input of a Reshape).
@@ -103,6 +104,8 @@ class Op {
   // The algorithm and instruction set chosen for the last inferred shapes, e.g. "depthwise3x3/avx512"
   // (for `ninegrid info --optimized` and the profiler); empty for ops with a single implementation.
   virtual std::string algorithm() const { return ""; }
+  // A 2-D conv running a vector kernel exposes its plan to the tuner (ops/conv_select.h); null otherwise.
+  virtual ConvTunable* conv_tunable() { return nullptr; }
 
   const Node& node() const { return node_; }
   [[noreturn]] void error(const std::string& message) const { throw_node_error(node_, message); }

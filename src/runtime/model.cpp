@@ -13,7 +13,10 @@
 #include "import/ncnn/ncnn_importer.h"
 #include "import/onnx/onnx_importer.h"
 #include "runtime/model_impl.h"
+#include "graph/layout_search.h"
+#include "runtime/layout_choice.h"
 #include "runtime/session_impl.h"
+#include "runtime/tuning_cache.h"
 
 namespace ninegrid {
 
@@ -113,7 +116,35 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
   for (int v : graph_.inputs) input_dim_names.push_back(graph_.values[v].dim_names);
   for (int v : graph_.outputs) output_dim_names.push_back(graph_.values[v].dim_names);
 
-  optimize_graph(graph_, options_.opt_level, isa_block(resolved_.exec.isa), resolved_.limits);
+  // The tuning cache: this CPU's measured conv plans (used by the conv policy) and layouts (by the layout pass).
+  TuningEntries tuned;
+  if (options_.use_tuning_cache) {
+    std::string warning;
+    tuned = read_tuning_entries(options_.tuning_cache.empty() ? default_tuning_cache_path() : options_.tuning_cache,
+                                &warning);
+    if (!warning.empty()) warnings_.push_back(warning);
+    if (!tuned.convs.empty()) {
+      auto plans = std::make_shared<std::map<std::string, ConvPlan>>();
+      for (const auto& [key, t] : tuned.convs) plans->emplace_hint(plans->end(), key, t.plan);
+      resolved_.exec.tuned_plans = std::move(plans);
+    }
+  }
+  // The searched layout for this graph, if the cache holds one (and what the tuner asks to see).
+  const int max_block = isa_block(resolved_.exec.isa);
+  LayoutCapture* capture = active_layout_capture();
+  ConvBlockChooser chooser;
+  if (!tuned.layouts.empty() || capture)
+    chooser = [&](const Graph& g) {
+      const std::string fingerprint =
+          layout_fingerprint(g, layout_salt(max_block, isa_name(resolved_.exec.isa), resolved_.exec.threads));
+      if (capture) {
+        capture->graph = g;
+        capture->fingerprint = fingerprint;
+        capture->captured = true;
+      }
+      return stored_conv_blocks(g, fingerprint, tuned.layouts);
+    };
+  optimize_graph(graph_, options_.opt_level, max_block, resolved_.limits, chooser);
 
   for (size_t i = 0; i < graph_.inputs.size(); ++i) {
     const Value& val = graph_.values[graph_.inputs[i]];
@@ -154,7 +185,15 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
   }
 }
 
+namespace {
+thread_local int g_loads_for_tuning = 0;
+}  // namespace
+
+ModelLoadForTuning::ModelLoadForTuning() { ++g_loads_for_tuning; }
+ModelLoadForTuning::~ModelLoadForTuning() { --g_loads_for_tuning; }
+
 void ModelImpl::prepare_for_declared_shapes(const ValueInference& values, std::vector<std::unique_ptr<Op>>& ops) {
+  if (g_loads_for_tuning > 0) return;
   std::vector<Shape> shapes;
   if (!fixed_input_shapes(graph_, &shapes)) return;
   const std::string signature = PreparedKernels::signature(shapes);
@@ -208,6 +247,7 @@ const std::vector<ValueInfo>& Model::inputs() const { return impl_->inputs(); }
 const std::vector<ValueInfo>& Model::outputs() const { return impl_->outputs(); }
 const Options& Model::options() const { return impl_->options(); }
 const std::string& Model::format() const { return impl_->format(); }
+const std::vector<std::string>& Model::warnings() const { return impl_->warnings(); }
 std::string Model::isa() const { return isa_name(impl_->resolved().exec.isa); }
 
 std::shared_ptr<Model> Model::load_onnx(const void* data, size_t size, const Options& options) {

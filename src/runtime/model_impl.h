@@ -28,6 +28,7 @@ class ModelImpl {
   PreparedKernels& prepared() const { return prepared_; }
   // Bytes of constants released at load (prepare_for_declared_shapes).
   int64_t released_bytes() const { return released_bytes_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   // For a model whose plan cannot change (every input shape fixed, no input whose contents decide
@@ -44,6 +45,18 @@ class ModelImpl {
   std::vector<ValueInfo> outputs_;
   mutable PreparedKernels prepared_;
   int64_t released_bytes_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+// While one is alive on a thread, models loaded on that thread skip prepare_for_declared_shapes: they
+// release no constants and prepare nothing at load, so each session prepares its own ops and keeps the
+// weights they read. The tuner (runtime/tuner.cpp) needs that: it builds other plans' kernels on a
+// session's weights (ConvTunable::build), which an op that adopted the model's kernel does not have.
+struct ModelLoadForTuning {
+  ModelLoadForTuning();
+  ~ModelLoadForTuning();
+  ModelLoadForTuning(const ModelLoadForTuning&) = delete;
+  ModelLoadForTuning& operator=(const ModelLoadForTuning&) = delete;
 };
 
 class SessionImpl;

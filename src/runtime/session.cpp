@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "core/checked_math.h"
+#include "ops/conv_select.h"
 #include "runtime/describe.h"
 #include "runtime/session_impl.h"
 
@@ -299,6 +300,7 @@ std::vector<StepProfile> SessionImpl::profile() const {
     p.fused = fused_ops(n);
     p.algorithm = st.op->algorithm();
     if (p.algorithm.empty()) p.algorithm = "ref";
+    if (const ConvTunable* conv = st.op->conv_tunable()) p.tuned = conv->tuned();
     p.layout = output_layout(n);
     for (int v : st.inputs)
       if (v >= 0) {

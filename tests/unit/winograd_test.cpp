@@ -33,6 +33,8 @@
 #include "kernels/ref/reorder_ref.h"
 #include "kernels/ref/winograd_ref.h"
 #include "ninegrid/tensor.h"
+#include "ops/conv_cost_model.h"
+#include "ops/conv_select.h"
 #include "ops/conv_winograd.h"
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
@@ -148,7 +150,7 @@ std::vector<float> run_fast(const Case& c, Isa isa, int tile, int64_t in_block, 
     reorder_blocks_ref(c.residual.data(), rb.data(), p.batch, p.out_channels, out_plane, 1, out_block);
     if (in_place_residual) yb = rb;
   }
-  WinogradConv2d conv(p, c.w.data(), c.bias.data(), c.act, isa, in_block, out_block, tile);
+  WinogradConv2d conv(p, c.w.data(), c.bias.data(), c.act, winograd_plan(p, in_block, out_block, isa, tile));
   const float* residual = c.with_residual ? (in_place_residual ? yb.data() : rb.data()) : nullptr;
   conv.run(xb.data(), yb.data(), residual, pool);
   std::vector<float> y(yb.size());
@@ -331,27 +333,27 @@ TEST(WinogradCostModel, ChoosesTilesLikeTheMeasurements) {
     for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
       if (!cpu_has(isa)) continue;
       const std::string what = std::string(isa_name(isa)) + (zen4 ? " half-rate" : " full-rate");
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(64, 56), isa, core), 4) << what;
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(64, 112), isa, core), 4) << what;
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(128, 28), isa, core), 4) << what;
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(256, 14), isa, core), zen4 ? 4 : 2) << what;
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(512, 7), isa, core), 2) << what;
+      EXPECT_EQ(winograd_default_tile(layer(64, 56), isa, core), 4) << what;
+      EXPECT_EQ(winograd_default_tile(layer(64, 112), isa, core), 4) << what;
+      EXPECT_EQ(winograd_default_tile(layer(128, 28), isa, core), 4) << what;
+      EXPECT_EQ(winograd_default_tile(layer(256, 14), isa, core), zen4 ? 4 : 2) << what;
+      EXPECT_EQ(winograd_default_tile(layer(512, 7), isa, core), 2) << what;
       // ... and F(2x2) beats the direct conv on ResNet-18's 512-channel 7x7 layers (Xeon 1.5-1.8 ms vs
       // 2.7; Zen 4 1.6 vs 2.4-2.9).
-      EXPECT_GT(WinogradConv2d::estimated_speedup(layer(512, 7), isa, core), 1.2) << what;
-      EXPECT_GT(WinogradConv2d::estimated_speedup(layer(64, 56), isa, core), 2.0) << what;
-      EXPECT_GT(WinogradConv2d::estimated_speedup(layer(64, 56), isa, core),
-                WinogradConv2d::estimated_speedup(layer(512, 7), isa, core))
+      EXPECT_GT(winograd_estimated_speedup(layer(512, 7), isa, core), 1.2) << what;
+      EXPECT_GT(winograd_estimated_speedup(layer(64, 56), isa, core), 2.0) << what;
+      EXPECT_GT(winograd_estimated_speedup(layer(64, 56), isa, core),
+                winograd_estimated_speedup(layer(512, 7), isa, core))
           << what;
     }
   }
   // This machine's choice is one of the two.
-  const WinogradCore here = WinogradConv2d::this_core();
-  EXPECT_EQ(WinogradConv2d::default_tile(layer(256, 14), Isa::Avx2),
-            WinogradConv2d::default_tile(layer(256, 14), Isa::Avx2, here));
+  const WinogradCore here = this_winograd_core();
+  const Conv2dParams l = layer(256, 14);
+  EXPECT_EQ(winograd_plan(l, 16, 16, Isa::Avx2).winograd_tile, winograd_default_tile(l, Isa::Avx2, here));
   Conv2dParams strided = layer(64, 56);
   strided.stride_h = 2;
-  EXPECT_EQ(WinogradConv2d::estimated_speedup(strided, Isa::Avx512), 0.0);
+  EXPECT_EQ(winograd_estimated_speedup(strided, Isa::Avx512, here), 0.0);
 }
 
 // ---- The reference twin ----
@@ -546,14 +548,14 @@ TEST_P(WinogradX86, RejectsWhatItCannotCompute) {
   p.in_h = p.in_w = p.out_h = p.out_w = 8;
   p.pad_top = p.pad_left = 1;
   std::vector<float> w(32 * 32 * 9, 0.f);
-  EXPECT_NO_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), GetParam(), 16, 8));
-  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), GetParam(), 16, 8, 5), Error);
-  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), GetParam(), 3, 8), Error);
-  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::prelu(nullptr), GetParam(), 16, 8), Error);
-  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), Isa::Ref, 16, 8), Error);
+  EXPECT_NO_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), winograd_plan(p, 16, 8, GetParam())));
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), winograd_plan(p, 16, 8, GetParam(), 5)), Error);
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), winograd_plan(p, 3, 8, GetParam())), Error);
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::prelu(nullptr), winograd_plan(p, 16, 8, GetParam())), Error);
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), winograd_plan(p, 16, 8, Isa::Ref)), Error);
   Conv2dParams q = p;
   q.stride_w = 2;
-  EXPECT_THROW(WinogradConv2d(q, w.data(), nullptr, Activation::none(), GetParam(), 16, 8), Error);
+  EXPECT_THROW(WinogradConv2d(q, w.data(), nullptr, Activation::none(), winograd_plan(q, 16, 8, GetParam())), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, WinogradX86, ::testing::ValuesIn(vector_isas()),
