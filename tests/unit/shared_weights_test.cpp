@@ -17,6 +17,8 @@
 #include "core/aligned_memory.h"
 #include "core/npy.h"
 #include "ninegrid/ninegrid.h"
+#include "ops/conv_select.h"
+#include "ops/op.h"
 #include "runtime/model_impl.h"
 #include "runtime/session_impl.h"
 
@@ -248,6 +250,61 @@ TEST(ReleasedWeights, AModelsGraphWithoutItsWeightsCannotMakeAnotherModel) {
     EXPECT_NE(std::string(e.what()).find("was released by the model this graph comes from"), std::string::npos)
         << e.what();
   }
+}
+
+// The tuner's view of a conv (ConvTunable) in a session that adopted the model's kernels: the key, plan
+// and cache flag the model's prepare chose, the same as a session that prepared its own; but no weights
+// (the model released them), so build() is a clear Error rather than a read of freed memory. A model
+// loaded for tuning (ModelLoadForTuning, as runtime/tuner.cpp loads) releases nothing and packs nothing
+// at load: its session prepares its own convs and builds any of their candidate plans.
+TEST(SharedKernels, AdoptedConvsReportTheirPlanAndBuildOnlyOnTheirOwnWeights) {
+  ASSERT_TRUE(std::ifstream(kNcnnModel).good()) << "missing " << kNcnnModel;
+  Options o;
+  o.threads = 1;
+  o.input_shapes = {{"data", {1, 3, 96, 128}}};
+  o.use_tuning_cache = false;
+  auto shared = Model::load(kNcnnModel, o);
+  ASSERT_GT(impl(*shared).released_bytes(), int64_t(1) << 20);
+  std::shared_ptr<Model> own;
+  {
+    ModelLoadForTuning for_tuning;
+    own = Model::load(kNcnnModel, o);
+  }
+  EXPECT_EQ(impl(*own).released_bytes(), 0);
+  EXPECT_EQ(impl(*own).prepared().added(), 0) << "a model loaded for tuning packed at load";
+
+  auto adopting = shared->create_session();
+  auto preparing = own->create_session();
+  const PreparedKernels& kernels = impl(*shared).prepared();
+  EXPECT_EQ(kernels.reused(), kernels.added()) << "the session did not adopt every kernel the model packed";
+  const auto& a_steps = InternalAccess::impl(*adopting).plan().steps;
+  const auto& p_steps = InternalAccess::impl(*preparing).plan().steps;
+  ASSERT_EQ(a_steps.size(), p_steps.size());
+  const ExecSettings& settings = impl(*own).resolved().exec;
+  int convs = 0;
+  for (size_t i = 0; i < a_steps.size(); ++i) {
+    ConvTunable* a = a_steps[i].op->conv_tunable();
+    ConvTunable* p = p_steps[i].op->conv_tunable();
+    ASSERT_EQ(a == nullptr, p == nullptr) << "step " << i;
+    if (!a) continue;
+    ++convs;
+    EXPECT_EQ(format_conv_key(a->key()), format_conv_key(p->key())) << "step " << i;
+    EXPECT_EQ(a->plan(), p->plan()) << format_conv_key(a->key());
+    EXPECT_FALSE(a->tuned());
+    EXPECT_EQ(a_steps[i].op->algorithm(), p_steps[i].op->algorithm());
+    try {
+      a->build(a->plan());
+      ADD_FAILURE() << "an adopted conv built a kernel without weights: " << format_conv_key(a->key());
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no weights"), std::string::npos) << e.what();
+    }
+    const ConvKey& k = p->key();
+    for (const ConvPlan& plan : conv_plan_candidates(k.p, k.in_block, k.out_block, settings)) {
+      std::unique_ptr<Conv2dKernel> kernel = p->build(plan);
+      EXPECT_NE(kernel, nullptr) << describe_plan(plan);
+    }
+  }
+  EXPECT_GT(convs, 20) << "RetinaFace-MobileNet0.25 runs most of its convs on vector kernels";
 }
 
 }  // namespace
