@@ -13,7 +13,8 @@ faster), load time and peak resident memory, and the core's FMA peak measured in
 layers:dw for every depthwise layer).
 
 With --baseline BINARY (another build's ninegrid, e.g. the previous commit's), each round also runs it, and
-a second table compares the two builds: latency and load time, medians over the same rounds.
+a second table compares the two builds: latency and load time, medians over the same rounds, and peak
+resident memory, the largest over the rounds.
 
 With --opt-levels, each round also runs ninegrid at each listed optimisation level (same process pattern,
 interleaved with the others), and the report gets a second table: latency per opt-level, so the effect of
@@ -150,6 +151,7 @@ def main():
             if base:
                 rows[-1]["base_ms"] = statistics.median([t for x in base for t in samples(x)])
                 rows[-1]["base_load_ms"] = statistics.median(x["load_ms"] for x in base)
+                rows[-1]["base_rss_mb"] = max(x["peak_rss_mb"] for x in base)
 
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -179,12 +181,14 @@ def main():
     if args.baseline:
         lines += ["", f"This build against the baseline `{args.baseline}`, medians over the same rounds "
                   "(ratio = this build / baseline).", "",
-                  "| model | threads | ms | baseline ms | ratio | load ms | baseline load ms | load ratio |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                  "| model | threads | ms | baseline ms | ratio | load ms | baseline load ms | load ratio | peak MB | "
+                  "baseline peak MB |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for r in sorted(rows, key=lambda r: (r["threads"], r["model"])):
             lines.append(f"| {r['model']} | {r['threads']} | {r['ninegrid_ms']:.3f} | {r['base_ms']:.3f} | "
                          f"{r['ninegrid_ms'] / r['base_ms']:.3f} | {r['ninegrid_load_ms']:.1f} | "
-                         f"{r['base_load_ms']:.1f} | {r['ninegrid_load_ms'] / r['base_load_ms']:.2f} |")
+                         f"{r['base_load_ms']:.1f} | {r['ninegrid_load_ms'] / r['base_load_ms']:.2f} | "
+                         f"{r['ninegrid_rss_mb']:.1f} | {r['base_rss_mb']:.1f} |")
     report = "\n".join(lines) + "\n"
     print(report)
     if args.out:

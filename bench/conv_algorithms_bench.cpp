@@ -22,7 +22,9 @@
 #include <vector>
 
 #include "kernels/conv_params.h"
+#include "ops/conv_cost_model.h"
 #include "ops/conv_fast.h"
+#include "ops/conv_select.h"
 #include "ops/conv_indirect.h"
 #include "ops/conv_strassen.h"
 #include "ops/conv_winograd.h"
@@ -83,7 +85,7 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
   if (algorithm == kGemm || algorithm == kStrassen1 || algorithm == kStrassenAuto) {
     if (!StrassenConv1x1::supports(p, in_block, out_block, isa)) return state.SkipWithError("no Strassen kernel");
     const int levels = algorithm == kGemm ? 0 : algorithm == kStrassen1 ? 1 : -1;
-    const StrassenConv1x1 conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block, levels);
+    const StrassenConv1x1 conv(p, w.data(), bias.data(), Activation::relu(), strassen_plan(p, in_block, out_block, isa, levels));
     for (auto _ : state) {
       conv.run(x.data(), y.data(), residual.data(), nullptr);
       benchmark::ClobberMemory();
@@ -91,15 +93,16 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
     label = std::string(conv.algorithm()) + "/" + conv.isa();
   } else if (algorithm == kIndirect) {
     if (!IndirectConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no indirect kernel");
-    const IndirectConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block);
+    const IndirectConv2d conv(p, w.data(), bias.data(), Activation::relu(), indirect_plan(p, in_block, out_block, isa));
     for (auto _ : state) {
       conv.run(x.data(), y.data(), residual.data(), nullptr);
       benchmark::ClobberMemory();
     }
     label = std::string(conv.algorithm()) + "/" + conv.isa();
   } else if (algorithm == kDirect) {
-    if (!FastConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no direct kernel");
-    const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block);
+    const ConvPlan plan = fast_conv_plan(p, in_block, out_block, isa);
+    if (plan.kernel == ConvKernel::Ref) return state.SkipWithError("no direct kernel");
+    const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), plan);
     for (auto _ : state) {
       conv.run(x.data(), y.data(), residual.data(), nullptr);
       benchmark::ClobberMemory();
@@ -107,8 +110,8 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
     label = std::string(conv.algorithm()) + "/" + conv.isa();
   } else {
     if (!WinogradConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no Winograd kernel");
-    const WinogradConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block,
-                              algorithm == kWinogradAuto ? 0 : algorithm);
+    const WinogradConv2d conv(p, w.data(), bias.data(), Activation::relu(),
+                              winograd_plan(p, in_block, out_block, isa, algorithm == kWinogradAuto ? 0 : algorithm));
     for (auto _ : state) {
       conv.run(x.data(), y.data(), residual.data(), nullptr);
       benchmark::ClobberMemory();
@@ -116,7 +119,7 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
     label = std::string(conv.algorithm()) + "/" + conv.isa();
     if (algorithm == kWinogradAuto) {
       char estimate[64];
-      std::snprintf(estimate, sizeof estimate, " (model: %.2fx direct)", WinogradConv2d::estimated_speedup(p, isa));
+      std::snprintf(estimate, sizeof estimate, " (model: %.2fx direct)", winograd_estimated_speedup(p, isa, this_winograd_core()));
       label += estimate;
     }
   }

@@ -21,6 +21,7 @@
 #include "kernels/pool_blocked_fast.h"
 #include "kernels/x86/conv_kernels_x86.h"
 #include "ops/conv_fast.h"
+#include "ops/conv_select.h"
 #include "core/cpu_features.h"
 #include "machine_peak.h"
 
@@ -77,7 +78,8 @@ int64_t block_for(int64_t channels, Isa isa) {
 void bench_conv(benchmark::State& state, Layer layer, Isa isa) {
   const Conv2dParams p = params_of(layer);
   const int64_t in_block = block_for(p.in_channels, isa), out_block = block_for(p.out_channels, isa);
-  if (!FastConv2d::supports(p, in_block, out_block, isa, layer.algorithm)) {
+  const ConvPlan plan = fast_conv_plan(p, in_block, out_block, isa, layer.algorithm);
+  if (plan.kernel == ConvKernel::Ref) {
     state.SkipWithError("no fast kernel for this layer");
     return;
   }
@@ -93,7 +95,7 @@ void bench_conv(benchmark::State& state, Layer layer, Isa isa) {
   const auto bias = random(p.out_channels);
   std::vector<float> y(static_cast<size_t>(p.out_channels * p.out_h * p.out_w));
   const auto residual = random(layer.residual ? static_cast<int64_t>(y.size()) : 0);
-  const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block, layer.algorithm);
+  const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), plan);
   // NINEGRID_BENCH_COLD=1: evict the caches before each run (as inside a model, where other layers' data
   // and weights pass through in between), so the layer's input and output come from memory.
   static const bool cold = std::getenv("NINEGRID_BENCH_COLD") && std::string(std::getenv("NINEGRID_BENCH_COLD")) == "1";

@@ -24,6 +24,7 @@
 #include "kernels/x86/conv_kernels_x86.h"
 #include "kernels/x86/qconv_kernels_x86.h"
 #include "ops/conv_fast.h"
+#include "ops/conv_select.h"
 #include "qconv_depthwise_bench.h"
 
 namespace ninegrid {
@@ -143,8 +144,8 @@ struct FLayer {
     for (float& v : w) v = dist(rng);
     for (float& v : b) v = dist(rng);
     const int64_t block = block_for(l.channels);
-    conv = std::make_unique<FastConv2d>(p, w.data(), b.data(), Activation::relu(), preferred_isa(), block, block,
-                                        ConvAlgorithm::Depthwise);
+    conv = std::make_unique<FastConv2d>(p, w.data(), b.data(), Activation::relu(),
+                                        fast_conv_plan(p, block, block, preferred_isa(), ConvAlgorithm::Depthwise));
   }
   void run() { conv->run(x.data(), y.data(), nullptr, nullptr); }
 };

@@ -16,6 +16,7 @@
 #include "kernels/conv_params.h"
 #include "machine_peak.h"
 #include "ops/conv_fast.h"
+#include "ops/conv_select.h"
 #include "ops/qconv_fast.h"
 
 namespace ninegrid {
@@ -92,7 +93,8 @@ void bench_fp32(benchmark::State& state, Layer layer) {
   const Isa isa = hardware_isa();
   const int64_t lanes = isa == Isa::Avx512 ? 16 : 8;
   const int64_t in_block = block_for(p.in_channels, lanes), out_block = block_for(p.out_channels, lanes);
-  if (!FastConv2d::supports(p, in_block, out_block, isa)) {
+  const ConvPlan plan = fast_conv_plan(p, in_block, out_block, isa);  // the direct family's kernel by shape
+  if (plan.kernel == ConvKernel::Ref) {
     state.SkipWithError("no fp32 kernel for this layer");
     return;
   }
@@ -108,7 +110,7 @@ void bench_fp32(benchmark::State& state, Layer layer) {
   const auto bias = random(p.out_channels);
   std::vector<float> y(static_cast<size_t>(p.out_channels * p.out_h * p.out_w));
   const auto residual = random(layer.residual ? static_cast<int64_t>(y.size()) : 0);
-  const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, out_block);
+  const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), plan);
   for (auto _ : state) {
     conv.run(x.data(), y.data(), layer.residual ? residual.data() : nullptr, nullptr);
     benchmark::DoNotOptimize(y.data());

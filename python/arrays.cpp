@@ -100,6 +100,8 @@ ninegrid::Options make_options(const OptionArgs& a, const char* shapes_keyword) 
   o.conv_algorithms = a.conv_algorithms;
   o.winograd_tile = a.winograd_tile;
   o.spin_microseconds = a.spin_microseconds;
+  o.tuning_cache = a.tuning_cache;
+  o.use_tuning_cache = a.use_tuning_cache;
   o.max_tensor_bytes = parse_budget(a.max_tensor_bytes, "max_tensor_bytes", o.max_tensor_bytes);
   o.max_arena_bytes = parse_budget(a.max_arena_bytes, "max_arena_bytes", o.max_arena_bytes);
   o.max_file_bytes = parse_budget(a.max_file_bytes, "max_file_bytes", o.max_file_bytes);

@@ -42,6 +42,8 @@ struct OptionArgs {
   std::string conv_algorithms;
   int winograd_tile = 0;
   int spin_microseconds = -1;
+  std::string tuning_cache;
+  bool use_tuning_cache = true;
   py::object max_tensor_bytes = py::none(), max_arena_bytes = py::none(), max_file_bytes = py::none();
 };
 ninegrid::Options make_options(const OptionArgs& a, const char* shapes_keyword = "shapes");

@@ -54,8 +54,8 @@ class PyModel {
  public:
   PyModel(const std::string& path, int threads, const py::object& shapes, int opt_level, const std::string& weights,
           const std::string& isa, const std::string& conv_algorithms, int winograd_tile, int spin_microseconds,
-          const py::object& max_tensor_bytes, const py::object& max_arena_bytes, const py::object& max_file_bytes,
-          bool profiling)
+          const std::string& tuning_cache, bool use_tuning_cache, const py::object& max_tensor_bytes,
+          const py::object& max_arena_bytes, const py::object& max_file_bytes, bool profiling)
       : path_(path), profiling_(profiling) {
     ngpy::OptionArgs args;
     args.threads = threads;
@@ -66,6 +66,8 @@ class PyModel {
     args.conv_algorithms = conv_algorithms;
     args.winograd_tile = winograd_tile;
     args.spin_microseconds = spin_microseconds;
+    args.tuning_cache = tuning_cache;
+    args.use_tuning_cache = use_tuning_cache;
     args.max_tensor_bytes = max_tensor_bytes;
     args.max_arena_bytes = max_arena_bytes;
     args.max_file_bytes = max_file_bytes;
@@ -166,6 +168,7 @@ class PyModel {
   py::list outputs() const { return value_infos(model_->outputs()); }
   std::string format() const { return model_->format(); }
   std::string isa() const { return model_->isa(); }
+  std::vector<std::string> warnings() const { return model_->warnings(); }
   const std::string& path() const { return path_; }
 
  private:
@@ -269,8 +272,8 @@ py::list detect(const py::object& image, const std::string& model, float score, 
 const char* const kModelDoc = R"(A loaded model with one session; run() may be called repeatedly, from any thread.
 
 Model(path, threads=0, shapes=None, opt_level=2, weights="", *, isa="", conv_algorithms="",
-      winograd_tile=0, spin_microseconds=-1, max_tensor_bytes=None, max_arena_bytes=None,
-      max_file_bytes=None, profiling=False)
+      winograd_tile=0, spin_microseconds=-1, tuning_cache="", use_tuning_cache=True,
+      max_tensor_bytes=None, max_arena_bytes=None, max_file_bytes=None, profiling=False)
 
 path: an ONNX file or an ncnn .param (with its .bin beside it, or `weights`).
 threads: worker threads, the calling thread included; 0 for one per core.
@@ -284,6 +287,10 @@ winograd_tile: 0 chooses per layer; 2, 4 or 6 forces Winograd's output tile.
 spin_microseconds: how long an idle worker thread may spin before it sleeps: -1 lets the engine choose, 0
     never spins (no idle CPU burned, slower small layers), at most 1000000. Threads spin only while the
     process has cores to spare.
+tuning_cache: the tuning cache `ninegrid tune` writes (conv plans measured on this CPU, used instead of
+    the rules' where it holds entries); "" for the default, $XDG_CACHE_HOME/ninegrid/tuning.cache. A file
+    that is not a valid cache is ignored with a warning (see warnings).
+use_tuning_cache: False reads no tuning cache (every conv runs the rules' plan).
 max_tensor_bytes, max_arena_bytes, max_file_bytes: the resource budget (any one tensor, the session's
     working memory, a model or weights file); None keeps the engine's defaults (far above real models),
     0 removes a limit. A model or input shape that needs more is refused with ninegrid.Error naming the
@@ -328,10 +335,12 @@ PYBIND11_MODULE(_ninegrid, m) {
   });
   py::class_<PyModel>(m, "Model", kModelDoc)
       .def(py::init<const std::string&, int, const py::object&, int, const std::string&, const std::string&,
-                    const std::string&, int, int, const py::object&, const py::object&, const py::object&, bool>(),
+                    const std::string&, int, int, const std::string&, bool, const py::object&, const py::object&,
+                    const py::object&, bool>(),
            py::arg("path"), py::arg("threads") = 0, py::arg("shapes") = py::none(), py::arg("opt_level") = 2,
            py::arg("weights") = "", py::kw_only(), py::arg("isa") = "", py::arg("conv_algorithms") = "",
-           py::arg("winograd_tile") = 0, py::arg("spin_microseconds") = -1, py::arg("max_tensor_bytes") = py::none(),
+           py::arg("winograd_tile") = 0, py::arg("spin_microseconds") = -1, py::arg("tuning_cache") = "",
+           py::arg("use_tuning_cache") = true, py::arg("max_tensor_bytes") = py::none(),
            py::arg("max_arena_bytes") = py::none(), py::arg("max_file_bytes") = py::none(),
            py::arg("profiling") = false)
       .def("run", &PyModel::run, py::arg("inputs"), kRunDoc)
@@ -346,7 +355,9 @@ PYBIND11_MODULE(_ninegrid, m) {
       .def_property_readonly("isa", &PyModel::isa,
                              "The kernels' instruction set (\"avx512\", \"avx2\", \"neon\", \"dotprod\", \"ref\"): the best this CPU has, "
                              "capped by isa=")
-      .def_property_readonly("path", &PyModel::path, "The file the model was loaded from.");
+      .def_property_readonly("path", &PyModel::path, "The file the model was loaded from.")
+      .def_property_readonly("warnings", &PyModel::warnings,
+                             "What loading noticed but worked around (an ignored tuning cache and why), one str each.");
   ngpy::bind_inference_session(m);
   m.def("_detect", &detect, py::arg("image"), py::arg("model"), py::arg("score") = 0.5f, py::arg("nms") = 0.4f,
         py::arg("size") = 640, py::arg("threads") = 0, py::arg("arch") = "auto");

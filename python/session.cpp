@@ -234,6 +234,7 @@ class PySession {
 
   std::string format() const { return model_->format(); }
   std::string isa() const { return model_->isa(); }
+  std::vector<std::string> warnings() const { return model_->warnings(); }
   const std::string& source() const { return source_; }
 
  private:
@@ -346,7 +347,8 @@ void bind_inference_session(py::module_& m) {
   py::class_<PySession>(m, "_InferenceSession")
       .def(py::init([](const py::object& source, int threads, const py::object& input_shapes, int opt_level,
                        const std::string& weights, const std::string& isa, const std::string& conv_algorithms,
-                       int winograd_tile, int spin_microseconds, const py::object& max_tensor_bytes,
+                       int winograd_tile, int spin_microseconds, const std::string& tuning_cache,
+                       bool use_tuning_cache, const py::object& max_tensor_bytes,
                        const py::object& max_arena_bytes, const py::object& max_file_bytes, bool profiling) {
              OptionArgs a;
              a.threads = threads;
@@ -357,6 +359,8 @@ void bind_inference_session(py::module_& m) {
              a.conv_algorithms = conv_algorithms;
              a.winograd_tile = winograd_tile;
              a.spin_microseconds = spin_microseconds;
+             a.tuning_cache = tuning_cache;
+             a.use_tuning_cache = use_tuning_cache;
              a.max_tensor_bytes = max_tensor_bytes;
              a.max_arena_bytes = max_arena_bytes;
              a.max_file_bytes = max_file_bytes;
@@ -364,7 +368,7 @@ void bind_inference_session(py::module_& m) {
            }),
            py::arg("source"), py::arg("threads"), py::arg("input_shapes"), py::arg("opt_level"), py::arg("weights"),
            py::arg("isa"), py::arg("conv_algorithms"), py::arg("winograd_tile"), py::arg("spin_microseconds"),
-           py::arg("max_tensor_bytes"),
+           py::arg("tuning_cache"), py::arg("use_tuning_cache"), py::arg("max_tensor_bytes"),
            py::arg("max_arena_bytes"), py::arg("max_file_bytes"), py::arg("profiling"))
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
@@ -376,6 +380,7 @@ void bind_inference_session(py::module_& m) {
       .def_property_readonly("sessions", &PySession::sessions)
       .def_property_readonly("format", &PySession::format)
       .def_property_readonly("isa", &PySession::isa)
+      .def_property_readonly("warnings", &PySession::warnings)
       .def_property_readonly("source", &PySession::source);
 }
 

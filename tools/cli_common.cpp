@@ -126,6 +126,11 @@ void add_model_options(ArgParser& parser, ModelArgs& args, ModelOptionSet which)
                 &args.conv_algorithms, "all");
   parser.option_int("--winograd-tile", "M", "force Winograd's output tile: 2, 4 or 6 (env NINEGRID_WINOGRAD_TILE)",
                     &args.winograd_tile, 0, 6, "chosen per layer");
+  if (which.tuning_cache) {
+    parser.option("--tuning-cache", "FILE", "the tuning cache to use (written by `ninegrid tune`)", &args.tuning_cache,
+                  "$XDG_CACHE_HOME/ninegrid/tuning.cache");
+    parser.flag("--no-tuning-cache", "read no tuning cache: every conv runs the rules' plan", &args.no_tuning_cache);
+  }
   parser.option_int("--max-tensor-mb", "MB", "refuse a model whose any one tensor needs more (0: no limit)",
                     &args.max_tensor_mb, 0, 1 << 30, "4096");
   parser.option_int("--max-memory-mb", "MB", "refuse a model whose working memory needs more (0: no limit)",
@@ -164,6 +169,8 @@ Options options_from_args(const ModelArgs& args) {
       throw Error("NINEGRID_SPIN must be microseconds from 0 to " + std::to_string(kMaxSpinUs) + ", got '" + t + "'");
     o.spin_microseconds = static_cast<int>(us);
   }
+  o.tuning_cache = args.tuning_cache;
+  o.use_tuning_cache = !args.no_tuning_cache;
   constexpr int64_t kMiB = int64_t(1) << 20;
   if (args.max_tensor_mb >= 0) o.max_tensor_bytes = args.max_tensor_mb * kMiB;
   if (args.max_arena_mb >= 0) o.max_arena_bytes = args.max_arena_mb * kMiB;
@@ -225,6 +232,7 @@ LoadedModel load_model(const ModelArgs& args, std::vector<GivenInput>& given, bo
     if (msg.find("has no declared shape") != std::string::npos) msg += " (pass --shape NAME=1x3x224x224)";
     throw Error(msg);
   }
+  for (const std::string& w : model->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const std::vector<ValueInfo>& ins = model->inputs();
 
   if (has_bare) {

@@ -26,6 +26,9 @@ struct ModelArgs {
   int winograd_tile = -1;
   // Options::spin_microseconds; -1: the environment's NINEGRID_SPIN, else the library's choice.
   int spin_us = -1;
+  // Options::tuning_cache (empty: the default file) and !Options::use_tuning_cache.
+  std::string tuning_cache;
+  bool no_tuning_cache = false;
   // Resource budget in MiB (Options::max_tensor_bytes, max_arena_bytes, max_file_bytes); -1: default.
   int max_tensor_mb = -1, max_arena_mb = -1, max_file_mb = -1;
 };
@@ -37,6 +40,7 @@ Options options_from_args(const ModelArgs& args);
 struct ModelOptionSet {
   bool threads = true;
   bool opt_level = true;
+  bool tuning_cache = true;  // --tuning-cache, --no-tuning-cache
 };
 
 // Registers MODEL and the shared options on `parser`, bound to `args`.
@@ -65,7 +69,8 @@ struct LoadedModel {
   std::string unresolved;            // why shapes could not be resolved (only with require_shapes=false)
 };
 
-// Loads the model with every input shape concrete: --shape values first, then the shapes of `given`
+// Loads the model with every input shape concrete (the model's load-time warnings, such as an ignored
+// tuning cache, go to stderr): --shape values first, then the shapes of `given`
 // inputs, then the model's declared shapes with a dynamic leading (batch) dimension set to 1. Any other
 // dynamic dimension is an error asking for --shape NAME=..., unless require_shapes is false, in which
 // case the model is returned without a session and `unresolved` says why. `given` inputs are checked

@@ -39,6 +39,8 @@ struct DetectArgs {
   int size = 640;
   std::string out = kDefaultOut;
   bool json = false;
+  std::string tuning_cache;
+  bool no_tuning_cache = false;
 };
 
 // The model `cmake --install` put beside this executable (PREFIX/bin/../share/ninegrid/...), or "" when this
@@ -89,6 +91,9 @@ void print_help(std::FILE* out) {
       "  --size N                input side for RetinaFace models, a multiple of 32 (default: 640); models\n"
       "                          with a fixed input size (BlazeFace 128x128) use theirs\n"
       "  --out DIR               where the drawn photos go, created if missing (default: ./%s)\n"
+      "  --tuning-cache FILE     the engine's tuning cache, written by `ninegrid tune` (default:\n"
+      "                          $XDG_CACHE_HOME/ninegrid/tuning.cache)\n"
+      "  --no-tuning-cache       read no tuning cache: every conv runs the rules' plan\n"
       "  --json                  print one JSON array per image on stdout: [{\"x1\", \"y1\", \"x2\", \"y2\",\n"
       "                          \"score\", \"landmarks\": [[x, y] x 5]}, ...] (null for a photo that cannot be read);\n"
       "                          other messages go to stderr\n"
@@ -145,13 +150,18 @@ int parse_args(int argc, char** argv, DetectArgs& a) {
       a.json = true;
       continue;
     }
+    if (arg == "--no-tuning-cache") {
+      a.no_tuning_cache = true;
+      continue;
+    }
     std::string name = arg, value;
     const size_t eq = arg.find('=');
     if (arg.compare(0, 2, "--") == 0 && eq != std::string::npos) {
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     } else {
-      static const std::set<std::string> known = {"--model", "--arch", "--threads", "--score", "--nms", "--size", "--out"};
+      static const std::set<std::string> known = {"--model", "--arch", "--threads", "--score", "--nms", "--size", "--out",
+                                                  "--tuning-cache"};
       if (!known.count(name)) return usage_error("unknown option '" + name + "'");
       if (i + 1 >= argc) return usage_error("option '" + name + "' needs a value");
       value = argv[++i];
@@ -177,6 +187,9 @@ int parse_args(int argc, char** argv, DetectArgs& a) {
     } else if (name == "--out") {
       if (value.empty()) return usage_error("--out needs a directory");
       a.out = value;
+    } else if (name == "--tuning-cache") {
+      if (value.empty()) return usage_error("--tuning-cache needs a file");
+      a.tuning_cache = value;
     } else {
       return usage_error("unknown option '" + name + "'");
     }
@@ -256,7 +269,10 @@ int cmd_detect(int argc, char** argv) {
   options.score_threshold = a.score;
   options.nms_threshold = a.nms;
   options.input_size = a.size;
+  options.tuning_cache = a.tuning_cache;
+  options.use_tuning_cache = !a.no_tuning_cache;
   FaceDetector detector(model, options);
+  for (const std::string& w : detector.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   const char* arch = face_arch_name(detector.arch());
 
   std::error_code ec;

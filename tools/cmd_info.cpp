@@ -25,6 +25,7 @@ struct LayerInfo {
   std::vector<std::string> fused;  // moved into the op's epilogue by the optimiser: "Add" (residual), "Relu" ...
   std::string layout;              // storage of output 0: "NCHW", "NCHW16c", ...
   std::string algorithm;           // the op's chosen kernel ("ref": the reference kernels)
+  bool tuned = false;              // its plan came from the tuning cache
   std::string precision;           // "fp32", "int8" ...
 };
 
@@ -119,6 +120,7 @@ ModelSummary summarize(const std::string& path, const LoadedModel& loaded) {
     l.fused = st.fused;
     l.layout = st.layout;
     l.algorithm = st.algorithm;
+    l.tuned = st.tuned;
     l.precision = st.precision;
     s.macs += l.macs;
     s.layers.push_back(std::move(l));
@@ -200,7 +202,7 @@ void print_text(const ModelSummary& s) {
     std::printf("%5zu  %-*s  %-*s  %-*s  %15s  %-9s  %-9s  %-16s  %s\n", i, int(name_w),
                 shortened(l.name, name_w).c_str(), int(op_w), l.op.c_str(), int(shape_w),
                 shapes_str(l.output_shapes).c_str(), grouped(l.macs).c_str(), l.layout.c_str(), l.precision.c_str(),
-                fused.c_str(), l.algorithm.c_str());
+                fused.c_str(), (l.algorithm + (l.tuned ? " (tuned)" : "")).c_str());
   }
   std::printf("\nlayout transforms: %d\n", s.layout_transforms);
 }
@@ -262,6 +264,7 @@ void print_json(const ModelSummary& s) {
     for (const std::string& f : l.fused) w.value(f);
     w.end_array();
     w.key("algorithm").value(l.algorithm);
+    w.key("tuned").value(l.tuned);
     w.key("precision").value(l.precision);
     w.end_object();
   }

@@ -10,5 +10,6 @@ int cmd_bench(int argc, char** argv);    // cmd_bench.cpp
 int cmd_detect(int argc, char** argv);   // cmd_detect.cpp
 int cmd_profile(int argc, char** argv);  // cmd_profile.cpp
 int cmd_quantize(int argc, char** argv); // cmd_quantize.cpp
+int cmd_tune(int argc, char** argv);     // cmd_tune.cpp
 
 }  // namespace ninegrid::cli

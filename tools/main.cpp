@@ -23,6 +23,7 @@ const Subcommand kCommands[] = {
     {"bench", ninegrid::cli::cmd_bench, "time a model: load time, latency, peak memory"},
     {"profile", ninegrid::cli::cmd_profile, "per-layer time and roofline report"},
     {"quantize", ninegrid::cli::cmd_quantize, "quantise a float ONNX model to int8 (QDQ) with calibration images"},
+    {"tune", ninegrid::cli::cmd_tune, "time each conv's candidate plans on this CPU and write the tuning cache"},
 };
 
 void usage(FILE* out) {

@@ -100,6 +100,9 @@ struct FaceDetectorOptions {
   // Models with a fixed input size (BlazeFace 128x128) use theirs.
   int input_size = 640;
   int threads = 0;  // engine worker threads; 0 = one per core
+  // The engine's tuning cache (Options::tuning_cache, use_tuning_cache): empty for the default file.
+  std::string tuning_cache;
+  bool use_tuning_cache = true;
 };
 
 class FaceDetector {
@@ -116,6 +119,8 @@ class FaceDetector {
   std::vector<Face> detect(const Image& image);
 
   FaceArch arch() const;
+  // The engine's load-time warnings (Model::warnings()), such as an ignored tuning cache.
+  const std::vector<std::string>& warnings() const;
   // The model input size the image is letterboxed to (width, height).
   int input_width() const;
   int input_height() const;

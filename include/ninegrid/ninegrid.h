@@ -52,6 +52,15 @@ struct Options {
   // pool threads fit in its cores, so sessions that outnumber the cores do not spin.
   int spin_microseconds = -1;
 
+  // Tuning (`ninegrid tune`): the file of conv plans and layouts measured on this machine, used at load
+  // time in place of the rules' guesses wherever it holds an entry for this CPU and a conv of the model.
+  // Empty: the default file, $XDG_CACHE_HOME/ninegrid/tuning.cache (~/.cache/ninegrid/tuning.cache when
+  // XDG_CACHE_HOME is unset); a missing file is no error. A file that is not a valid tuning cache, or
+  // holds other CPUs' results only, is ignored with a warning (Model::warnings()).
+  std::string tuning_cache;
+  // false: read no tuning cache; every conv runs the rules' plan.
+  bool use_tuning_cache = true;
+
   // Resource budget, checked when a session is planned, before anything is allocated or run: a model
   // or input shape that needs more is refused with an error naming the node and the size. The defaults
   // are far above what real models need; 0 removes a limit.
@@ -105,6 +114,7 @@ struct StepProfile {
   std::string op_type;
   std::vector<std::string> fused;   // as GraphNodeInfo::fused
   std::string algorithm;            // the kernel and its instruction set, e.g. "winograd43/avx512"; "ref"
+  bool tuned = false;               // the plan came from the tuning cache (Options::tuning_cache), not the rules
   std::string precision;            // arithmetic of its output: "fp32", "int8", or another type's name
   std::string layout;               // as GraphNodeInfo::layout
   std::vector<Shape> input_shapes;  // every input present, weights included
@@ -138,6 +148,9 @@ class Model : public std::enable_shared_from_this<Model> {
   std::string isa() const;
   // The graph after optimisation: nodes, values, fused epilogues, layouts.
   ModelDescription describe() const;
+  // What load() noticed but worked around, one message each: today a tuning cache it ignored (corrupt,
+  // another version's, another CPU's) and why.
+  const std::vector<std::string>& warnings() const;
 
   // A new session with its own working memory and threads. Throws Error if an input shape is unusable.
   std::unique_ptr<Session> create_session() const;

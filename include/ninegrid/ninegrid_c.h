@@ -89,6 +89,13 @@ ng_status ng_options_set_winograd_tile(ng_options* o, int tile);
 /* How long an idle worker thread may spin before it sleeps, in microseconds: -1 lets the engine choose
  * (the default), 0 never spins, at most 1000000. Threads spin only while the process has cores to spare. */
 ng_status ng_options_set_spin_microseconds(ng_options* o, int microseconds);
+/* The tuning cache `ninegrid tune` writes (conv plans and layouts measured on this CPU, used at load time in
+ * place of the rules' where it holds entries): a file to read instead of the default
+ * $XDG_CACHE_HOME/ninegrid/tuning.cache; "" restores the default. A file that is not a valid tuning cache is
+ * ignored with a warning (ng_model_warnings). */
+ng_status ng_options_set_tuning_cache(ng_options* o, const char* path);
+/* 0: read no tuning cache (every conv runs the rules' plan); 1, the default: read it. */
+ng_status ng_options_set_use_tuning_cache(ng_options* o, int use);
 /* The resource budget, checked before anything is allocated or run: a model or input shape that needs
  * more is refused with an error naming the node and the size. 0 removes a limit; the defaults (4 GiB for
  * one tensor, 8 GiB of working memory per session, 4 GiB for a model or weights file) are far above real
@@ -141,6 +148,9 @@ const char* ng_model_output_dim_name(const ng_model* m, int i, int dim);
    model. */
 const char* ng_model_format(const ng_model* m);
 const char* ng_model_isa(const ng_model* m);
+/* What loading noticed but worked around (an ignored tuning cache and why), one message per line; "" when
+ * nothing; NULL for a NULL model. Owned by the model. */
+const char* ng_model_warnings(const ng_model* m);
 
 ng_status ng_session_create(const ng_model* m, ng_session** out);
 void ng_session_free(ng_session* s); /* NULL is allowed */

@@ -72,6 +72,9 @@ class Tensor {
   bool defined() const { return dtype_ != DataType::Undefined; }
   // Whether the elements are memory this tensor does not keep alive (made by wrap() without an owner).
   bool borrowed() const { return data_ != nullptr && !storage_; }
+  // How many tensors hold this one's storage, this one included (copies and views share it); 0 for an
+  // undefined or borrowed tensor.
+  long use_count() const { return storage_.use_count(); }
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }

@@ -55,13 +55,17 @@ class SessionOptions:
     conv_algorithms: "" for all, or a comma-separated subset of "winograd,strassen,direct,indirect".
     winograd_tile: 0 chooses per layer; 2, 4 or 6 forces Winograd's output tile.
     spin_microseconds: how long an idle worker may spin before it sleeps: -1 the engine's default, 0 never.
+    tuning_cache: the tuning cache `ninegrid tune` writes; "" for the default,
+        $XDG_CACHE_HOME/ninegrid/tuning.cache. An invalid file is ignored with a warning
+        (InferenceSession.warnings).
+    use_tuning_cache: False reads no tuning cache (every conv runs the rules' plan).
     max_tensor_bytes, max_arena_bytes, max_file_bytes: the resource budget (one tensor, one session's working
         memory, the model file or bytes); None keeps the engine's defaults, 0 removes a limit.
     weights_path: ncnn models: the .bin file, when it is not the .param's name with .bin.
     """
     __slots__ = ("intra_op_num_threads", "graph_optimization_level", "input_shapes", "enable_profiling", "isa",
-                 "conv_algorithms", "winograd_tile", "spin_microseconds", "max_tensor_bytes", "max_arena_bytes",
-                 "max_file_bytes", "weights_path")
+                 "conv_algorithms", "winograd_tile", "spin_microseconds", "tuning_cache", "use_tuning_cache",
+                 "max_tensor_bytes", "max_arena_bytes", "max_file_bytes", "weights_path")
 
     def __init__(self, **settings):
         self.intra_op_num_threads = 0
@@ -72,6 +76,8 @@ class SessionOptions:
         self.conv_algorithms = ""
         self.winograd_tile = 0
         self.spin_microseconds = -1
+        self.tuning_cache = ""
+        self.use_tuning_cache = True
         self.max_tensor_bytes = None
         self.max_arena_bytes = None
         self.max_file_bytes = None
@@ -153,7 +159,8 @@ class InferenceSession:
             path_or_bytes, threads=int(options.intra_op_num_threads), input_shapes=options.input_shapes,
             opt_level=_opt_level(options.graph_optimization_level), weights=os.fspath(options.weights_path),
             isa=options.isa, conv_algorithms=options.conv_algorithms, winograd_tile=int(options.winograd_tile),
-            spin_microseconds=int(options.spin_microseconds), max_tensor_bytes=options.max_tensor_bytes,
+            spin_microseconds=int(options.spin_microseconds), tuning_cache=os.fspath(options.tuning_cache),
+            use_tuning_cache=bool(options.use_tuning_cache), max_tensor_bytes=options.max_tensor_bytes,
             max_arena_bytes=options.max_arena_bytes,
             max_file_bytes=options.max_file_bytes, profiling=bool(options.enable_profiling))
         self._inputs = [NodeArg(*a) for a in self._session.inputs()]
@@ -205,6 +212,11 @@ class InferenceSession:
     def isa(self):
         """The kernels' instruction set: the best this CPU has, capped by SessionOptions.isa."""
         return self._session.isa
+
+    @property
+    def warnings(self):
+        """What loading noticed but worked around (an ignored tuning cache and why), one str each."""
+        return list(self._session.warnings)
 
     @property
     def threads(self):

@@ -19,6 +19,7 @@ struct ng_model {
   std::shared_ptr<ninegrid::Model> model;
   std::string source;  // the file, or "<memory>", for error messages
   std::string isa;     // kept for ng_model_isa
+  std::string warnings;  // kept for ng_model_warnings
 };
 struct ng_session {
   std::unique_ptr<ninegrid::Session> session;
@@ -231,6 +232,17 @@ ng_status ng_options_set_spin_microseconds(ng_options* o, int microseconds) {
   o->options.spin_microseconds = microseconds;
   return ok();
 }
+ng_status ng_options_set_tuning_cache(ng_options* o, const char* path) {
+  if (!o || !path) return invalid("ng_options_set_tuning_cache: options or path is NULL");
+  return guarded("ng_options_set_tuning_cache", "", [&] { o->options.tuning_cache = path; });
+}
+ng_status ng_options_set_use_tuning_cache(ng_options* o, int use) {
+  if (!o) return invalid("ng_options_set_use_tuning_cache: options is NULL");
+  if (use != 0 && use != 1)
+    return invalid("ng_options_set_use_tuning_cache: use must be 0 or 1, got " + std::to_string(use));
+  o->options.use_tuning_cache = use == 1;
+  return ok();
+}
 ng_status ng_options_set_max_tensor_bytes(ng_options* o, int64_t bytes) {
   return set_budget(o, &ninegrid::Options::max_tensor_bytes, "ng_options_set_max_tensor_bytes", bytes);
 }
@@ -250,8 +262,9 @@ ng_status ng_model_load(const char* path, const ng_options* options, ng_model** 
   if (!path) return invalid("ng_model_load: path is NULL");
   const ninegrid::Options o = options ? options->options : ninegrid::Options{};
   return guarded("ng_model_load", "", [&] {
-    auto* model = new ng_model{ninegrid::Model::load(path, o), path, {}};
+    auto* model = new ng_model{ninegrid::Model::load(path, o), path, {}, {}};
     model->isa = model->model->isa();
+    for (const std::string& w : model->model->warnings()) model->warnings += (model->warnings.empty() ? "" : "\n") + w;
     *out = model;
   });
 }
@@ -263,8 +276,9 @@ ng_status ng_model_load_onnx_memory(const void* data, size_t size, const ng_opti
   const ninegrid::Options o = options ? options->options : ninegrid::Options{};
   if (over_file_budget(size, o)) return too_large("ng_model_load_onnx_memory", "the model", size, o);
   return guarded("ng_model_load_onnx_memory", "", [&] {
-    auto* model = new ng_model{ninegrid::Model::load_onnx(data, size, o), "<memory>", {}};
+    auto* model = new ng_model{ninegrid::Model::load_onnx(data, size, o), "<memory>", {}, {}};
     model->isa = model->model->isa();
+    for (const std::string& w : model->model->warnings()) model->warnings += (model->warnings.empty() ? "" : "\n") + w;
     *out = model;
   });
 }
@@ -280,8 +294,9 @@ ng_status ng_model_load_ncnn_memory(const char* param, size_t param_size, const 
   if (over_file_budget(weights_size, o)) return too_large("ng_model_load_ncnn_memory", "the weights", weights_size, o);
   return guarded("ng_model_load_ncnn_memory", "", [&] {
     const std::string text = param ? std::string(param, param_size) : std::string();
-    auto* model = new ng_model{ninegrid::Model::load_ncnn(text, weights, weights_size, o), "<memory>", {}};
+    auto* model = new ng_model{ninegrid::Model::load_ncnn(text, weights, weights_size, o), "<memory>", {}, {}};
     model->isa = model->model->isa();
+    for (const std::string& w : model->model->warnings()) model->warnings += (model->warnings.empty() ? "" : "\n") + w;
     *out = model;
   });
 }
@@ -317,6 +332,7 @@ const char* ng_model_output_dim_name(const ng_model* m, int i, int dim) {
 }
 const char* ng_model_format(const ng_model* m) { return m ? m->model->format().c_str() : nullptr; }
 const char* ng_model_isa(const ng_model* m) { return m ? m->isa.c_str() : nullptr; }
+const char* ng_model_warnings(const ng_model* m) { return m ? m->warnings.c_str() : nullptr; }
 
 // ---- sessions ----
 

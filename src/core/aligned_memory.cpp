@@ -1,6 +1,7 @@
 #include "core/aligned_memory.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #if defined(__linux__)
+#include <malloc.h>
 #include <sys/mman.h>
 #endif
 
@@ -45,8 +47,10 @@ constexpr size_t kHugeBudget = size_t(64) << 20;
 
 class HugePagePool {
  public:
-  void* allocate(size_t bytes) {
+  // A block of `bytes` rounded up to whole units (*size), or null.
+  void* allocate(size_t bytes, size_t* size_out) {
     const size_t size = (bytes + kPoolUnit - 1) / kPoolUnit * kPoolUnit;
+    *size_out = size;
     std::lock_guard<std::mutex> lock(mutex_);
     for (Region& r : regions_)
       if (void* p = take(r, size)) return p;
@@ -72,12 +76,13 @@ class HugePagePool {
     return take(regions_.back(), size);
   }
 
-  // Gives the block back; false if it did not come from the pool.
-  bool release(void* p) {
+  // Gives the block back, setting *bytes to its size; false if it did not come from the pool.
+  bool release(void* p, size_t* bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = sizes_.find(p);
     if (it == sizes_.end()) return false;
     const size_t size = it->second;
+    *bytes = size;
     sizes_.erase(it);
     for (size_t i = 0; i < regions_.size(); ++i) {
       Region& r = regions_[i];
@@ -167,6 +172,18 @@ HugePagePool& pool() {
   return *p;
 }
 #endif
+
+std::atomic<int64_t> g_live_bytes{0};
+
+// What the C library counts for a block of its own (0 where it cannot tell).
+size_t malloc_block_bytes(void* p) {
+#if defined(__linux__)
+  return malloc_usable_size(p);
+#else
+  (void)p;
+  return 0;
+#endif
+}
 }  // namespace
 
 void* allocate_aligned_memory(size_t bytes) {
@@ -177,24 +194,38 @@ void* allocate_aligned_memory(size_t bytes) {
     if (posix_memalign(&p, kHugePage, rounded) != 0) return nullptr;
     // Advice only: without THP support it fails harmlessly and the block keeps small pages.
     madvise(p, rounded / kHugePage * kHugePage, MADV_HUGEPAGE);
+    g_live_bytes += static_cast<int64_t>(malloc_block_bytes(p));
     return p;
   }
 #endif
 #if defined(NINEGRID_HUGE_PAGE_POOL)
   if (rounded >= kPoolFrom) {
-    if (void* q = pool().allocate(rounded)) return q;
+    size_t size = 0;
+    if (void* q = pool().allocate(rounded, &size)) {
+      g_live_bytes += static_cast<int64_t>(size);
+      return q;
+    }
   }
 #endif
-  return std::aligned_alloc(kLine, rounded);
+  p = std::aligned_alloc(kLine, rounded);
+  if (p) g_live_bytes += static_cast<int64_t>(malloc_block_bytes(p));
+  return p;
 }
 
 void free_aligned_memory(void* p) {
   if (!p) return;
 #if defined(NINEGRID_HUGE_PAGE_POOL)
-  if (pool().release(p)) return;
+  size_t size = 0;
+  if (pool().release(p, &size)) {
+    g_live_bytes -= static_cast<int64_t>(size);
+    return;
+  }
 #endif
+  g_live_bytes -= static_cast<int64_t>(malloc_block_bytes(p));
   std::free(p);
 }
+
+int64_t aligned_memory_live_bytes() { return g_live_bytes.load(); }
 
 AlignedFloats::AlignedFloats(int64_t count) : size_(count) {
   const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * sizeof(float) + 63) / 64 * 64;

@@ -15,6 +15,9 @@ namespace ninegrid {
 void* allocate_aligned_memory(size_t bytes);
 // Frees a block from allocate_aligned_memory (null: nothing).
 void free_aligned_memory(void* p);
+// The bytes of the blocks allocated and not yet freed, as the allocators count them (a block may count a
+// little more than was asked). For tests and statistics: what a model's weights or a session hold.
+int64_t aligned_memory_live_bytes();
 
 // A 64-byte aligned float array (vector loads of packed weights never straddle cache lines).
 class AlignedFloats {

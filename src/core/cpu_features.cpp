@@ -2,6 +2,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
@@ -42,7 +50,81 @@ Isa detect_isa() {
   return parse_isa_cap(cap, "NINEGRID_ISA");
 }
 
+// The printable characters of s, spaces collapsed and trimmed, '|' (the identity's separator) replaced.
+std::string clean(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    const unsigned char u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u > 0x7e || ch == '|') ch = ' ';
+    if (ch == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += ch;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out.empty() ? "?" : out;
+}
+
+std::string first_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  if (!f || !std::getline(f, line)) return "";
+  return line;
+}
+
+// A cache level's size in KiB from sysconf or, failing that, Linux's /sys (index0 L1d, 2 L2, 3 L3).
+std::string cache_kib(int sysconf_name, int sys_index) {
+  long bytes = sysconf_name >= 0 ? sysconf(sysconf_name) : 0;
+  if (bytes > 0) return std::to_string(bytes / 1024) + "K";
+  const std::string size =
+      first_line("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(sys_index) + "/size");
+  return size.empty() ? "?" : clean(size);
+}
+
+std::string detect_identity() {
+  std::string vendor = "?", model = "?";
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d)) {
+    char v[13] = {};
+    std::memcpy(v, &b, 4), std::memcpy(v + 4, &d, 4), std::memcpy(v + 8, &c, 4);
+    vendor = clean(v);
+  }
+  unsigned top = __get_cpuid_max(0x80000000u, nullptr);
+  if (top >= 0x80000004u) {
+    char brand[49] = {};
+    for (unsigned i = 0; i < 3; ++i) {
+      __get_cpuid(0x80000002u + i, &a, &b, &c, &d);
+      std::memcpy(brand + 16 * i, &a, 4), std::memcpy(brand + 16 * i + 4, &b, 4);
+      std::memcpy(brand + 16 * i + 8, &c, 4), std::memcpy(brand + 16 * i + 12, &d, 4);
+    }
+    model = clean(brand);
+  }
+#elif defined(__aarch64__)
+  // The Main ID Register names implementer, part and revision.
+  const std::string midr = first_line("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
+  if (!midr.empty()) model = clean("MIDR " + midr);
+  std::ifstream info("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(info, line))
+    if (line.rfind("CPU implementer", 0) == 0) {
+      vendor = clean(line.substr(line.find(':') == std::string::npos ? 0 : line.find(':') + 1));
+      break;
+    }
+#endif
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+  const std::string l1 = cache_kib(_SC_LEVEL1_DCACHE_SIZE, 0), l2 = cache_kib(_SC_LEVEL2_CACHE_SIZE, 2),
+                    l3 = cache_kib(_SC_LEVEL3_CACHE_SIZE, 3);
+#else
+  const std::string l1 = cache_kib(-1, 0), l2 = cache_kib(-1, 2), l3 = cache_kib(-1, 3);
+#endif
+  return vendor + "|" + model + "|" + isa_name(hardware_isa()) + "|L1d " + l1 + "|L2 " + l2 + "|L3 " + l3;
+}
+
 }  // namespace
+
+const std::string& cpu_identity() {
+  static const std::string id = detect_identity();
+  return id;
+}
 
 const CpuFeatures& cpu_features() {
   static const CpuFeatures f = detect();

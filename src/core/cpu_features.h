@@ -47,6 +47,11 @@ const char* isa_name(Isa isa);
 const char* isa_choices();
 // Whether the ISA is one of AArch64's (Neon, Dotprod).
 inline bool is_arm_isa(Isa isa) { return isa == Isa::Neon || isa == Isa::Dotprod; }
+// What tuned results are keyed by (the tuning cache, runtime/tuning_cache.h): the CPU's vendor and model
+// name, its best ISA and its cache sizes, one line such as
+// "AuthenticAMD|AMD EPYC 9R14 96-Core Processor|avx512|L1d 32K|L2 1024K|L3 32768K". Detected once per process
+// (CPUID on x86-64; /proc/cpuinfo and /sys on AArch64); parts that cannot be read are "?".
+const std::string& cpu_identity();
 // Channels per SIMD register for the ISA: 16 (AVX-512), 8 (AVX2), 4 (NEON, fp32), 1 (reference kernels).
 int isa_block(Isa isa);
 

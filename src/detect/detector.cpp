@@ -96,6 +96,8 @@ FaceDetector::FaceDetector(const std::string& model_path, const FaceDetectorOpti
 
   Options load_options;
   load_options.threads = options.threads;
+  load_options.tuning_cache = options.tuning_cache;
+  load_options.use_tuning_cache = options.use_tuning_cache;
   const int default_side = options.arch == FaceArch::BlazeFace ? 128 : options.input_size;
   for (const std::string& name : ncnn_inputs_without_shape(model_path))
     load_options.input_shapes[name] = {1, 3, default_side, default_side};
@@ -124,6 +126,8 @@ FaceDetector::FaceDetector(const std::string& model_path, const FaceDetectorOpti
   s.input.resize(static_cast<size_t>(s.input_w) * s.input_h * 3);
   s.session = s.model->create_session();
 }
+
+const std::vector<std::string>& FaceDetector::warnings() const { return state_->model->warnings(); }
 
 FaceDetector::~FaceDetector() = default;
 FaceDetector::FaceDetector(FaceDetector&&) noexcept = default;

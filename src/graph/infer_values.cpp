@@ -128,7 +128,10 @@ ValueInference infer_values(const Graph& graph, const std::vector<Shape>& input_
     const Value& val = graph.values[v];
     if (!val.is_constant()) continue;
     values[v].kind = ValueKind::Constant;
-    values[v].desc = {val.constant.dtype(), val.constant.shape(), &val.constant, true};
+    // A released constant's contents are unknown; only ops that packed it read it (Op::packed_input),
+    // and they read its type and shape.
+    values[v].desc = val.constant_released ? TensorDesc{val.dtype, val.shape, nullptr, true}
+                                           : TensorDesc{val.constant.dtype(), val.constant.shape(), &val.constant, true};
   }
   if (input_shapes.size() != graph.inputs.size())
     throw Error("the graph has " + std::to_string(graph.inputs.size()) + " inputs, but " +

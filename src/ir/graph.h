@@ -25,7 +25,10 @@ struct Value {
   std::vector<std::string> dim_names;
   // Defined for initializers (weights) and values folded to constants.
   Tensor constant;
-  bool is_constant() const { return constant.defined(); }
+  // A constant whose contents the model released once every op reading it had packed it (runtime/
+  // model.cpp): `constant` is then undefined and dtype and shape describe it.
+  bool constant_released = false;
+  bool is_constant() const { return constant.defined() || constant_released; }
 };
 
 struct Node {

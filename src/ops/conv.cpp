@@ -25,7 +25,16 @@
 namespace ninegrid {
 namespace {
 
-class Conv final : public Op {
+// What sessions of one model share of a prepared Conv (Op::prepared_state): the vector kernel, which
+// holds its own copies of the weights, bias and PRelu slopes, and the plan it was built from.
+struct PreparedConv {
+  std::shared_ptr<const Conv2dKernel> kernel;
+  ConvKey key;
+  ConvPlan plan;
+  bool tuned = false;
+};
+
+class Conv final : public Op, public ConvTunable {
  public:
   explicit Conv(const Node& node) : Op(node) {
     try {
@@ -102,6 +111,7 @@ class Conv final : public Op {
     x_shape_ = x.shape;
     y_shape_ = y_shape;
     fast_.reset();
+    prepared_.reset();
     out[0].dtype = DataType::Float32;
     out[0].shape = y_shape;
   }
@@ -121,14 +131,47 @@ class Conv final : public Op {
     return fast_ ? fast_->name() : std::string("ref");
   }
 
+  // The vector kernel holds copies of the weights, bias and PRelu slopes: sessions of one model share it
+  // with the plan it was built from (a session that adopts it has no weights to build others: build()).
+  std::shared_ptr<const void> prepared_state() const override { return prepared_; }
+  void adopt_prepared_state(std::shared_ptr<const void> state) override {
+    prepared_ = std::static_pointer_cast<const PreparedConv>(std::move(state));
+    fast_ = prepared_->kernel;
+    key_ = prepared_->key;
+    plan_ = prepared_->plan;
+    tuned_ = prepared_->tuned;
+    weights_ = bias_ = nullptr;
+  }
+  bool packed_input(size_t i) const override {
+    return fast_ && (i == 1 || i == 2 || i == static_cast<size_t>(fused::kSlopeInput));
+  }
+
+  ConvTunable* conv_tunable() override { return fast_ ? this : nullptr; }
+  const ConvKey& key() const override { return key_; }
+  const ConvPlan& plan() const override { return plan_; }
+  bool tuned() const override { return tuned_; }
+  std::unique_ptr<Conv2dKernel> build(const ConvPlan& plan) const override {
+    if (!weights_)
+      error("no weights to build another plan's kernel: this session adopted the kernel the model (or another "
+            "session) prepared, whose weights may have been released after packing");
+    return make_conv2d_kernel(plan, key_.p, weights_, bias_, activation_for_kernels_);
+  }
+  std::shared_ptr<const Conv2dKernel> install(std::shared_ptr<const Conv2dKernel> kernel, ConvPlan* plan) override {
+    std::swap(fast_, kernel);
+    std::swap(plan_, *plan);
+    tuned_ = false;
+    return kernel;
+  }
+
   int64_t macs() const override {
     if (y_shape_.empty()) return 0;
     return geom_.rank() == 3 ? params3d().macs() : params2d().macs();
   }
 
  private:
-  // Picks a vector kernel when one handles this shape and layout (weights known at plan time, as they are
-  // for every imported model); it prepacks the weights once per input shape. Otherwise the reference.
+  // Builds the kernel the conv policy plans for this shape and layout (ops/conv_select.h: the tuned plan,
+  // else the rules') when the weights are known at plan time, as they are for every imported model; it
+  // prepacks the weights once per input shape. Otherwise the reference.
   void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
     if (geom_.rank() != 2 || !in[1].value) return;
     if (in.size() > 2 && in[2].present && !in[2].value) return;
@@ -144,11 +187,20 @@ class Conv final : public Op {
       act.slope = slopes_.data();
     }
     const float* bias = in.size() > 2 && in[2].present ? in[2].value->data_as<float>() : nullptr;
+    const bool residual = in.size() > fused::kResidualInput && in[fused::kResidualInput].present;
+    // Kept for build(): the weights and bias are the plan's constants, alive as long as the session's plan
+    // (a model releases constants only after its own load-time prepare, whose kernels its sessions adopt).
+    weights_ = in[1].value->data_as<float>();
+    bias_ = bias;
+    activation_for_kernels_ = act;
     try {
-      fast_ = select_conv2d_kernel(p, in[1].value->data_as<float>(), bias, act, in_block_, out_block_, settings);
+      key_ = conv_key(p, act.kind, residual, in_block_, out_block_, settings);
+      plan_ = choose_conv_plan(key_, settings, &tuned_);
+      fast_ = make_conv2d_kernel(plan_, p, weights_, bias_, act);
     } catch (const Error& e) {
       error(e.what());
     }
+    if (fast_) prepared_ = std::make_shared<const PreparedConv>(PreparedConv{fast_, key_, plan_, tuned_});
   }
 
   void run_plain(OpContext& ctx) {
@@ -249,7 +301,15 @@ class Conv final : public Op {
   int64_t group_ = 1;
   Activation activation_;
   int64_t in_block_ = 1, out_block_ = 1;  // channel blocks of X and Y (1 = plain NCHW)
-  std::unique_ptr<Conv2dKernel> fast_;    // the vector kernel, when one applies
+  ConvKey key_;                            // what the policy planned for (see ConvTunable)
+  ConvPlan plan_;                          // the policy's plan (ConvKernel::Ref: the reference)
+  bool tuned_ = false;                     // plan_ came from the tuning cache
+  // The prepared weights and bias (constants of the plan), for build(); null after adopt_prepared_state.
+  const float* weights_ = nullptr;
+  const float* bias_ = nullptr;
+  Activation activation_for_kernels_;      // with the expanded PRelu slopes
+  std::shared_ptr<const PreparedConv> prepared_;  // what prepare() built or adopt_prepared_state() took
+  std::shared_ptr<const Conv2dKernel> fast_;      // the vector kernel, when one applies (install() may swap it)
   WindowGeometry geom_;
   Shape x_shape_, y_shape_;
   std::vector<float> slopes_;  // PRelu slopes expanded to one per output channel

@@ -9,20 +9,11 @@
 
 namespace ninegrid {
 
-namespace {
-
-// The kernel chosen for one conv.
-struct Choice {
-  ConvAlgorithm algorithm = ConvAlgorithm::Auto;
-  Isa isa = Isa::Ref;
-  int64_t lanes = 0;
-};
-
-bool is_depthwise(const Conv2dParams& p) {
+bool conv_is_depthwise(const Conv2dParams& p) {
   return p.groups > 1 && p.groups == p.in_channels && p.groups == p.out_channels;
 }
 
-bool is_pointwise(const Conv2dParams& p) {
+bool conv_is_pointwise(const Conv2dParams& p) {
   return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
          p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
 }
@@ -32,122 +23,40 @@ bool is_pointwise(const Conv2dParams& p) {
 // plane of the output's size, then the pointwise kernel runs on that. ResNet's downsampling 1x1 s2
 // convs, where the direct and indirect kernels' short row tiles ran well below the pointwise kernel's
 // speed (measured: bench/REPORT.md, "Design decisions and their measurements").
-bool is_strided_pointwise(const Conv2dParams& p) {
+bool conv_is_strided_pointwise(const Conv2dParams& p) {
   return p.kernel_h == 1 && p.kernel_w == 1 && (p.stride_h > 1 || p.stride_w > 1) && p.pad_top == 0 &&
          p.pad_left == 0 && (p.out_h - 1) * p.stride_h < p.in_h && (p.out_w - 1) * p.stride_w < p.in_w;
 }
 
-// The first-layer kernel (kernels/x86/conv_first_layer_impl.h) handles a plain NCHW input, one group and
-// stride 1 or 2 along the width, with any channel counts; the choice by shape takes it for an image with
-// few channels in and at most 8 out, where the direct kernel has one 8-lane FMA per broadcast. From 16
-// output channels on the direct kernel was faster (ninegrid_kernel_bench first/ rows; measured:
-// bench/REPORT.md, "Design decisions and their measurements").
-constexpr int64_t kFirstLayerMaxInChannels = 4;
-constexpr int64_t kFirstLayerMaxOutChannels = 8;
-
-[[maybe_unused]] bool first_layer_fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
-  return in_block == 1 && p.groups == 1 && (p.stride_w == 1 || p.stride_w == 2) &&
-         (out_block != 16 || isa >= Isa::Avx512);
-}
-
-[[maybe_unused]] bool is_first_layer(const Conv2dParams& p, int64_t in_block) {
-  return in_block == 1 && p.in_channels <= kFirstLayerMaxInChannels && p.out_channels <= kFirstLayerMaxOutChannels;
-}
-
-// Whether the vector kernels with `lanes` channels per register can run this conv as `algorithm`.
-bool fits(const Conv2dParams& p, int64_t in_block, int64_t lanes, ConvAlgorithm algorithm) {
-  switch (algorithm) {
-    // Depthwise input in another block (or with channels not a multiple of the lanes) is staged into
-    // the lanes' block first (see FastConv2d::run).
-    case ConvAlgorithm::Depthwise: return is_depthwise(p);
-    case ConvAlgorithm::Pointwise:
-      if (!is_pointwise(p) && !is_strided_pointwise(p)) return false;
-      [[fallthrough]];
-    case ConvAlgorithm::Direct: return p.groups == 1 || p.out_channels_per_group() % lanes == 0;
-    case ConvAlgorithm::FirstLayer:
-    case ConvAlgorithm::Auto: break;
-  }
-  return false;
-}
-
-// The kernel by shape when none is forced (the first-layer kernel aside).
-ConvAlgorithm by_shape(const Conv2dParams& p) {
-  return is_depthwise(p) ? ConvAlgorithm::Depthwise
-                         : is_pointwise(p) || is_strided_pointwise(p) ? ConvAlgorithm::Pointwise : ConvAlgorithm::Direct;
-}
-
-bool choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, ConvAlgorithm want, Choice* c) {
-#if defined(__x86_64__) || defined(__aarch64__)
-  isa = runnable_isa(isa);
-  if (isa == Isa::Ref) return false;
+bool fast_conv_shape_ok(const Conv2dParams& p) {
   if (p.batch < 1 || p.in_channels < 1 || p.out_channels < 1 || p.groups < 1 || p.in_channels % p.groups != 0 ||
       p.out_channels % p.groups != 0)
     return false;
-  if (p.in_h < 1 || p.in_w < 1 || p.out_h < 1 || p.out_w < 1 || p.kernel_h < 1 || p.kernel_w < 1 ||
-      p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1 || p.pad_top < 0 || p.pad_left < 0)
-    return false;
-  if (!is_kernel_channel_block(in_block, p.in_channels) || !is_kernel_channel_block(out_block, p.out_channels)) return false;
-#endif
-#if defined(__aarch64__)
-  // NEON: 4 channels per register; output NCHW4c or plain NCHW, input NCHW4c or a plain image (which the
-  // direct kernel reads as the paper's Algorithm 2 does: there is no first-layer kernel for 4 lanes), or,
-  // depthwise, any block (restaged).
-  const ConvAlgorithm algorithm = want == ConvAlgorithm::Auto ? by_shape(p) : want;
-  if (algorithm == ConvAlgorithm::FirstLayer || (out_block != 4 && out_block != 1)) return false;
-  if (algorithm != ConvAlgorithm::Depthwise && in_block != 4 && in_block != 1) return false;
-  if (!fits(p, in_block, 4, algorithm)) return false;
-  c->algorithm = algorithm;
-  c->isa = Isa::Neon;
-  c->lanes = 4;
-  return true;
-#elif defined(__x86_64__)
-  if (!isa_takes_block(isa, in_block) || !isa_takes_block(isa, out_block)) return false;
-  if (want == ConvAlgorithm::FirstLayer || (want == ConvAlgorithm::Auto && is_first_layer(p, in_block))) {
-    if (first_layer_fits(p, in_block, out_block, isa)) {
-      // Output pixels across the lanes: the widest vectors whatever the output block.
-      c->algorithm = ConvAlgorithm::FirstLayer;
-      c->isa = isa >= Isa::Avx512 ? Isa::Avx512 : Isa::Avx2;
-      c->lanes = c->isa == Isa::Avx512 ? 16 : 8;
-      return true;
-    }
-    if (want == ConvAlgorithm::FirstLayer) return false;
-  }
-
-  // Vector widths to try: the output block fixes it; plain NCHW output may use either (the narrower
-  // first when the wider would mostly compute padding channels).
-  int64_t widths[2] = {0, 0};
-  if (out_block == 16) {
-    widths[0] = isa >= Isa::Avx512 ? 16 : 0;
-  } else if (out_block == 8) {
-    // 16-lane kernels write NCHW8c as pairs of blocks (kernels/x86/conv_epilogue_impl.h): twice the
-    // work per instruction, worth the padding vector's waste from 16 channels on (24: 32 computed).
-    // (Not for a depthwise conv already in 8-channel blocks: restaging its input into 16-channel blocks
-    // costs more than the wider vectors save on a memory-bound layer, as on BlazeFace's. Nor for a plain
-    // image in with an odd number of 8-channel blocks out, where a quarter or more of the wide vectors'
-    // lanes would be padding, as in BlazeFace's 3->24 first conv. Measured: bench/REPORT.md, "Design
-    // decisions and their measurements".)
-    const bool wide_wastes = in_block == 1 && p.out_channels % 16 != 0;
-    if (isa >= Isa::Avx512 && p.out_channels > 8 && !(is_depthwise(p) && in_block == 8) && !wide_wastes)
-      widths[0] = 16, widths[1] = 8;
-    else
-      widths[0] = 8;
-  } else if (isa >= Isa::Avx512 && p.out_channels > 8) {
-    widths[0] = 16, widths[1] = 8;
-  } else {
-    widths[0] = 8, widths[1] = isa >= Isa::Avx512 ? 16 : 0;
-  }
-  for (int64_t lanes : widths) {
-    if (lanes == 0) continue;
-    const ConvAlgorithm algorithm = want == ConvAlgorithm::Auto ? by_shape(p) : want;
-    if (!fits(p, in_block, lanes, algorithm)) continue;
-    c->algorithm = algorithm;
-    c->isa = lanes == 16 ? Isa::Avx512 : Isa::Avx2;
-    c->lanes = lanes;
-    return true;
-  }
-#endif
-  return false;
+  return p.in_h >= 1 && p.in_w >= 1 && p.out_h >= 1 && p.out_w >= 1 && p.kernel_h >= 1 && p.kernel_w >= 1 &&
+         p.stride_h >= 1 && p.stride_w >= 1 && p.dilation_h >= 1 && p.dilation_w >= 1 && p.pad_top >= 0 &&
+         p.pad_left >= 0;
 }
+
+bool fast_kernel_fits(const Conv2dParams& p, int64_t lanes, ConvKernel kernel) {
+  switch (kernel) {
+    // Depthwise input in another block (or with channels not a multiple of the lanes) is staged into
+    // the lanes' block first (see FastConv2d::run).
+    case ConvKernel::Depthwise: return conv_is_depthwise(p);
+    case ConvKernel::Pointwise:
+      if (!conv_is_pointwise(p) && !conv_is_strided_pointwise(p)) return false;
+      [[fallthrough]];
+    case ConvKernel::Direct: return p.groups == 1 || p.out_channels_per_group() % lanes == 0;
+    default: return false;
+  }
+}
+
+ConvKernel fast_kernel_by_shape(const Conv2dParams& p) {
+  return conv_is_depthwise(p)                                      ? ConvKernel::Depthwise
+         : conv_is_pointwise(p) || conv_is_strided_pointwise(p) ? ConvKernel::Pointwise
+                                                                     : ConvKernel::Direct;
+}
+
+namespace {
 
 const char* depthwise_name(const Conv2dParams& p) {
   const bool square = p.kernel_h == p.kernel_w && p.stride_h == p.stride_w && p.dilation_h == 1 &&
@@ -159,70 +68,102 @@ const char* depthwise_name(const Conv2dParams& p) {
 
 }  // namespace
 
-bool FastConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
-                          ConvAlgorithm algorithm) {
-  Choice c;
-  return choose(p, in_block, out_block, isa, algorithm, &c);
+bool FastConv2d::fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, ConvKernel kernel) {
+#if defined(__x86_64__) || defined(__aarch64__)
+  if (isa == Isa::Ref || runnable_isa(isa) != isa) return false;
+  if (!fast_conv_shape_ok(p) || !is_kernel_channel_block(in_block, p.in_channels) ||
+      !is_kernel_channel_block(out_block, p.out_channels))
+    return false;
+#endif
+#if defined(__aarch64__)
+  // NEON: 4 channels per register; output NCHW4c or plain NCHW, input NCHW4c or a plain image (which the
+  // direct kernel reads as the paper's Algorithm 2 does: there is no first-layer kernel for 4 lanes), or,
+  // depthwise, any block (restaged).
+  if (isa != Isa::Neon || kernel == ConvKernel::FirstLayer || (out_block != 4 && out_block != 1)) return false;
+  if (kernel != ConvKernel::Depthwise && in_block != 4 && in_block != 1) return false;
+  return fast_kernel_fits(p, 4, kernel);
+#elif defined(__x86_64__)
+  if ((isa != Isa::Avx2 && isa != Isa::Avx512) || !isa_takes_block(isa, in_block) || !isa_takes_block(isa, out_block))
+    return false;
+  // The first-layer kernel puts output pixels across the lanes, so any output block suits either width
+  // but 16, which needs the 16-lane kernels.
+  if (kernel == ConvKernel::FirstLayer)
+    return in_block == 1 && p.groups == 1 && (p.stride_w == 1 || p.stride_w == 2) &&
+           (out_block != 16 || isa == Isa::Avx512);
+  // The others write their own lanes' block, plain NCHW, or (16 lanes, from 16 output channels on) pairs
+  // of 8-channel blocks.
+  const int64_t lanes = isa == Isa::Avx512 ? 16 : 8;
+  if (out_block == 16 && lanes != 16) return false;
+  if (out_block == 8 && lanes == 16 && p.out_channels <= 8) return false;
+  return fast_kernel_fits(p, lanes, kernel);
+#else
+  (void)p, (void)in_block, (void)out_block, (void)isa, (void)kernel;
+  return false;
+#endif
 }
 
 FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
-                       Isa isa, int64_t in_block, int64_t out_block, ConvAlgorithm algorithm)
+                       const ConvPlan& plan)
     : params_(p) {
-  Choice c;
-  if (!choose(p, in_block, out_block, isa, algorithm, &c))
-    throw Error("FastConv2d: no fast kernel for this convolution (in block " + std::to_string(in_block) +
-                ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
+  const int64_t in_block = plan.in_block, out_block = plan.out_block;
+  if (!fits(p, in_block, out_block, plan.isa, plan.kernel))
+    throw Error(std::string("FastConv2d: no fast kernel for this convolution (") + conv_kernel_name(plan.kernel) +
+                ", in block " + std::to_string(in_block) + ", out block " + std::to_string(out_block) + ", isa " +
+                isa_name(plan.isa) + ")");
+  if (plan.oc_tile < 0 || plan.oc_tile > 2) throw Error("FastConv2d: the register tile holds 1 or 2 output blocks");
+  if (plan.split == ConvSplit::Tiles) throw Error("FastConv2d: splits by channels or rows, not by Winograd tiles");
   if (activation.kind == ActivationKind::PRelu && !activation.slope)
     throw Error("FastConv2d: PRelu activation without slopes");
-  kernel_isa_ = c.isa;
-  lanes_ = c.lanes;
+  kernel_isa_ = plan.isa;
+  lanes_ = isa_block(plan.isa);
   in_block_ = in_block;
+  split_ = plan.split;
   int64_t block_channels = lanes_;  // output channels per range block
 #if defined(__x86_64__)
-  const bool avx512 = c.isa == Isa::Avx512;
-  switch (c.algorithm) {
-    case ConvAlgorithm::FirstLayer:
+  const bool avx512 = kernel_isa_ == Isa::Avx512;
+  switch (plan.kernel) {
+    case ConvKernel::FirstLayer:
       kernel_ = avx512 ? avx512::conv2d_first_layer : avx2::conv2d_first_layer;
       algorithm_name_ = "first-layer";
       block_channels = 8;  // channel octets
       weights_ = pack_conv_weights(weights, p.out_channels, p.in_channels, p.kernel_h, p.kernel_w, block_channels);
       scratch_floats_ = 1;  // sized below, once the arguments are complete
       break;
-    case ConvAlgorithm::Depthwise:
+    case ConvKernel::Depthwise:
       kernel_ = avx512 ? avx512::conv2d_depthwise : avx2::conv2d_depthwise;
       break;
-    case ConvAlgorithm::Pointwise:
+    case ConvKernel::Pointwise:
       kernel_ = avx512 ? avx512::conv2d_pointwise : avx2::conv2d_pointwise;
-      blocks_per_tile_ = avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
+      blocks_per_tile_ = plan.oc_tile == 1 ? 1 : avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
       break;
     default:
       kernel_ = avx512 ? avx512::conv2d_direct : avx2::conv2d_direct;
-      blocks_per_tile_ = avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
+      blocks_per_tile_ = plan.oc_tile == 1 ? 1 : avx512 ? avx512::kOcBlocksPerTile : avx2::kOcBlocksPerTile;
       break;
   }
 #elif defined(__aarch64__)
-  switch (c.algorithm) {
-    case ConvAlgorithm::Depthwise: kernel_ = neon::conv2d_depthwise; break;
-    case ConvAlgorithm::Pointwise:
+  switch (plan.kernel) {
+    case ConvKernel::Depthwise: kernel_ = neon::conv2d_depthwise; break;
+    case ConvKernel::Pointwise:
       kernel_ = neon::conv2d_pointwise;
-      blocks_per_tile_ = neon::kOcBlocksPerTile;
+      blocks_per_tile_ = plan.oc_tile == 1 ? 1 : neon::kOcBlocksPerTile;
       break;
     default:
       kernel_ = neon::conv2d_direct;
-      blocks_per_tile_ = neon::kOcBlocksPerTile;
+      blocks_per_tile_ = plan.oc_tile == 1 ? 1 : neon::kOcBlocksPerTile;
       break;
   }
 #endif
   // The weights and the choice's name, whatever the ISA.
-  switch (c.algorithm) {
-    case ConvAlgorithm::FirstLayer: break;
-    case ConvAlgorithm::Depthwise:
+  switch (plan.kernel) {
+    case ConvKernel::FirstLayer: break;
+    case ConvKernel::Depthwise:
       algorithm_name_ = depthwise_name(p);
       weights_ = pack_depthwise_weights(weights, p.out_channels, p.kernel_h, p.kernel_w, lanes_);
       stage_input_ = in_block != lanes_ || p.in_channels % lanes_ != 0;
       break;
-    case ConvAlgorithm::Pointwise:
-      subsample_input_ = !is_pointwise(p);
+    case ConvKernel::Pointwise:
+      subsample_input_ = !conv_is_pointwise(p);
       algorithm_name_ = subsample_input_ ? "pointwise-strided" : "pointwise";
       weights_ = pack_conv_weights(weights, p.out_channels, p.in_channels_per_group(), 1, 1, lanes_);
       break;
@@ -247,6 +188,7 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
   a.pad_top = p.pad_top, a.pad_left = p.pad_left;
   a.in_block = stage_input_ ? lanes_ : in_block;
   a.out_block = out_block;
+  a.oc_blocks_per_tile = plan.oc_tile == 1 ? 1 : 2;
   a.weights = weights_.data();
   a.bias = bias_.data();
   a.activation = activation.kind;
@@ -328,7 +270,7 @@ void FastConv2d::run(const float* x, float* y, const float* residual, ThreadPool
         stage_channel_blocks(src, dst, p.in_channels, plane, in_block_, lanes_, b, b + 1);
       }
     };
-    if (pool && pool->size() > 1) pool->parallel_for(p.batch * blocks, stage);
+    if (pool && pool->size() > 1 && split_ != ConvSplit::Serial) pool->parallel_for(p.batch * blocks, stage);
     else stage(0, p.batch * blocks);
     run_kernel(staged, blocks * lanes_ * plane, y, residual, pool);
     return;
@@ -343,7 +285,7 @@ void FastConv2d::run(const float* x, float* y, const float* residual, ThreadPool
                               b, b + 1);
       }
     };
-    if (pool && pool->size() > 1) pool->parallel_for(p.batch * blocks, gather);
+    if (pool && pool->size() > 1 && split_ != ConvSplit::Serial) pool->parallel_for(p.batch * blocks, gather);
     else gather(0, p.batch * blocks);
     run_kernel(gathered, gathered_image, y, residual, pool);
     return;
@@ -362,7 +304,7 @@ void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const fl
     return a;
   };
 
-  const int threads = pool ? pool->size() : 1;
+  const int threads = pool && split_ != ConvSplit::Serial ? pool->size() : 1;
   if (threads <= 1) {
     X86ConvRange r{0, blocks_, 0, p.out_h};
     r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_) : nullptr;
@@ -374,21 +316,31 @@ void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const fl
   // thread's consecutive tasks share the output blocks (each thread streams only its part of the
   // weights); otherwise they share the rows (each thread reads only its part of the image, the larger
   // stream; with that, RetinaFace's 64-channel pointwise layers at 80x80 scaled much better on 2 cores:
-  // bench/REPORT.md, "Design decisions and their measurements").
-  const int64_t block_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
+  // bench/REPORT.md, "Design decisions and their measurements"). The plan may force either split alone:
+  // Channels (every task all rows), Rows (every task all output blocks).
+  const int64_t tile_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
   const int64_t wanted = 4 * static_cast<int64_t>(threads);
-  const int64_t row_chunks =
-      std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * block_groups - 1) / (p.batch * block_groups)));
+  int64_t block_groups = tile_groups, row_chunks = 1, group_blocks = blocks_per_tile_;
+  bool rows_outer = weights_.size() < in_image;
+  if (split_ == ConvSplit::Rows) {
+    block_groups = 1, group_blocks = blocks_;
+    row_chunks = std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch - 1) / p.batch));
+    rows_outer = true;
+  } else if (split_ == ConvSplit::Channels) {
+    rows_outer = false;
+  } else {
+    row_chunks =
+        std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * block_groups - 1) / (p.batch * block_groups)));
+  }
   const int64_t tasks = p.batch * block_groups * row_chunks;
-  const bool rows_outer = weights_.size() < in_image;
   pool->parallel_for(tasks, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t chunk = rows_outer ? (t / block_groups) % row_chunks : t % row_chunks;
       const int64_t group = rows_outer ? t % block_groups : (t / row_chunks) % block_groups;
       const int64_t n = t / (row_chunks * block_groups);
       X86ConvRange r;
-      r.oc_block_begin = group * blocks_per_tile_;
-      r.oc_block_end = std::min(blocks_, r.oc_block_begin + blocks_per_tile_);
+      r.oc_block_begin = group * group_blocks;
+      r.oc_block_end = std::min(blocks_, r.oc_block_begin + group_blocks);
       r.row_begin = p.out_h * chunk / row_chunks;
       r.row_end = p.out_h * (chunk + 1) / row_chunks;
       r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_) : nullptr;

@@ -1,13 +1,12 @@
-// The fast 2-D convolution behind the Conv op: chooses a kernel by shape (depthwise, pointwise or the
-// general direct conv; kernels/x86/conv_kernels_x86.h), prepacks the weights once, and runs the kernel
-// split over the thread pool. On x86-64 the input may be in any channel block (1, 8, 16); the output is
+// The fast 2-D convolution behind the Conv op: runs the kernel its ConvPlan names (first-layer,
+// depthwise, pointwise or the general direct conv; kernels/x86/conv_kernels_x86.h), prepacks the weights
+// once, and runs the kernel split over the thread pool as the plan says. On x86-64 the input may be in any channel block (1, 8, 16); the output is
 // written in the requested block (16 with the AVX-512 kernels, 8 with the AVX2 ones, or 1 = plain NCHW).
 // On AArch64 the NEON kernels read blocks 1 and 4 (depthwise: any) and write 4 or 1.
 //
-//   if (FastConv2d::supports(p, in_block, out_block, preferred_isa())) {
-//     FastConv2d conv(p, w, b, act, preferred_isa(), in_block, out_block);   // at load time
-//     conv.run(x, y, residual, pool);                                          // per inference
-//   }
+//   ConvPlan plan = fast_conv_plan(p, in_block, out_block, isa);   // the rules (ops/conv_select.h)
+//   FastConv2d conv(p, w, b, act, plan);                            // at load time
+//   conv.run(x, y, residual, pool);                                 // per inference
 #pragma once
 
 #include <cstdint>
@@ -17,32 +16,45 @@
 #include "kernels/pack_weights.h"
 #include "kernels/x86/conv_kernels_x86.h"
 #include "core/cpu_features.h"
+#include "ops/conv_plan.h"
 
 namespace ninegrid {
 
 class ThreadPool;
 
-// Which kernel to use. Auto picks by shape; the others force one (tests and benchmarks).
-enum class ConvAlgorithm { Auto, Direct, Pointwise, Depthwise, FirstLayer };
+// Shape classes of the direct family (conv_fast.cpp).
+bool conv_is_depthwise(const Conv2dParams& p);  // groups == in_channels == out_channels > 1
+bool conv_is_pointwise(const Conv2dParams& p);  // 1x1, stride 1, no padding
+// 1x1 with stride > 1 and every pixel read inside the input: gathered, then run as a pointwise conv.
+bool conv_is_strided_pointwise(const Conv2dParams& p);
+// Positive sizes, strides and dilations, non-negative pads, groups dividing the channels.
+bool fast_conv_shape_ok(const Conv2dParams& p);
+// Whether the `kernel`'s vector kernels with `lanes` channels per register compute this conv (the
+// channel constraints only; FastConv2d::fits adds the ISA's and the blocks').
+bool fast_kernel_fits(const Conv2dParams& p, int64_t lanes, ConvKernel kernel);
+// The kernel a conv of this shape runs in the direct family (the first-layer kernel aside).
+ConvKernel fast_kernel_by_shape(const Conv2dParams& p);
 
 class FastConv2d {
  public:
-  // Whether a fast kernel handles this conv with the given input/output blocks using at most `isa`:
-  //  - out_block 16 needs AVX-512, 8 AVX2 (or AVX-512's kernels storing vector halves, chosen from 16
-  //    output channels on); either ISA's kernels read input blocks 1, 8 and 16; out_block 4 needs NEON,
-  //    whose kernels read input blocks 1 and 4 (no first-layer kernel);
+  // Whether the kernels of exactly `isa` run this conv as `kernel` (FirstLayer, Direct, Pointwise or
+  // Depthwise) with the given input/output blocks:
+  //  - out_block 16 needs the AVX-512 kernels, 8 the AVX2 ones or the AVX-512 ones storing vector halves
+  //    (from 16 output channels on); either ISA's kernels read input blocks 1, 8 and 16; NEON's write
+  //    blocks 4 or 1 and read 1 and 4 (no first-layer kernel);
   //  - dense convs: any channel counts; grouped convs: output channels per group a multiple of the
   //    vector width; depthwise (groups == in == out channels): any channel count and input block (an
-  //    input not in the vector width's block is restaged per run);
-  //  - positive strides and dilations, non-negative pads.
-  // Otherwise the caller falls back to the reference kernels.
-  static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
-                       ConvAlgorithm algorithm = ConvAlgorithm::Auto);
+  //    input not in the vector width's block is restaged per run); the first layer: a plain image, one
+  //    group, stride 1 or 2 along the width;
+  //  - positive strides and dilations, non-negative pads; an ISA this CPU runs.
+  // Which kernel a conv should use is the policy's choice (ops/conv_select.h), not this class's.
+  static bool fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, ConvKernel kernel);
 
-  // Prepacks `weights` (OIHW) and `bias` (out_channels values, or null). A PRelu activation's slopes are
-  // copied (one per output channel). Throws Error when !supports(...).
-  FastConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation, Isa isa,
-             int64_t in_block, int64_t out_block, ConvAlgorithm algorithm = ConvAlgorithm::Auto);
+  // Prepacks `weights` (OIHW) and `bias` (out_channels values, or null) for the plan's kernel, ISA and
+  // blocks. A PRelu activation's slopes are copied (one per output channel). Throws Error when the plan
+  // does not fit (see fits) or asks for a register tile or split this driver lacks.
+  FastConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
+             const ConvPlan& plan);
 
   // y = activation(conv(x) + bias + residual) for the whole batch: x in the input block, y and the
   // optional residual (may be y itself) in the output block. `pool` may be null (one thread).
@@ -65,6 +77,7 @@ class FastConv2d {
   Isa kernel_isa_ = Isa::Ref;
   int64_t lanes_ = 1;
   int64_t in_block_ = 1;       // the caller's input block
+  ConvSplit split_ = ConvSplit::Auto;
   bool stage_input_ = false;   // depthwise input restaged into lanes_ blocks before the kernel runs
   int64_t scratch_floats_ = 0;  // per-thread work area of the kernel (the first-layer kernel's window)
   bool subsample_input_ = false;  // strided 1x1: the pixels read gathered into an output-sized plane first

@@ -11,8 +11,8 @@ namespace ninegrid {
 
 namespace {
 
-// The kernels' ISA for this conv, or Ref when none applies: AVX-512 needs whole 16-channel vectors per
-// group, AVX2 whole 8-channel ones, NEON (on AArch64) whole 4-channel ones.
+// The best kernels' ISA for this conv under the cap `isa`, or Ref when none applies: AVX-512 needs whole
+// 16-channel vectors per group, AVX2 whole 8-channel ones, NEON (on AArch64) whole 4-channel ones.
 Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   isa = runnable_isa(isa);
   if (isa == Isa::Ref) return Isa::Ref;
@@ -39,13 +39,27 @@ bool IndirectConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t o
   return kernel_isa(p, in_block, out_block, isa) != Isa::Ref;
 }
 
+Isa IndirectConv2d::best_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+  return kernel_isa(p, in_block, out_block, isa);
+}
+
+bool IndirectConv2d::fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+  // The narrower x86 vectors run wherever the wider ones do (AVX2 kernels on an AVX-512 CPU).
+  if (isa == Isa::Ref || runnable_isa(isa) != isa) return false;
+  const Isa best = kernel_isa(p, in_block, out_block, isa);
+  return best == isa || (isa == Isa::Dotprod && best == Isa::Neon);
+}
+
 IndirectConv2d::IndirectConv2d(const Conv2dParams& p, const float* weights, const float* bias,
-                               const Activation& activation, Isa isa, int64_t in_block, int64_t out_block)
-    : params_(p), isa_(kernel_isa(p, in_block, out_block, isa)), in_block_(in_block), out_block_(out_block),
-      activation_(activation) {
-  if (isa_ == Isa::Ref)
-    throw Error("IndirectConv2d: no kernel for this convolution (in block " + std::to_string(in_block) +
-                ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
+                               const Activation& activation, const ConvPlan& plan)
+    : params_(p), isa_(kernel_isa(p, plan.in_block, plan.out_block, plan.isa)), in_block_(plan.in_block),
+      out_block_(plan.out_block), serial_(plan.split == ConvSplit::Serial), activation_(activation) {
+  if (plan.kernel != ConvKernel::Indirect) throw Error("IndirectConv2d: the plan is not an indirect one");
+  if (!fits(p, plan.in_block, plan.out_block, plan.isa))
+    throw Error("IndirectConv2d: no kernel for this convolution (in block " + std::to_string(plan.in_block) +
+                ", out block " + std::to_string(plan.out_block) + ", isa " + isa_name(plan.isa) + ")");
+  if (plan.split != ConvSplit::Auto && plan.split != ConvSplit::Serial)
+    throw Error("IndirectConv2d: the split is Auto or Serial");
   if (activation.kind == ActivationKind::PRelu && !activation.slope)
     throw Error("IndirectConv2d: PRelu activation without slopes");
   const bool avx512 = isa_ == Isa::Avx512, neon = isa_ == Isa::Neon;
@@ -112,7 +126,7 @@ void IndirectConv2d::run(const float* x, float* y, const float* residual, Thread
     a.x = x + n * in_image;
     a.y = y + n * out_image;
     a.residual = residual ? residual + n * out_image : nullptr;
-    if (pool && pool->size() > 1)
+    if (pool && pool->size() > 1 && !serial_)
       pool->parallel_for(items, [&](int64_t begin, int64_t end) { kernel(a, begin, end); });
     else
       kernel(a, 0, items);

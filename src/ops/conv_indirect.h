@@ -3,10 +3,9 @@
 // blocked layouts, with no border special cases (padding taps read a zero row) and no im2col copy. The
 // same shape of interface as FastConv2d (ops/conv_fast.h) and WinogradConv2d (ops/conv_winograd.h):
 //
-//   if (IndirectConv2d::supports(p, in_block, out_block, preferred_isa())) {
-//     IndirectConv2d conv(p, w, b, act, preferred_isa(), in_block, out_block);  // load time
-//     conv.run(x, y, residual, pool);                                          // per inference
-//   }
+//   ConvPlan plan = indirect_plan(p, in_block, out_block, isa);   // ops/conv_select.h
+//   IndirectConv2d conv(p, w, b, act, plan);                       // load time
+//   conv.run(x, y, residual, pool);                                // per inference
 #pragma once
 
 #include <cstdint>
@@ -16,6 +15,7 @@
 #include "kernels/indirection.h"
 #include "kernels/pack_weights.h"
 #include "core/cpu_features.h"
+#include "ops/conv_plan.h"
 
 namespace ninegrid {
 
@@ -28,11 +28,16 @@ class IndirectConv2d {
   // output, an input plane under 2^31 pixels, and one group or output channels per group a multiple of 8
   // (16 for the AVX-512 kernels; a multiple of 8 only runs the AVX2 ones).
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
+  // The widest kernels' ISA that supports this conv under the cap `isa` (Ref when none).
+  static Isa best_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
+  // Whether the kernels of exactly `isa` compute this conv (AVX2's on an AVX-512 CPU, say).
+  static bool fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
 
   // Builds the indirection buffer for p's input shape and packs the weights (OIHW) once; `bias` has
-  // out_channels values or is null; a PRelu activation's slopes are copied. Throws Error when !supports.
+  // out_channels values or is null; a PRelu activation's slopes are copied. The plan gives the blocks, the
+  // kernels' ISA and the split (Auto or Serial). Throws Error when !fits(p, blocks, plan.isa).
   IndirectConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
-                 Isa isa, int64_t in_block, int64_t out_block);
+                 const ConvPlan& plan);
 
   // y = activation(conv(x) + bias + residual) for the whole batch: x in the input block, y and the
   // optional residual (may be y itself) in the output block. `pool` may be null (one thread).
@@ -47,6 +52,7 @@ class IndirectConv2d {
   Isa isa_ = Isa::Ref;
   int64_t lanes_ = 16;
   int64_t in_block_ = 1, out_block_ = 1;
+  bool serial_ = false;  // run on the calling thread only
   int64_t oc_padded_per_group_ = 0;
   IndirectionBuffer indirection_;
   AlignedFloats weights_, bias_, slope_;

@@ -15,7 +15,7 @@ namespace ninegrid {
 namespace {
 
 // The kernels' ISA: the output block is the vector width.
-Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+Isa blocks_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   isa = runnable_isa(isa);
   if (isa == Isa::Ref || is_arm_isa(isa)) return Isa::Ref;  // (no NEON Strassen kernels yet)
   if (p.kernel_h != 1 || p.kernel_w != 1 || p.stride_h != 1 || p.stride_w != 1 || p.pad_top != 0 ||
@@ -41,57 +41,37 @@ AlignedFloats pack(int64_t rows, int64_t cols, int64_t group_lanes, const std::f
   return out;
 }
 
-// ---- Cost model ----
-// One level saves a half-size product: (M/2)(K/2)(N/2) multiply-adds. It costs the X-side sums (5 sums
-// of (K/2)(N/2): 2 reads and a write each) and 8 more read-modify-writes of output quadrants
-// ((M/2)(N/2) each) than a plain GEMM's 4 quadrant writes. With the GEMM's rate per core and the extra
-// traffic's streaming rate below (it mostly misses L2 on the layers concerned; where these estimates come
-// from: bench/REPORT.md, "Design decisions and their measurements"), recursion pays when the time saved
-// exceeds the time added. As in MNN, this favours large channel counts: about ic, oc >= 512 at 14x14,
-// >= 256 at 28x28 and above.
-constexpr double kGemmMacsPerSecondAvx512 = 80e9, kGemmMacsPerSecondAvx2 = 40e9;
-constexpr double kExtraBytesPerSecond = 20e9;
-
 }  // namespace
 
 bool StrassenConv1x1::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
-  return kernel_isa(p, in_block, out_block, isa) != Isa::Ref;
+  return blocks_isa(p, in_block, out_block, isa) != Isa::Ref;
+}
+
+Isa StrassenConv1x1::kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+  return blocks_isa(p, in_block, out_block, isa);
 }
 
 bool StrassenConv1x1::splittable(const Conv2dParams& p, int64_t in_block, int64_t out_block) {
   return p.in_channels % (2 * in_block) == 0 && p.out_channels % (2 * out_block) == 0 && p.in_h * p.in_w >= 2;
 }
 
-double StrassenConv1x1::estimated_saving(const Conv2dParams& p, Isa isa) {
-  const double m = double(p.out_channels) / 2, k = double(p.in_channels) / 2, n = double(p.in_h * p.in_w) / 2;
-  const double rate = runnable_isa(isa) == Isa::Avx512 ? kGemmMacsPerSecondAvx512 : kGemmMacsPerSecondAvx2;
-  const double saved = m * k * n / rate;
-  const double added = 4.0 * (15 * k * n + 16 * m * n) / kExtraBytesPerSecond;
-  return (saved - added) / (8 * saved);
-}
-
-bool StrassenConv1x1::recursion_pays(const Conv2dParams& p, Isa isa) {
-  const double m = double(p.out_channels) / 2, k = double(p.in_channels) / 2, n = double(p.in_h * p.in_w) / 2;
-  const double rate = runnable_isa(isa) == Isa::Avx512 ? kGemmMacsPerSecondAvx512 : kGemmMacsPerSecondAvx2;
-  const double saved = m * k * n / rate;
-  const double added = 4.0 * (15 * k * n + 16 * m * n) / kExtraBytesPerSecond;
-  return saved > added;
-}
-
 StrassenConv1x1::StrassenConv1x1(const Conv2dParams& p, const float* weights, const float* bias,
-                                 const Activation& activation, Isa isa, int64_t in_block, int64_t out_block,
-                                 int levels)
-    : params_(p), isa_(kernel_isa(p, in_block, out_block, isa)), lanes_(out_block), in_block_(in_block),
-      activation_(activation) {
-  if (isa_ == Isa::Ref)
+                                 const Activation& activation, const ConvPlan& plan)
+    : params_(p), isa_(blocks_isa(p, plan.in_block, plan.out_block, plan.isa)), lanes_(plan.out_block),
+      in_block_(plan.in_block), serial_(plan.split == ConvSplit::Serial), activation_(activation) {
+  if (plan.kernel != ConvKernel::Strassen) throw Error("StrassenConv1x1: the plan is not a Strassen one");
+  if (isa_ == Isa::Ref || isa_ != plan.isa)
     throw Error("StrassenConv1x1: not a 1x1 stride-1 unpadded ungrouped conv with supported blocks (in " +
-                std::to_string(in_block) + ", out " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
+                std::to_string(plan.in_block) + ", out " + std::to_string(plan.out_block) + ", isa " +
+                isa_name(plan.isa) + ")");
   if (activation.kind == ActivationKind::PRelu && !activation.slope)
     throw Error("StrassenConv1x1: PRelu activation without slopes");
-  if (levels < -1 || levels > 1) throw Error("StrassenConv1x1: levels must be -1, 0 or 1");
-  const bool split = splittable(p, in_block, out_block);
-  if (levels == 1 && !split) throw Error("StrassenConv1x1: channels or plane too small to split");
-  levels_ = levels >= 0 ? levels : (split && recursion_pays(p, isa_) ? 1 : 0);
+  if (plan.strassen_levels < 0 || plan.strassen_levels > 1) throw Error("StrassenConv1x1: levels must be 0 or 1");
+  if (plan.split != ConvSplit::Auto && plan.split != ConvSplit::Serial)
+    throw Error("StrassenConv1x1: the split is Auto or Serial");
+  if (plan.strassen_levels == 1 && !splittable(p, plan.in_block, plan.out_block))
+    throw Error("StrassenConv1x1: channels or plane too small to split");
+  levels_ = plan.strassen_levels;
 
   const int64_t group_lanes = lanes_ * (isa_ == Isa::Avx512 ? avx512::kStrassenOcVectors : avx2::kStrassenOcVectors);
   const int64_t oc = p.out_channels, ic = p.in_channels;
@@ -125,7 +105,7 @@ void StrassenConv1x1::run(const float* x, float* y, const float* residual, Threa
   const int64_t nb = avx512 ? avx512::kStrassenOcVectors : avx2::kStrassenOcVectors;
   const int64_t L = lanes_, B = in_block_;
   const int64_t hw = p.in_h * p.in_w, ic = p.in_channels, oc = p.out_channels;
-  const bool threaded = pool && pool->size() > 1;
+  const bool threaded = pool && pool->size() > 1 && !serial_;
   auto parallel = [&](int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
     if (threaded)
       pool->parallel_for(n, fn);

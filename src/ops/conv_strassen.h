@@ -3,13 +3,12 @@
 // pixels in halves and forms the result from 7 half-size products instead of 8 (1/8 fewer
 // multiply-adds), at the price of element-wise sums: the five of W's sub-matrices are made once at load
 // time, the five of X's per run, and the products update the output quadrants up to four times each. A
-// cost model (recursion_pays) weighs the multiply-adds saved against that extra memory traffic, per
+// cost model (ops/conv_cost_model.h) weighs the multiply-adds saved against that extra memory traffic, per
 // layer, as MNN does; otherwise the layer runs as one plain register-blocked GEMM.
 //
-//   if (StrassenConv1x1::supports(p, in_block, out_block, preferred_isa())) {
-//     StrassenConv1x1 conv(p, w, b, act, preferred_isa(), in_block, out_block);  // load time
-//     conv.run(x, y, residual, pool);                                           // per inference
-//   }
+//   ConvPlan plan = strassen_plan(p, in_block, out_block, isa, levels);   // ops/conv_select.h
+//   StrassenConv1x1 conv(p, w, b, act, plan);                              // load time
+//   conv.run(x, y, residual, pool);                                        // per inference
 #pragma once
 
 #include <cstdint>
@@ -18,6 +17,7 @@
 #include "kernels/conv_params.h"
 #include "kernels/pack_weights.h"
 #include "core/cpu_features.h"
+#include "ops/conv_plan.h"
 
 namespace ninegrid {
 
@@ -28,20 +28,19 @@ class StrassenConv1x1 {
   // 1x1, stride 1, no padding, one group; input block 8 or 16; output block 16 (AVX-512 kernels) or 8
   // (AVX2 kernels), the ISA capped by `isa` and the CPU.
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
+  // The kernels' ISA for these blocks under the cap `isa` (the output block's: avx512 for 16, avx2 for 8),
+  // Ref when !supports.
+  static Isa kernel_isa(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
   // Whether one level of recursion can run: the channel halves fill whole blocks (in_channels a multiple
   // of 2 in_block, out_channels of 2 out_block) and there are at least 2 pixels.
   static bool splittable(const Conv2dParams& p, int64_t in_block, int64_t out_block);
-  // The cost model's verdict for one level (see conv_strassen.cpp).
-  static bool recursion_pays(const Conv2dParams& p, Isa isa);
-  // The same model's net saving of one level as a fraction of the plain GEMM's time (negative when
-  // recursion costs more than it saves): about 0 at 1024 channels, 0.06 at 2048.
-  static double estimated_saving(const Conv2dParams& p, Isa isa);
-
-  // Packs the weights (OIHW, here [oc][ic]) once, with the W-side sums when recursing. `levels`: 0 (one
-  // GEMM), 1 (one level of Strassen), or -1 to let recursion_pays decide. Throws Error when !supports, or
-  // levels == 1 and !splittable, or a PRelu activation has no slopes.
+  // Packs the weights (OIHW, here [oc][ic]) once, with the W-side sums when recursing. The plan gives the
+  // blocks, the ISA (the output block's: avx512 for 16, avx2 for 8), the levels (0: one GEMM, 1: one level
+  // of Strassen; the cost model is in ops/conv_cost_model.h) and the split (Auto or Serial). Throws Error
+  // when !supports, the ISA is not the blocks' one, levels == 1 and !splittable, or a PRelu activation has
+  // no slopes.
   StrassenConv1x1(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
-                  Isa isa, int64_t in_block, int64_t out_block, int levels = -1);
+                  const ConvPlan& plan);
 
   // y = activation(conv(x) + bias + residual) for the whole batch; the residual may be y itself.
   void run(const float* x, float* y, const float* residual, ThreadPool* pool) const;
@@ -55,6 +54,7 @@ class StrassenConv1x1 {
   Isa isa_ = Isa::Ref;
   int64_t lanes_ = 16, in_block_ = 16;
   int levels_ = 0;
+  bool serial_ = false;  // run on the calling thread only
   AlignedFloats full_;     // W packed for the kernel (level 0, and the odd last pixel when recursing)
   AlignedFloats half_[7];  // the 7 packed W-side operands of the level-1 products
   AlignedFloats bias_, slope_;

@@ -200,6 +200,15 @@ class ConvTranspose final : public Op {
 
   std::string algorithm() const override { return fast_ ? fast_->name() : std::string("ref"); }
 
+  // The GEMM kernel holds copies of the weights, bias and PRelu slopes: sessions of one model share it.
+  std::shared_ptr<const void> prepared_state() const override { return fast_; }
+  void adopt_prepared_state(std::shared_ptr<const void> state) override {
+    fast_ = std::static_pointer_cast<const FastConvTranspose2d>(std::move(state));
+  }
+  bool packed_input(size_t i) const override {
+    return fast_ && (i == 1 || i == 2 || i == static_cast<size_t>(fused::kSlopeInput));
+  }
+
  private:
   // The GEMM + col2im kernel when it handles this shape on this CPU and the weights (and bias, and PRelu
   // slopes) are known at plan time, as they are in every imported model; it prepacks the weights once per
@@ -215,7 +224,7 @@ class ConvTranspose final : public Op {
     if (act.kind == ActivationKind::PRelu) act.slope = expand_slopes(*in[fused::kSlopeInput].value);
     const float* bias = in.size() > 2 && in[2].present ? in[2].value->data_as<float>() : nullptr;
     try {
-      fast_ = std::make_unique<FastConvTranspose2d>(p, in[1].value->data_as<float>(), bias, act, isa);
+      fast_ = std::make_shared<const FastConvTranspose2d>(p, in[1].value->data_as<float>(), bias, act, isa);
     } catch (const Error& e) {
       error(e.what());
     }
@@ -252,7 +261,7 @@ class ConvTranspose final : public Op {
   int64_t group_ = 1;
   std::vector<int64_t> output_padding_, output_shape_;
   Activation activation_;
-  std::unique_ptr<FastConvTranspose2d> fast_;  // when it applies
+  std::shared_ptr<const FastConvTranspose2d> fast_;  // when it applies (shared by sessions)
   std::vector<float> slopes_;                   // PRelu slopes expanded to one per output channel
   // Resolved by infer().
   int64_t batch_ = 0, in_channels_ = 0, out_channels_ = 0;

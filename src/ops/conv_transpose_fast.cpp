@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "kernels/x86/stage_rows_x86.h"
+#include "ops/conv_select.h"
 #include "ninegrid/tensor.h"
 #include "core/thread_pool.h"
 #include "core/thread_scratch.h"
@@ -93,8 +94,8 @@ bool FastConvTranspose2d::supports(const ConvTransposeParams& p, Isa isa) {
   }
   if (!product_at_most({p.out_channels, p.kernel[1], p.kernel[2], p.in[2]}, kMaxColsPerRowFloats)) return false;
   const int64_t lanes = gemm_lanes(p, runnable_isa(isa)), in_block = gemm_in_block(p);
-  return FastConv2d::supports(gemm_params(p, p.in[1], lanes, in_block), in_block, lanes, isa,
-                              ConvAlgorithm::Pointwise);
+  return fast_conv_plan(gemm_params(p, p.in[1], lanes, in_block), in_block, lanes, isa, ConvAlgorithm::Pointwise)
+             .kernel != ConvKernel::Ref;
 #else
   return false;
 #endif
@@ -122,8 +123,8 @@ FastConvTranspose2d::FastConvTranspose2d(const ConvTransposeParams& p, const flo
   std::vector<float> oihw(static_cast<size_t>(cols_channels_ * p.in_channels), 0.f);
   for (int64_t c = 0; c < p.in_channels; ++c)
     for (int64_t o = 0; o < taps_total; ++o) oihw[o * p.in_channels + c] = weights[c * taps_total + o];
-  gemm_ = std::make_unique<FastConv2d>(g, oihw.data(), nullptr, Activation::none(), isa_, in_block_, lanes_,
-                                       gemm_algorithm(g));
+  gemm_ = std::make_unique<FastConv2d>(g, oihw.data(), nullptr, Activation::none(),
+                                       fast_conv_plan(g, in_block_, lanes_, isa_, gemm_algorithm(g)));
 
   if (bias) bias_.assign(bias, bias + p.out_channels);
   Col2imArgs& a = col2im_args_;

@@ -4,10 +4,9 @@
 // (alpha^2 / 9 times the direct conv's) and a little more rounding. The same
 // shape of interface as FastConv2d (ops/conv_fast.h), so a conv layer can pick either:
 //
-//   if (WinogradConv2d::supports(p, in_block, out_block, preferred_isa())) {
-//     WinogradConv2d conv(p, w, b, act, preferred_isa(), in_block, out_block);  // load time
-//     conv.run(x, y, residual, pool);                                          // per inference
-//   }
+//   ConvPlan plan = winograd_plan(p, in_block, out_block, isa, tile);   // ops/conv_select.h
+//   WinogradConv2d conv(p, w, b, act, plan);                             // load time
+//   conv.run(x, y, residual, pool);                                      // per inference
 #pragma once
 
 #include <cstdint>
@@ -16,14 +15,28 @@
 #include "kernels/conv_params.h"
 #include "kernels/pack_weights.h"
 #include "core/cpu_features.h"
+#include "ops/conv_plan.h"
 
 namespace ninegrid {
 
 class ThreadPool;
 
-// The kinds of core the Winograd cost model has constants for (conv_winograd.cpp): full-rate 512-bit
-// FMAs (Intel's AVX-512 Xeons) or half-rate (AMD's Zen 4).
-enum class WinogradCore { FullRate512, HalfRate512 };
+// The register tiles of an ISA's Winograd kernels (kernels/x86/winograd_x86.h). `wide`: AVX-512's 16
+// lanes, which the cost model's constants describe (ops/conv_cost_model.h); the narrower vectors (AVX2's,
+// NEON's) take its AVX2 figures.
+struct WinogradVectors {
+  int64_t lanes, tile_rows, tall_rows, oc_vectors;
+  bool wide;
+};
+WinogradVectors winograd_vectors(Isa isa);
+
+// How the driver walks one image's tiles: in chunks whose scratch stays in L2 (conv_winograd.cpp).
+struct WinogradChunks {
+  int64_t tiles = 0;        // tiles of one image
+  int64_t chunk_tiles = 0;  // tiles per chunk
+  int64_t chunks = 0;
+};
+WinogradChunks winograd_chunks(const Conv2dParams& p, int m, const WinogradVectors& vectors);
 
 class WinogradConv2d {
  public:
@@ -33,30 +46,17 @@ class WinogradConv2d {
   // applicable(p) and enough channels (>= 16 in and out) for the transforms to pay: the shape test a
   // per-layer algorithm choice should use.
   static bool supports(const Conv2dParams& p);
-  // supports(p), blocks 1, 8 or 16 dividing their channel counts, and a vector ISA (AVX2 or AVX-512,
-  // capped by what the CPU has). Either ISA reads and writes any of those blocks.
+  // applicable(p), blocks 1, 8 or 16 dividing their channel counts, and a vector ISA (AVX2 or AVX-512,
+  // capped by what the CPU has): what the constructor accepts. Either ISA reads and writes any of those blocks.
+  static bool runs(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
+  // supports(p) and runs(p, in_block, out_block, isa): the policy's test.
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
-  // The output tile the constructor picks when given tile = 0: 4 or 2, whichever a cost model of the
-  // kernels (GEMM rate, streaming of the transformed weights, transforms; conv_winograd.cpp) finds faster.
-  // (6 is never chosen on its own: it rounds worse than 4, past the optimiser tests' tolerance; see
-  // conv_winograd.cpp. The constructor's `tile` forces it, from ExecSettings::winograd_tile.)
-  static int default_tile(const Conv2dParams& p, Isa isa);
-  // The same for a given kind of core (the choices above use this_core()).
-  static int default_tile(const Conv2dParams& p, Isa isa, WinogradCore core);
-  // The kind of core this process runs on, as the cost model sees it.
-  static WinogradCore this_core();
-  // The same model's estimate of (direct conv time) / (Winograd time with the default tile) for one image
-  // (0 when not applicable): Winograd pays on planes large enough to reuse its alpha^2 / 9 times larger
-  // transformed weights, e.g. about 2.5 for ResNet's 64-channel 56x56 layers, about 1.2 at 512 channels
-  // 7x7, where the weights' streaming from memory bounds both. A per-layer choice can require > 1.
-  static double estimated_speedup(const Conv2dParams& p, Isa isa);
-  static double estimated_speedup(const Conv2dParams& p, Isa isa, WinogradCore core);
-
   // Transforms the weights (OIHW) once; `bias` has out_channels values or is null; a PRelu activation's
-  // slopes are copied. `tile` is the output tile side m: 2, 4, 6, or 0 for default_tile(p, isa). Throws Error when
-  // the conv is not applicable, a block is invalid, or the ISA (capped by the CPU) is not AVX2/AVX-512.
+  // slopes are copied. The plan gives the ISA, the blocks, the output tile m (2, 4 or 6) and the thread
+  // split (Auto, Serial, Tiles or Channels). Throws Error when the conv is not applicable, a block is
+  // invalid, or the CPU does not run the plan's ISA.
   WinogradConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
-                 Isa isa, int64_t in_block, int64_t out_block, int tile = 0);
+                 const ConvPlan& plan);
 
   // y = activation(conv(x) + bias + residual) for the whole batch: x in the input block, y and the
   // optional residual (may be y itself) in the output block. `pool` may be null (one thread). Safe to
@@ -74,6 +74,7 @@ class WinogradConv2d {
   Isa isa_ = Isa::Ref;
   int tile_ = 4;
   int64_t in_block_ = 1, out_block_ = 1;
+  ConvSplit split_ = ConvSplit::Auto;
   int64_t lanes_ = 16;
   int64_t ic_padded_ = 0, oc_padded_ = 0;
   int64_t tiles_h_ = 0, tiles_w_ = 0;

@@ -3,9 +3,12 @@
 // environment variable, no global.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
 
 #include "core/cpu_features.h"
+#include "ops/conv_plan.h"
 
 namespace ninegrid {
 
@@ -25,6 +28,11 @@ struct ExecSettings {
   unsigned conv_algorithms = kConvAll;
   // Winograd's output tile: 0 lets the cost model choose; 2, 4 or 6 forces it on every Winograd layer.
   int winograd_tile = 0;
+  // The session's threads, the calling one included (tuned plans are measured per thread count).
+  int threads = 1;
+  // Conv plans measured on this CPU by `ninegrid tune` (the tuning cache), by format_conv_key; null for
+  // the rules alone. The conv policy checks each against the conv and these settings before using it.
+  std::shared_ptr<const std::map<std::string, ConvPlan>> tuned_plans;
 };
 
 // "winograd,direct" -> kConvWinograd | kConvDirect; "" -> kConvAll. Throws Error on an unknown name.

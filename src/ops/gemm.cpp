@@ -11,6 +11,7 @@
 
 #include "kernels/ref/gemm_ref.h"
 #include "ops/conv_fast.h"
+#include "ops/conv_select.h"
 #include "ops/op.h"
 #include "core/thread_pool.h"
 
@@ -71,7 +72,8 @@ class Gemm final : public Op {
     p.batch = m_, p.in_channels = k_, p.out_channels = n_;
     p.in_h = p.in_w = p.out_h = p.out_w = 1;
     const Isa isa = settings.isa;
-    if (isa == Isa::Ref || !FastConv2d::supports(p, 1, 1, isa, ConvAlgorithm::Pointwise)) return;
+    const ConvPlan plan = fast_conv_plan(p, 1, 1, isa, ConvAlgorithm::Pointwise);
+    if (isa == Isa::Ref || plan.kernel == ConvKernel::Ref) return;
     const float* b = in[1].value->data_as<float>();
     std::vector<float> w(static_cast<size_t>(n_ * k_)), bias(static_cast<size_t>(n_), 0.f);
     for (int64_t j = 0; j < n_; ++j)
@@ -80,8 +82,7 @@ class Gemm final : public Op {
       const float* c = in[2].value->data_as<float>();
       for (int64_t j = 0; j < n_; ++j) bias[j] = beta_ * c[c_cols_ == 1 ? 0 : j];
     }
-    fast_ = std::make_unique<FastConv2d>(p, w.data(), bias.data(), Activation::none(), isa, 1, 1,
-                                         ConvAlgorithm::Pointwise);
+    fast_ = std::make_shared<const FastConv2d>(p, w.data(), bias.data(), Activation::none(), plan);
   }
 
   void run(OpContext& ctx) override {
@@ -117,11 +118,18 @@ class Gemm final : public Op {
     return fast_ ? std::string("fc-") + fast_->algorithm() + "/" + fast_->isa() : std::string("ref");
   }
 
+  // The pointwise kernel holds the weights (alpha folded in) and beta * C: sessions of one model share it.
+  std::shared_ptr<const void> prepared_state() const override { return fast_; }
+  void adopt_prepared_state(std::shared_ptr<const void> state) override {
+    fast_ = std::static_pointer_cast<const FastConv2d>(std::move(state));
+  }
+  bool packed_input(size_t i) const override { return fast_ && (i == 1 || i == 2); }
+
  private:
   float alpha_ = 1.f, beta_ = 1.f;
   bool trans_a_ = false, trans_b_ = false;
   int64_t m_ = 0, n_ = 0, k_ = 0, c_rows_ = 0, c_cols_ = 0;
-  std::unique_ptr<FastConv2d> fast_;  // the fully connected layer as a pointwise conv, when it applies
+  std::shared_ptr<const FastConv2d> fast_;  // the fully connected layer as a pointwise conv, when it applies
 };
 
 NINEGRID_REGISTER_OP("Gemm", Gemm);

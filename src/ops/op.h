@@ -23,6 +23,7 @@
 namespace ninegrid {
 
 class ThreadPool;
+class ConvTunable;
 
 // What infer() knows about a tensor: type and shape, and its contents when known before run time
 // (weights, and values computed from weights and shapes, such as the shape input of a Reshape).
@@ -85,11 +86,26 @@ class Op {
   // In that call ctx.inputs[i] is nullptr for every input whose contents are unknown: run() must take what
   // it needs from the shapes its last infer() saw.
   virtual bool value_from_shapes() const { return false; }
+  // Sharing prepared kernels between the sessions of one model (runtime/prepared_kernels.h). After
+  // prepare(): the part of what it built that run() only reads (packed weights), or null when there is
+  // nothing worth sharing. It may depend only on the node, the inputs' types and shapes, the contents of
+  // its known inputs and the settings, and must be safe to run from several threads at once.
+  virtual std::shared_ptr<const void> prepared_state() const { return nullptr; }
+  // Instead of prepare(), after infer() with the same inputs and settings: takes what prepared_state()
+  // of another op of the same node returned.
+  virtual void adopt_prepared_state(std::shared_ptr<const void> state) {}
+  // Whether input `i` is packed: run() does not read it now that the op is prepared (its contents are
+  // in the prepared state) and infer() reads only its type and shape. A model may then release a
+  // constant that only such inputs read (its sessions adopt the prepared state instead of preparing).
+  virtual bool packed_input(size_t i) const { return false; }
+
   // Multiply-accumulates for the last inferred shapes (for `ninegrid info` and the profiler).
   virtual int64_t macs() const { return 0; }
   // The algorithm and instruction set chosen for the last inferred shapes, e.g. "depthwise3x3/avx512"
   // (for `ninegrid info --optimized` and the profiler); empty for ops with a single implementation.
   virtual std::string algorithm() const { return ""; }
+  // A 2-D conv running a vector kernel exposes its plan to the tuner (ops/conv_select.h); null otherwise.
+  virtual ConvTunable* conv_tunable() { return nullptr; }
 
   const Node& node() const { return node_; }
   [[noreturn]] void error(const std::string& message) const { throw_node_error(node_, message); }

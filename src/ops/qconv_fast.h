@@ -3,7 +3,8 @@
 // folded into the bias, per-tap zero-point sums for the borders, per-channel multipliers) and runs it split
 // over the thread pool. Inputs whose channel block or per-group channel count the kernels cannot read (a
 // plain NCHW image, channels not a multiple of the multiply-add depth) are staged per run into a zero-padded
-// blocked copy whose padding channels meet zero weights.
+// blocked copy whose padding channels meet zero weights. The choice is made here, not by the float convs'
+// policy (ops/conv_select.h, ConvPlan): int8 convs are neither tuned nor laid out by the layout search.
 //
 //   if (FastQConv2d::supports(p, in_block, out_block, isa)) {
 //     FastQConv2d conv(p, w, q, x_zero_point, isa, in_block, out_block);   // at prepare time

@@ -45,7 +45,7 @@ ModelDescription Model::describe() const {
     info.shape_known = v.shape_known;
     if (v.shape_known) info.shape = v.shape;
     info.constant = v.is_constant();
-    if (info.constant) info.elements = v.constant.numel();
+    if (info.constant) info.elements = v.constant_released ? shape_numel(v.shape) : v.constant.numel();
     d.values.push_back(std::move(info));
   }
   for (const Node& n : g.nodes) {

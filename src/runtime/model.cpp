@@ -1,4 +1,5 @@
 // Model loading: recognise the format, import, optimise, validate.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -6,12 +7,16 @@
 #include <memory>
 
 #include "core/checked_math.h"
+#include "core/mapped_file.h"
 #include "graph/infer_values.h"
 #include "graph/passes/pipeline.h"
 #include "import/ncnn/ncnn_importer.h"
 #include "import/onnx/onnx_importer.h"
 #include "runtime/model_impl.h"
+#include "graph/layout_search.h"
+#include "runtime/layout_choice.h"
 #include "runtime/session_impl.h"
+#include "runtime/tuning_cache.h"
 
 namespace ninegrid {
 
@@ -77,6 +82,12 @@ std::string default_weights_path(const std::string& param_path) {
 ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
     : graph_(std::move(graph)), options_(std::move(options)), format_(std::move(format)) {
   resolved_ = resolve_options(options_);
+  // A graph taken from a model that released weights after packing them (prepare_for_declared_shapes)
+  // lacks their contents: another model could not pack them.
+  for (const Value& v : graph_.values)
+    if (v.constant_released)
+      throw Error("constant '" + v.name + "' was released by the model this graph comes from (its ops had "
+                  "packed it); a new model needs the graph as it was imported");
   graph_.topo_sort();
 
   // Input shapes given by the user replace the model's declared (possibly dynamic) ones.
@@ -105,7 +116,35 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
   for (int v : graph_.inputs) input_dim_names.push_back(graph_.values[v].dim_names);
   for (int v : graph_.outputs) output_dim_names.push_back(graph_.values[v].dim_names);
 
-  optimize_graph(graph_, options_.opt_level, isa_block(resolved_.exec.isa), resolved_.limits);
+  // The tuning cache: this CPU's measured conv plans (used by the conv policy) and layouts (by the layout pass).
+  TuningEntries tuned;
+  if (options_.use_tuning_cache) {
+    std::string warning;
+    tuned = read_tuning_entries(options_.tuning_cache.empty() ? default_tuning_cache_path() : options_.tuning_cache,
+                                &warning);
+    if (!warning.empty()) warnings_.push_back(warning);
+    if (!tuned.convs.empty()) {
+      auto plans = std::make_shared<std::map<std::string, ConvPlan>>();
+      for (const auto& [key, t] : tuned.convs) plans->emplace_hint(plans->end(), key, t.plan);
+      resolved_.exec.tuned_plans = std::move(plans);
+    }
+  }
+  // The searched layout for this graph, if the cache holds one (and what the tuner asks to see).
+  const int max_block = isa_block(resolved_.exec.isa);
+  LayoutCapture* capture = active_layout_capture();
+  ConvBlockChooser chooser;
+  if (!tuned.layouts.empty() || capture)
+    chooser = [&](const Graph& g) {
+      const std::string fingerprint =
+          layout_fingerprint(g, layout_salt(max_block, isa_name(resolved_.exec.isa), resolved_.exec.threads));
+      if (capture) {
+        capture->graph = g;
+        capture->fingerprint = fingerprint;
+        capture->captured = true;
+      }
+      return stored_conv_blocks(g, fingerprint, tuned.layouts);
+    };
+  optimize_graph(graph_, options_.opt_level, max_block, resolved_.limits, chooser);
 
   for (size_t i = 0; i < graph_.inputs.size(); ++i) {
     const Value& val = graph_.values[graph_.inputs[i]];
@@ -130,6 +169,7 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
       outputs_[i].dtype = values.values[graph_.outputs[i]].desc.dtype;
       outputs_[i].shape_known = true;
     }
+    prepare_for_declared_shapes(values, ops);
   }
   // A name stays only on a dimension that is still dynamic, and only where the rank is what the file said.
   for (auto* infos : {&inputs_, &outputs_}) {
@@ -145,6 +185,61 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
   }
 }
 
+namespace {
+thread_local int g_loads_for_tuning = 0;
+}  // namespace
+
+ModelLoadForTuning::ModelLoadForTuning() { ++g_loads_for_tuning; }
+ModelLoadForTuning::~ModelLoadForTuning() { --g_loads_for_tuning; }
+
+void ModelImpl::prepare_for_declared_shapes(const ValueInference& values, std::vector<std::unique_ptr<Op>>& ops) {
+  if (g_loads_for_tuning > 0) return;
+  std::vector<Shape> shapes;
+  if (!fixed_input_shapes(graph_, &shapes)) return;
+  const std::string signature = PreparedKernels::signature(shapes);
+  // Per constant: the reads by steps (nodes left to run) not yet prepared, and whether anything else
+  // needs its contents (a graph output, or a step that did not pack it).
+  std::vector<int> reads(graph_.values.size(), 0);
+  std::vector<char> kept(graph_.values.size(), 0);
+  for (int o : graph_.outputs) kept[o] = 1;
+  for (size_t n = 0; n < graph_.nodes.size(); ++n)
+    for (int v : graph_.nodes[n].inputs)
+      if (v >= 0 && graph_.values[v].is_constant()) {
+        if (values.folded[n]) kept[v] = 1;  // evaluated again by every plan
+        else ++reads[v];
+      }
+  std::vector<TensorDesc> in;
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    if (values.folded[n]) continue;
+    const Node& node = graph_.nodes[n];
+    in.clear();
+    for (int v : node.inputs) {
+      if (v < 0) {
+        in.emplace_back();
+        in.back().present = false;
+      } else {
+        in.push_back(values.values[v].desc);
+      }
+    }
+    Op& op = *ops[n];
+    op.prepare(in, resolved_.exec);
+    prepared_.add(signature, static_cast<int>(n), op.prepared_state(), /*pin=*/true);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int v = node.inputs[i];
+      if (v < 0 || !graph_.values[v].is_constant()) continue;
+      if (!op.packed_input(i)) kept[v] = 1;
+      if (--reads[v] > 0 || kept[v]) continue;
+      Value& val = graph_.values[v];
+      val.dtype = val.constant.dtype();
+      val.shape = val.constant.shape();
+      val.shape_known = true;
+      released_bytes_ += static_cast<int64_t>(val.constant.nbytes());
+      val.constant = Tensor();  // the descs in `values` that point here are not read again
+      val.constant_released = true;
+    }
+  }
+}
+
 Model::Model(std::unique_ptr<ModelImpl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
@@ -152,6 +247,7 @@ const std::vector<ValueInfo>& Model::inputs() const { return impl_->inputs(); }
 const std::vector<ValueInfo>& Model::outputs() const { return impl_->outputs(); }
 const Options& Model::options() const { return impl_->options(); }
 const std::string& Model::format() const { return impl_->format(); }
+const std::vector<std::string>& Model::warnings() const { return impl_->warnings(); }
 std::string Model::isa() const { return isa_name(impl_->resolved().exec.isa); }
 
 std::shared_ptr<Model> Model::load_onnx(const void* data, size_t size, const Options& options) {
@@ -166,9 +262,43 @@ std::shared_ptr<Model> Model::load_ncnn(const std::string& param_text, const voi
 
 std::shared_ptr<Model> Model::load(const std::string& path, const Options& options) {
   const int64_t max_bytes = resolve_options(options).max_file_bytes;
-  // A regular file that is not an ncnn .param is parsed as ONNX straight from the file: reading it whole
-  // first cost a copy and as much fresh memory as the weights (the kernel zeroing those pages was much of
-  // ResNet-50's load time).
+  auto check_size = [&](uint64_t size, const std::string& file, const char* what) {
+    if (max_bytes > 0 && size > static_cast<uint64_t>(max_bytes))
+      throw Error(std::string(what) + " '" + file + "' is larger than the limit of " + bytes_str(max_bytes) +
+                  " (Options::max_file_bytes)");
+  };
+  // Model files are mapped, not read: the weights are decoded from the page cache straight into their
+  // tensors, with no copy of the file in fresh memory (the kernel clearing such pages was much of
+  // ResNet-50's load time). (A file truncated by another process while it is mapped faults the process.)
+  {
+    MappedFile mapped;
+    if (mapped.map(path)) {
+      check_size(mapped.size(), path, "model file");
+      const std::string head(reinterpret_cast<const char*>(mapped.data()), std::min<size_t>(mapped.size(), 4096));
+      try {
+        if (looks_like_ncnn_param(head)) {
+          const std::string param(reinterpret_cast<const char*>(mapped.data()), mapped.size());
+          const std::string wpath = options.weights_path.empty() ? default_weights_path(path) : options.weights_path;
+          MappedFile weights;
+          if (weights.map(wpath)) {
+            check_size(weights.size(), wpath, "ncnn weights file");
+            return load_ncnn(param, weights.data(), weights.size(), options);
+          }
+          const std::string bytes = read_file(wpath, "ncnn weights file", max_bytes);
+          return load_ncnn(param, bytes.data(), bytes.size(), options);
+        }
+        if (named_like_ncnn_param(path))
+          throw Error("not an ncnn .param file: its first line must be ncnn's magic number 7767517");
+        Graph graph = import_onnx(mapped);
+        mapped.unmap();  // before the passes and the packing allocate
+        return std::make_shared<Model>(std::make_unique<ModelImpl>(std::move(graph), options, "onnx"));
+      } catch (const Error& e) {
+        throw Error(path + ": " + e.what());
+      }
+    }
+  }
+  // A regular file that could not be mapped and is not an ncnn .param is parsed as ONNX straight from the
+  // file: reading it whole first would cost a copy and as much fresh memory as the weights.
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
     const std::uintmax_t size = std::filesystem::file_size(path, ec);

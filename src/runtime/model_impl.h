@@ -6,6 +6,7 @@
 
 #include "ir/graph.h"
 #include "ninegrid/ninegrid.h"
+#include "runtime/prepared_kernels.h"
 #include "runtime/resolved_options.h"
 
 namespace ninegrid {
@@ -22,14 +23,40 @@ class ModelImpl {
   const std::string& format() const { return format_; }  // "onnx" or "ncnn"
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  // The kernels the model's ops have prepared, shared by its sessions (the one mutable part of a
+  // model; thread-safe).
+  PreparedKernels& prepared() const { return prepared_; }
+  // Bytes of constants released at load (prepare_for_declared_shapes).
+  int64_t released_bytes() const { return released_bytes_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
+  // For a model whose plan cannot change (every input shape fixed, no input whose contents decide
+  // shapes): prepares every op for the declared shapes once, keeping the kernels for the sessions, and
+  // releases each constant as soon as every op reading it has packed it (Op::packed_input), so the
+  // float weights and their packed copies never both stay in memory.
+  void prepare_for_declared_shapes(const ValueInference& values, std::vector<std::unique_ptr<Op>>& ops);
+
   Graph graph_;
   Options options_;
   ResolvedOptions resolved_;
   std::string format_;
   std::vector<ValueInfo> inputs_;
   std::vector<ValueInfo> outputs_;
+  mutable PreparedKernels prepared_;
+  int64_t released_bytes_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+// While one is alive on a thread, models loaded on that thread skip prepare_for_declared_shapes: they
+// release no constants and prepare nothing at load, so each session prepares its own ops and keeps the
+// weights they read. The tuner (runtime/tuner.cpp) needs that: it builds other plans' kernels on a
+// session's weights (ConvTunable::build), which an op that adopted the model's kernel does not have.
+struct ModelLoadForTuning {
+  ModelLoadForTuning();
+  ~ModelLoadForTuning();
+  ModelLoadForTuning(const ModelLoadForTuning&) = delete;
+  ModelLoadForTuning& operator=(const ModelLoadForTuning&) = delete;
 };
 
 class SessionImpl;

@@ -39,6 +39,7 @@ ResolvedOptions resolve_options(const Options& o) {
     throw Error(std::string("Options::conv_algorithms: ") + e.what());
   }
   r.exec.winograd_tile = o.winograd_tile;
+  r.exec.threads = o.threads > 0 ? o.threads : ThreadPool::default_threads();
   r.limits.max_tensor_bytes = o.max_tensor_bytes;
   r.limits.max_arena_bytes = o.max_arena_bytes;
   r.max_file_bytes = o.max_file_bytes;

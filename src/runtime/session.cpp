@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "core/checked_math.h"
+#include "ops/conv_select.h"
 #include "runtime/describe.h"
 #include "runtime/session_impl.h"
 
@@ -118,9 +119,27 @@ bool SessionImpl::plan_for(const std::vector<Shape>& input_shapes, const std::ve
       learn_shape_driving_inputs(e);
     }
   }
+  std::vector<Tensor> contents;  // the shape-driving inputs' contents: with the shapes, the plan's signature
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (values.values[g.inputs[i]].folded.defined()) {
+      contents.resize(g.inputs.size());
+      contents[i] = values.values[g.inputs[i]].folded;
+    }
+  const std::string signature = PreparedKernels::signature(input_shapes, contents);
   plan_ = make_plan(g, input_shapes, std::move(values), ops_, o.limits);
+  PreparedKernels& shared = model().prepared();
   std::vector<TensorDesc> in;
   for (const PlanStep& st : plan_.steps) {
+    // Kernels another session (or the model, at load) prepared for the same plan: packed weights are
+    // shared, not packed again.
+    if (std::shared_ptr<const void> state = shared.find(signature, st.node)) {
+      st.op->adopt_prepared_state(std::move(state));
+      continue;
+    }
+    for (int v : st.inputs)
+      if (v >= 0 && g.values[v].constant_released)
+        throw Error(g.nodes[st.node].describe() + ": its weights '" + g.values[v].name +
+                    "' were released after packing, but this plan has no packed kernel for it (internal error)");
     in.clear();
     for (int v : st.inputs) {
       if (v < 0) {
@@ -131,6 +150,7 @@ bool SessionImpl::plan_for(const std::vector<Shape>& input_shapes, const std::ve
       }
     }
     st.op->prepare(in, o.exec);
+    shared.add(signature, st.node, st.op->prepared_state());
   }
   try {
     arena_ = Tensor::empty(DataType::UInt8, {static_cast<int64_t>(plan_.arena_bytes)});
@@ -280,6 +300,7 @@ std::vector<StepProfile> SessionImpl::profile() const {
     p.fused = fused_ops(n);
     p.algorithm = st.op->algorithm();
     if (p.algorithm.empty()) p.algorithm = "ref";
+    if (const ConvTunable* conv = st.op->conv_tunable()) p.tuned = conv->tuned();
     p.layout = output_layout(n);
     for (int v : st.inputs)
       if (v >= 0) {

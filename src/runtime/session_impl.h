@@ -36,6 +36,8 @@ class SessionImpl {
 
   const ModelImpl& model() const { return InternalAccess::impl(*model_); }
   const Plan& plan() const { return plan_; }
+  // Per value id, the tensors of the last run (the tuner times convs on them in place).
+  const std::vector<Tensor>& tensors() const { return tensors_; }
   // How many plans this session has made (for tests: a run with the same shapes and shape-driving
   // contents as the last must not plan again).
   int plans_made() const { return plans_made_; }

@@ -21,6 +21,7 @@
 #include "kernels/ref/conv2d_indirect_ref.h"
 #include "ninegrid/tensor.h"
 #include "ops/conv_indirect.h"
+#include "ops/conv_select.h"
 #include "core/thread_pool.h"
 
 namespace ninegrid {
@@ -68,7 +69,7 @@ std::vector<float> run_x86(const Case& c, Isa isa, int64_t in_block, int64_t out
     rb = to_block(c.residual, p.batch, p.out_channels, out_plane, out_block);
     if (in_place_residual) yb = rb;
   }
-  const IndirectConv2d conv(p, c.w.data(), c.bias.data(), c.act, isa, in_block, out_block);
+  const IndirectConv2d conv(p, c.w.data(), c.bias.data(), c.act, indirect_plan(p, in_block, out_block, isa));
   const float* residual = c.with_residual ? (in_place_residual ? yb.data() : rb.data()) : nullptr;
   conv.run(xb.data(), yb.data(), residual, pool);
   return from_block(yb, p.batch, p.out_channels, out_plane, out_block);
@@ -234,9 +235,9 @@ TEST_P(IndirectX86, RejectsWhatItCannotCompute) {
   q = p, q.stride_h = 0;
   EXPECT_FALSE(IndirectConv2d::supports(q, 16, 16, GetParam()));
   std::vector<float> w(16 * 16 * 9, 0.f);
-  EXPECT_THROW(IndirectConv2d(p, w.data(), nullptr, Activation::prelu(nullptr), GetParam(), 16, 16), Error);
+  EXPECT_THROW(IndirectConv2d(p, w.data(), nullptr, Activation::prelu(nullptr), indirect_plan(p, 16, 16, GetParam())), Error);
   q = p, q.groups = 16;
-  EXPECT_THROW(IndirectConv2d(q, w.data(), nullptr, Activation::none(), GetParam(), 16, 16), Error);
+  EXPECT_THROW(IndirectConv2d(q, w.data(), nullptr, Activation::none(), indirect_plan(q, 16, 16, GetParam())), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, IndirectX86, ::testing::ValuesIn(vector_isas()),

@@ -22,6 +22,8 @@
 #include "conv_rounding_test_util.h"
 #include "conv_test_util.h"
 #include "ninegrid/tensor.h"
+#include "ops/conv_cost_model.h"
+#include "ops/conv_select.h"
 #include "ops/conv_strassen.h"
 #include "core/thread_pool.h"
 
@@ -96,7 +98,7 @@ std::vector<float> run_x86(const Case& c, Isa isa, int64_t in_block, int levels,
     rb = to_block(c.residual, p.batch, p.out_channels, plane, out_block);
     if (in_place_residual) yb = rb;
   }
-  const StrassenConv1x1 conv(p, c.w.data(), c.bias.data(), c.act, isa, in_block, out_block, levels);
+  const StrassenConv1x1 conv(p, c.w.data(), c.bias.data(), c.act, strassen_plan(p, in_block, out_block, isa, levels));
   EXPECT_EQ(conv.levels(), levels);
   conv.run(xb.data(), yb.data(), c.with_residual ? (in_place_residual ? yb.data() : rb.data()) : nullptr, pool);
   return from_block(yb, p.batch, p.out_channels, plane, out_block);
@@ -170,9 +172,9 @@ TEST_P(StrassenX86, RejectsWhatItCannotCompute) {
   std::vector<float> w(32 * 32, 0.f);
   const Conv2dParams tiny = pointwise(1, 16, lanes(), 1, 1);  // halves would not fill blocks; 1 pixel
   EXPECT_FALSE(StrassenConv1x1::splittable(tiny, 16, lanes()));
-  EXPECT_THROW(StrassenConv1x1(tiny, w.data(), nullptr, Activation::none(), GetParam(), 16, lanes(), 1), Error);
-  EXPECT_EQ(StrassenConv1x1(tiny, w.data(), nullptr, Activation::none(), GetParam(), 16, lanes(), -1).levels(), 0);
-  EXPECT_THROW(StrassenConv1x1(p, w.data(), nullptr, Activation::prelu(nullptr), GetParam(), 16, lanes()), Error);
+  EXPECT_THROW(StrassenConv1x1(tiny, w.data(), nullptr, Activation::none(), strassen_plan(tiny, 16, lanes(), GetParam(), 1)), Error);
+  EXPECT_EQ(StrassenConv1x1(tiny, w.data(), nullptr, Activation::none(), strassen_plan(tiny, 16, lanes(), GetParam(), -1)).levels(), 0);
+  EXPECT_THROW(StrassenConv1x1(p, w.data(), nullptr, Activation::prelu(nullptr), strassen_plan(p, 16, lanes(), GetParam())), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, StrassenX86, ::testing::Values(Isa::Avx2, Isa::Avx512),
@@ -180,9 +182,9 @@ INSTANTIATE_TEST_SUITE_P(Isa, StrassenX86, ::testing::Values(Isa::Avx2, Isa::Avx
 
 // MNN's finding, which the cost model reproduces: recursion pays only for large channel counts.
 TEST(StrassenCostModel, RecursionPaysOnlyForLargeChannelCounts) {
-  EXPECT_FALSE(StrassenConv1x1::recursion_pays(pointwise(1, 64, 64, 56, 56), Isa::Avx512));
-  EXPECT_FALSE(StrassenConv1x1::recursion_pays(pointwise(1, 128, 128, 28, 28), Isa::Avx512));
-  EXPECT_TRUE(StrassenConv1x1::recursion_pays(pointwise(1, 1024, 1024, 14, 14), Isa::Avx512));
+  EXPECT_FALSE(strassen_recursion_pays(pointwise(1, 64, 64, 56, 56), Isa::Avx512));
+  EXPECT_FALSE(strassen_recursion_pays(pointwise(1, 128, 128, 28, 28), Isa::Avx512));
+  EXPECT_TRUE(strassen_recursion_pays(pointwise(1, 1024, 1024, 14, 14), Isa::Avx512));
 }
 
 }  // namespace

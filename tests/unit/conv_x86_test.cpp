@@ -18,6 +18,7 @@
 #include "kernels/x86/conv_kernels_x86.h"
 #include "ninegrid/tensor.h"
 #include "ops/conv_fast.h"
+#include "ops/conv_select.h"
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
 
@@ -25,6 +26,17 @@ namespace ninegrid {
 namespace {
 
 using namespace conv_test;
+
+// The direct family's driver with the rules' plan for an algorithm (ops/conv_select.h), as these tests
+// name it: the ISA a cap, the kernel by shape unless forced.
+bool fast_supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
+                   ConvAlgorithm algorithm = ConvAlgorithm::Auto) {
+  return fast_conv_plan(p, in_block, out_block, isa, algorithm).kernel != ConvKernel::Ref;
+}
+FastConv2d fast_conv(const Conv2dParams& p, const float* w, const float* b, const Activation& act, Isa isa,
+                     int64_t in_block, int64_t out_block, ConvAlgorithm algorithm = ConvAlgorithm::Auto) {
+  return FastConv2d(p, w, b, act, fast_conv_plan(p, in_block, out_block, isa, algorithm));
+}
 
 // The input blocks the ISA's direct and pointwise kernels read: plain NCHW and NCHW8c/NCHW16c on x86-64,
 // plain NCHW and NCHW4c with NEON.
@@ -131,7 +143,7 @@ bool random_case(std::mt19937& rng, Isa isa, ConvAlgorithm algorithm, Conv2dPara
   // The AVX-512 kernels also write NCHW8c (two 8-channel blocks per vector; 8 | channels, not 16).
   if (lanes == 16 && out_block == 1 && p.out_channels % 8 == 0 && uniform(rng, 0, 1) == 0) out_block = 8;
   if (p.macs() > 6'000'000) return false;
-  return FastConv2d::supports(p, in_block, out_block, isa, algorithm);
+  return fast_supports(p, in_block, out_block, isa, algorithm);
 }
 
 struct CaseStats {
@@ -159,7 +171,7 @@ void check_case(std::mt19937& rng, const Conv2dParams& p, int64_t in_block, int6
 
   std::vector<float> want(out_size), got(out_size, -777.f);
   conv2d_blocked_ref(p, e, in_block, out_block, x.data(), w.data(), b, want.data());
-  const FastConv2d conv(p, w.data(), b, e.activation, isa, in_block, out_block, algorithm);
+  const FastConv2d conv = fast_conv(p, w.data(), b, e.activation, isa, in_block, out_block, algorithm);
   conv.run(x.data(), got.data(), e.residual, pool);
 
   const auto mag = magnitude_bound(p, in_block, out_block, x, w, b, e.residual);
@@ -302,7 +314,7 @@ TEST_P(ConvX86, FirstLayerModelShapes) {
       p.pad_top = p.pad_left = s.pad_begin, p.pad_bottom = p.pad_right = s.pad_end;
       ASSERT_TRUE(finish_shape(p));
       for (int64_t out_block : {int64_t{1}, int64_t{8}, int64_t{16}}) {
-        if (p.out_channels % out_block != 0 || !FastConv2d::supports(p, 1, out_block, isa, ConvAlgorithm::FirstLayer))
+        if (p.out_channels % out_block != 0 || !fast_supports(p, 1, out_block, isa, ConvAlgorithm::FirstLayer))
           continue;
         check_case(rng, p, 1, out_block, isa, ConvAlgorithm::FirstLayer, trial++, stats);
         if (HasFatalFailure()) return;
@@ -372,7 +384,7 @@ TEST_P(ConvX86, ThreadedRunEqualsSingleThread) {
     const auto w = random_vector(rng, static_cast<size_t>(p.out_channels * p.in_channels_per_group() * 9));
     const auto bias = random_vector(rng, static_cast<size_t>(p.out_channels));
     const int64_t in_block = algorithm == ConvAlgorithm::FirstLayer ? 1 : lanes;  // an image: plain NCHW
-    const FastConv2d conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, lanes, algorithm);
+    const FastConv2d conv = fast_conv(p, w.data(), bias.data(), Activation::relu(), isa, in_block, lanes, algorithm);
     std::vector<float> one(static_cast<size_t>(p.batch * p.out_channels * p.out_h * p.out_w)), many(one.size());
     conv.run(x.data(), one.data(), nullptr, nullptr);
     conv.run(x.data(), many.data(), nullptr, &pool);
@@ -400,7 +412,7 @@ TEST_P(ConvX86, ResidualMayBeTheOutput) {
     std::vector<float> want(residual.size());
     conv2d_blocked_ref(p, e, lanes, out_block, x.data(), w.data(), nullptr, want.data());
     std::vector<float> y = residual;
-    FastConv2d(p, w.data(), nullptr, e.activation, isa, lanes, out_block).run(x.data(), y.data(), y.data(), nullptr);
+    fast_conv(p, w.data(), nullptr, e.activation, isa, lanes, out_block).run(x.data(), y.data(), y.data(), nullptr);
     expect_within_bound(y, want, magnitude_bound(p, lanes, out_block, x, w, nullptr, residual.data()),
                         "in-place residual, out block " + std::to_string(out_block));
   }
@@ -416,9 +428,9 @@ TEST_P(ConvX86, ActivationValuesAtTheStore) {
   // x = -20, -2, 0, 2, 20 along the row; weight 1 for every output channel; no bias.
   const std::vector<float> x = {-20.f, -2.f, 0.f, 2.f, 20.f}, w(static_cast<size_t>(lanes), 1.f);
   std::vector<float> y(static_cast<size_t>(lanes) * 5);
-  FastConv2d(p, w.data(), nullptr, Activation::relu6(), isa, 1, 1).run(x.data(), y.data(), nullptr, nullptr);
+  fast_conv(p, w.data(), nullptr, Activation::relu6(), isa, 1, 1).run(x.data(), y.data(), nullptr, nullptr);
   EXPECT_EQ(std::vector<float>(y.begin(), y.begin() + 5), (std::vector<float>{0.f, 0.f, 0.f, 2.f, 6.f}));
-  FastConv2d(p, w.data(), nullptr, Activation::sigmoid(), isa, 1, 1).run(x.data(), y.data(), nullptr, nullptr);
+  fast_conv(p, w.data(), nullptr, Activation::sigmoid(), isa, 1, 1).run(x.data(), y.data(), nullptr, nullptr);
   // 1 / (1 + e^20) = 2.0611536e-9, 1 / (1 + e^2) = 0.11920292, 1 / (1 + e^-2) = 0.88079708.
   const float want[5] = {2.0611536e-9f, 0.11920292f, 0.5f, 0.88079708f, 1.f};
   for (int i = 0; i < 5; ++i) EXPECT_NEAR(y[static_cast<size_t>(i)], want[i], 1e-6f * want[i]) << i;
@@ -436,7 +448,7 @@ TEST_P(ConvX86, SigmoidAtTheStoreKeepsNanAndSaturates) {
   const std::vector<float> x = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 100.f, -100.f};
   const std::vector<float> w(static_cast<size_t>(lanes), 1.f);
   std::vector<float> y(static_cast<size_t>(lanes) * 5);
-  FastConv2d(p, w.data(), nullptr, Activation::sigmoid(), isa, 1, 1).run(x.data(), y.data(), nullptr, nullptr);
+  fast_conv(p, w.data(), nullptr, Activation::sigmoid(), isa, 1, 1).run(x.data(), y.data(), nullptr, nullptr);
   EXPECT_TRUE(std::isnan(y[0]));
   EXPECT_EQ(y[1], 1.f);
   EXPECT_EQ(y[2], 0.f);
@@ -500,7 +512,7 @@ TEST_P(ConvX86, BlockedPointwiseClampsKeepNanAndInfinities) {
                         {Activation::relu6(), {nan, 6.f, 0.f, 6.f, 0.f}}};
   for (const Case& c : cases) {
     std::vector<float> y(x.size(), -1.f);
-    FastConv2d(p, w.data(), nullptr, c.activation, isa, lanes, lanes).run(x.data(), y.data(), nullptr, nullptr);
+    fast_conv(p, w.data(), nullptr, c.activation, isa, lanes, lanes).run(x.data(), y.data(), nullptr, nullptr);
     for (int i = 0; i < kPixels; ++i)
       for (int o = 0; o < lanes; ++o) {
         const float got = y[static_cast<size_t>(i * lanes + o)];
@@ -562,58 +574,58 @@ TEST(FastConv2d, ChoosesKernelsAndFallsBack) {
   Conv2dParams p;
   p.in_channels = p.out_channels = 32, p.in_h = p.in_w = p.out_h = p.out_w = 8;
   p.kernel_h = p.kernel_w = 3, p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-  EXPECT_FALSE(FastConv2d::supports(p, 16, 16, Isa::Ref));
-  EXPECT_FALSE(FastConv2d::supports(p, 16, 16, Isa::Avx2));  // a 16-channel output block needs AVX-512
-  EXPECT_FALSE(FastConv2d::supports(p, 12, 16, Isa::Avx512));
-  EXPECT_FALSE(FastConv2d::supports(p, 16, 32, Isa::Avx512));
+  EXPECT_FALSE(fast_supports(p, 16, 16, Isa::Ref));
+  EXPECT_FALSE(fast_supports(p, 16, 16, Isa::Avx2));  // a 16-channel output block needs AVX-512
+  EXPECT_FALSE(fast_supports(p, 12, 16, Isa::Avx512));
+  EXPECT_FALSE(fast_supports(p, 16, 32, Isa::Avx512));
   if (!cpu_has(Isa::Avx2)) GTEST_SKIP() << "this CPU lacks avx2";
-  EXPECT_TRUE(FastConv2d::supports(p, 16, 8, Isa::Avx2));
-  EXPECT_TRUE(FastConv2d::supports(p, 1, 1, Isa::Avx2));
+  EXPECT_TRUE(fast_supports(p, 16, 8, Isa::Avx2));
+  EXPECT_TRUE(fast_supports(p, 1, 1, Isa::Avx2));
 
   const std::vector<float> w(32 * 32 * 25, 0.5f);
   {
-    FastConv2d conv(p, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8);
+    FastConv2d conv = fast_conv(p, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8);
     EXPECT_STREQ(conv.algorithm(), "direct");
     EXPECT_STREQ(conv.isa(), "avx2");
   }
   Conv2dParams dw = p;
   dw.groups = 32;
-  EXPECT_TRUE(FastConv2d::supports(dw, 1, 8, Isa::Avx2));  // plain input: restaged into 8-channel blocks
+  EXPECT_TRUE(fast_supports(dw, 1, 8, Isa::Avx2));  // plain input: restaged into 8-channel blocks
   {
-    FastConv2d conv(dw, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 1);
+    FastConv2d conv = fast_conv(dw, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 1);
     EXPECT_STREQ(conv.algorithm(), "depthwise3x3");
   }
   Conv2dParams grouped = p;
   grouped.groups = 8;  // 4 output channels per group: not a whole vector
-  EXPECT_FALSE(FastConv2d::supports(grouped, 8, 8, Isa::Avx2));
+  EXPECT_FALSE(fast_supports(grouped, 8, 8, Isa::Avx2));
   Conv2dParams pw = p;
   pw.kernel_h = pw.kernel_w = 1, pw.pad_top = pw.pad_left = pw.pad_bottom = pw.pad_right = 0;
   {
-    FastConv2d conv(pw, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8);
+    FastConv2d conv = fast_conv(pw, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8);
     EXPECT_STREQ(conv.algorithm(), "pointwise");
   }
   Conv2dParams dw5 = dw;
   dw5.kernel_h = dw5.kernel_w = 5, dw5.stride_h = dw5.stride_w = 2;
   ASSERT_TRUE(finish_shape(dw5));
-  EXPECT_STREQ(FastConv2d(dw5, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8).algorithm(), "depthwise5x5");
+  EXPECT_STREQ(fast_conv(dw5, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8).algorithm(), "depthwise5x5");
   Conv2dParams dw_dilated = dw;
   dw_dilated.dilation_h = 2;
   ASSERT_TRUE(finish_shape(dw_dilated));
-  EXPECT_STREQ(FastConv2d(dw_dilated, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8).algorithm(),
+  EXPECT_STREQ(fast_conv(dw_dilated, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8).algorithm(),
                "depthwise");
-  EXPECT_THROW(FastConv2d(grouped, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8), Error);
+  EXPECT_THROW(fast_conv(grouped, w.data(), nullptr, Activation::none(), Isa::Avx2, 8, 8), Error);
 
   if (!cpu_has(Isa::Avx512)) return;
   // AVX-512 machine: 16-channel blocks use zmm kernels; so do 8-channel blocks from 16 output channels on
   // (each vector stored as two blocks), while 8 channels alone stay with the AVX2 kernels.
-  EXPECT_STREQ(FastConv2d(p, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 16).isa(), "avx512");
-  EXPECT_STREQ(FastConv2d(p, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 8).isa(), "avx512");
+  EXPECT_STREQ(fast_conv(p, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 16).isa(), "avx512");
+  EXPECT_STREQ(fast_conv(p, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 8).isa(), "avx512");
   Conv2dParams eight = pw;
   eight.out_channels = 8;
-  EXPECT_STREQ(FastConv2d(eight, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 8).isa(), "avx2");
+  EXPECT_STREQ(fast_conv(eight, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 8).isa(), "avx2");
   Conv2dParams head = pw;  // a detection head: 4 output channels, plain NCHW out
   head.out_channels = 4;
-  EXPECT_STREQ(FastConv2d(head, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 1).isa(), "avx2");
+  EXPECT_STREQ(fast_conv(head, w.data(), nullptr, Activation::none(), Isa::Avx512, 16, 1).isa(), "avx2");
 }
 
 // On AArch64: 4-channel blocks, input blocks 1 and 4 (depthwise: any, restaged), no first-layer kernel.
@@ -622,31 +634,31 @@ TEST(FastConv2d, ChoosesNeonKernels) {
   Conv2dParams p;
   p.in_channels = p.out_channels = 32, p.in_h = p.in_w = p.out_h = p.out_w = 8;
   p.kernel_h = p.kernel_w = 3, p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-  EXPECT_TRUE(FastConv2d::supports(p, 4, 4, Isa::Neon));
-  EXPECT_TRUE(FastConv2d::supports(p, 1, 4, Isa::Neon));
-  EXPECT_TRUE(FastConv2d::supports(p, 4, 1, Isa::Neon));
-  EXPECT_FALSE(FastConv2d::supports(p, 8, 4, Isa::Neon));   // the x86 kernels' blocks
-  EXPECT_FALSE(FastConv2d::supports(p, 4, 8, Isa::Neon));
-  EXPECT_FALSE(FastConv2d::supports(p, 4, 4, Isa::Ref));
-  EXPECT_FALSE(FastConv2d::supports(p, 4, 4, Isa::Avx2));  // another architecture's ISA
+  EXPECT_TRUE(fast_supports(p, 4, 4, Isa::Neon));
+  EXPECT_TRUE(fast_supports(p, 1, 4, Isa::Neon));
+  EXPECT_TRUE(fast_supports(p, 4, 1, Isa::Neon));
+  EXPECT_FALSE(fast_supports(p, 8, 4, Isa::Neon));   // the x86 kernels' blocks
+  EXPECT_FALSE(fast_supports(p, 4, 8, Isa::Neon));
+  EXPECT_FALSE(fast_supports(p, 4, 4, Isa::Ref));
+  EXPECT_FALSE(fast_supports(p, 4, 4, Isa::Avx2));  // another architecture's ISA
   Conv2dParams image = p;
   image.in_channels = 3, image.out_channels = 8;
-  EXPECT_FALSE(FastConv2d::supports(image, 1, 4, Isa::Neon, ConvAlgorithm::FirstLayer));
+  EXPECT_FALSE(fast_supports(image, 1, 4, Isa::Neon, ConvAlgorithm::FirstLayer));
   const std::vector<float> w(32 * 32 * 9, 0.5f);
   {
-    FastConv2d conv(image, w.data(), nullptr, Activation::none(), Isa::Neon, 1, 4);
+    FastConv2d conv = fast_conv(image, w.data(), nullptr, Activation::none(), Isa::Neon, 1, 4);
     EXPECT_STREQ(conv.algorithm(), "direct");  // a plain image: the direct kernel
     EXPECT_STREQ(conv.isa(), "neon");
   }
   Conv2dParams dw = p;
   dw.groups = 32;
-  EXPECT_TRUE(FastConv2d::supports(dw, 8, 4, Isa::Neon));  // restaged into 4-channel blocks
-  EXPECT_STREQ(FastConv2d(dw, w.data(), nullptr, Activation::none(), Isa::Neon, 1, 4).algorithm(), "depthwise3x3");
+  EXPECT_TRUE(fast_supports(dw, 8, 4, Isa::Neon));  // restaged into 4-channel blocks
+  EXPECT_STREQ(fast_conv(dw, w.data(), nullptr, Activation::none(), Isa::Neon, 1, 4).algorithm(), "depthwise3x3");
   Conv2dParams grouped = p;
   grouped.groups = 16;  // 2 output channels per group: not a whole vector
-  EXPECT_FALSE(FastConv2d::supports(grouped, 4, 4, Isa::Neon));
+  EXPECT_FALSE(fast_supports(grouped, 4, 4, Isa::Neon));
   grouped.groups = 8;  // 4 per group: whole vectors
-  EXPECT_TRUE(FastConv2d::supports(grouped, 4, 4, Isa::Neon));
+  EXPECT_TRUE(fast_supports(grouped, 4, 4, Isa::Neon));
 }
 
 }  // namespace

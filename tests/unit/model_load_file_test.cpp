@@ -104,6 +104,65 @@ TEST_F(ModelLoadFile, OnnxFileParsedFromTheFileAsFromItsBytes) {
   EXPECT_NE(message.find("truncated"), std::string::npos) << message;
 }
 
+// Model files are mapped (core/mapped_file.h): a file cut short anywhere, at a page boundary or a byte
+// either side of one (where a read past the end would fault rather than read zeros), inside a weight or
+// in the structure, is an Error naming the path. The whole file loads and runs, so the cuts are the
+// only cause. Under ASan a read past the mapping would not be reported as a heap overflow, so the page
+// boundaries are where such a read would crash the test.
+TEST_F(ModelLoadFile, MappedOnnxFileCutAnywhereIsAnError) {
+  using namespace onnx_pb;
+  const int64_t oc = 64, ic = 32;
+  std::vector<float> w(static_cast<size_t>(oc * ic * 9)), b(static_cast<size_t>(oc));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(static_cast<int>(i % 23) - 11);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.5f * static_cast<float>(i % 3);
+  const std::string bytes =
+      model(graph({node("Conv", {"x", "w", "b"}, {"y"}, "conv", {attr_ints("pads", {1, 1, 1, 1})})},
+                  {value_info("x", FLOAT, {1, ic, 8, 8})}, {value_info("y", FLOAT, {1, oc, 8, 8})},
+                  {raw(tensor("w", FLOAT, {oc, ic, 3, 3}), raw_bytes<float>(w)),
+                   raw(tensor("b", FLOAT, {oc}), raw_bytes<float>(b))}));
+  ASSERT_GT(bytes.size(), size_t(16) * 4096);
+  {
+    const auto whole = Model::load(write("whole.onnx", bytes));
+    Tensor x = Tensor::empty(DataType::Float32, {1, ic, 8, 8});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = 1.f;
+    const Tensor y = whole->create_session()->run({{"x", x}}).at("y");
+    // At the centre pixel every tap sees a 1: y = sum of the channel's weights + bias.
+    for (int64_t c = 0; c < oc; ++c) {
+      double want = b[static_cast<size_t>(c)];
+      for (int64_t k = 0; k < ic * 9; ++k) want += w[static_cast<size_t>(c * ic * 9 + k)];
+      EXPECT_NEAR(y.data_as<float>()[(c * 8 + 4) * 8 + 4], want, 1e-4) << "channel " << c;
+    }
+  }
+  std::vector<size_t> cuts = {1, 2, 7, 20, bytes.size() - 1};
+  for (size_t page = 4096; page < bytes.size(); page += 4096)
+    for (size_t c : {page - 1, page, page + 1}) cuts.push_back(c);
+  for (size_t c = 3; c < bytes.size(); c += 997) cuts.push_back(c);
+  for (size_t c : cuts) {
+    const std::string cut = write("cut.onnx", bytes.substr(0, c));
+    ASSERT_EQ(fs::file_size(cut), c);
+    const std::string message = error_of(cut);
+    EXPECT_NE(message.find(cut), std::string::npos) << "cut at " << c << ": " << message;
+  }
+}
+
+// The same for an ncnn weights file (mapped beside its .param): cut at page boundaries and between them,
+// loading stops with an Error naming the .param.
+TEST_F(ModelLoadFile, MappedNcnnWeightsCutAnywhereIsAnError) {
+  ASSERT_TRUE(fs::exists(kParam)) << "missing " << kParam;
+  const std::string bin = bytes_of(kBin);
+  ASSERT_GT(bin.size(), size_t(64) * 4096);
+  write("cut.param", bytes_of(kParam));
+  const std::string param = (dir_ / "cut.param").string();
+  std::vector<size_t> cuts = {1, 3, 4, bin.size() - 4, bin.size() - 1};
+  for (size_t page = 4096; page < bin.size(); page += 16 * 4096)
+    for (size_t c : {page - 1, page, page + 1}) cuts.push_back(c);
+  for (size_t c : cuts) {
+    write("cut.bin", bin.substr(0, c));
+    const std::string message = error_of(param);
+    EXPECT_NE(message.find(param), std::string::npos) << "cut at " << c << ": " << message;
+  }
+}
+
 TEST_F(ModelLoadFile, MissingPathDirectoryAndTruncatedFileAreErrors) {
   const std::string missing = (dir_ / "no_such_model.onnx").string();
   EXPECT_NE(error_of(missing).find(missing), std::string::npos) << error_of(missing);

@@ -155,6 +155,34 @@ TEST(OnnxImport, ImportFromOwnedBytesFreesThemAndKeepsTheConstants) {
   EXPECT_THROW(import_onnx(std::move(truncated)), Error);
 }
 
+// The importer hands protobuf the model without its initializers' raw_data and decodes those from the
+// model's bytes itself (import/onnx/raw_data_split.h): what protobuf makes of repeated occurrences must
+// still hold. A graph given twice is merged (its initializers appended), a tensor's raw_data given twice
+// is the last one, and a model the split does not walk (a group among unknown fields) is parsed whole.
+TEST(OnnxImport, RawDataReadBesideProtobufKeepsProtobufsMeaning) {
+  const std::vector<float> a = {1.f, 2.f}, b = {-3.f, 4.5f}, c = {7.f, 8.f};
+  Writer first = graph({node("Add", {"x", "a"}, {"t"})}, {value_info("x", FLOAT, {2})}, {value_info("y", FLOAT, {2})},
+                       {raw(tensor("a", FLOAT, {2}), raw_bytes<float>(a))});
+  Writer twice = raw(raw(tensor("b", FLOAT, {2}), raw_bytes<float>(c)), raw_bytes<float>(b));  // b's bytes win
+  Writer second;
+  second.message(1, node("Add", {"t", "b"}, {"y"})).message(5, twice);
+  Writer m;
+  m.int64(1, 8).message(7, first);
+  Writer id;
+  id.bytes(1, "").int64(2, 13);
+  m.message(8, id).message(7, second);
+  const Graph g = import(m.str());
+  EXPECT_EQ(values_of<float>(value_named(g, "a").constant), a);
+  EXPECT_EQ(values_of<float>(value_named(g, "b").constant), b);
+  EXPECT_EQ(g.nodes.size(), 2u);
+
+  // An unknown field 100 holding an empty group (wire types 3 and 4): protobuf skips it.
+  std::string grouped = model(graph({node("Add", {"x", "a"}, {"y"})}, {value_info("x", FLOAT, {2})},
+                                    {value_info("y", FLOAT, {2})}, {raw(tensor("a", FLOAT, {2}), raw_bytes<float>(a))}));
+  grouped += std::string("\xa3\x06\xa4\x06", 4);
+  EXPECT_EQ(values_of<float>(value_named(import(grouped), "a").constant), a);
+}
+
 TEST(OnnxImport, RawInitializersOfEveryNumericType) {
   std::vector<Writer> inits = {
       raw(tensor("f32", FLOAT, {2}), raw_bytes<float>({1.5f, -2.f})),

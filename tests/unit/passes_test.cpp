@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "graph/passes/passes.h"
@@ -58,6 +59,35 @@ TEST(FoldBatchnorm, FoldsIntoConvAndKeepsTheResult) {
   auto ref = run_at(b.g, 0, x);
   auto opt = run_at(b.g, 1, x);
   expect_close(opt.at("y"), ref.at("y"), 1e-4f);
+}
+
+// The fold scales the conv's weights in place when nothing else holds them (a loaded model's graph: no
+// second copy of the weights while it loads), and into a new constant when another tensor shares their
+// storage: here the graph it was copied from, whose weights must stay as they were.
+TEST(FoldBatchnorm, ScalesWeightsInPlaceOnlyWhenNothingElseHoldsThem) {
+  Builder b = conv_bn(false);
+  const int w = b.g.find_value("w");
+  const Tensor original = b.g.values[w].constant.clone();
+  auto same_bytes = [](const Tensor& x, const Tensor& y) {
+    return x.nbytes() == y.nbytes() && std::memcmp(x.data(), y.data(), x.nbytes()) == 0;
+  };
+
+  Graph copy = b.g;  // shares the weights' storage with b.g
+  ASSERT_EQ(fold_batchnorm(copy), 1);
+  EXPECT_TRUE(same_bytes(b.g.values[w].constant, original)) << "the fold wrote into the original graph's weights";
+  const int copy_w = copy.nodes[0].inputs[1];
+  EXPECT_NE(copy_w, w) << "a shared weight was not given a new constant";
+  const Tensor scaled = copy.values[copy_w].constant;
+  EXPECT_FALSE(same_bytes(scaled, original));
+
+  Graph own = b.g;
+  own.values[w].constant = own.values[w].constant.clone();  // only `own` holds these
+  const void* storage = own.values[w].constant.data();
+  ASSERT_EQ(fold_batchnorm(own), 1);
+  EXPECT_EQ(own.nodes[0].inputs[1], w) << "weights only the conv held were copied";
+  EXPECT_EQ(own.values[w].constant.data(), storage);
+  EXPECT_TRUE(same_bytes(own.values[w].constant, scaled)) << "in place and copied folds differ";
+  EXPECT_TRUE(same_bytes(b.g.values[w].constant, original));
 }
 
 TEST(FoldBatchnorm, DoesNotFireWhenTheConvOutputHasAnotherReader) {

@@ -8,6 +8,7 @@
 
 #include "core/thread_pool.h"
 #include "ninegrid/ninegrid.h"
+#include "runtime/model_impl.h"
 #include "runtime/session_impl.h"
 
 namespace ninegrid {
@@ -82,6 +83,41 @@ TEST(Session, ManySessionsOnManyThreadsAreBitIdenticalToOne) {
     });
   for (auto& th : threads) th.join();
   for (int t = 0; t < kSessions; ++t) EXPECT_EQ(mismatches[t], 0) << "session " << t;
+}
+
+// A model with a fixed input shape packs its kernels at load and releases its float weights; sessions
+// created on two threads at once adopt those kernels and run them at the same time (the ThreadSanitizer
+// build runs this too): every output is bit for bit what one session computes alone, and no session
+// packed anything of its own.
+TEST(Session, SessionsOnTwoThreadsShareTheKernelsAFixedShapeModelPackedAtLoad) {
+  Options o;
+  o.threads = 1;
+  o.input_shapes = {{"data", {1, 3, 96, 128}}};
+  auto model = Model::load(kParam, o);
+  const PreparedKernels& kernels = InternalAccess::impl(*model).prepared();
+  const int64_t packed = kernels.added();
+  ASSERT_GT(packed, 20);
+  ASSERT_GT(InternalAccess::impl(*model).released_bytes(), 0);
+  std::vector<Tensor> inputs = {image(96, 128, 31), image(96, 128, 32)};
+  std::vector<std::map<std::string, Tensor>> expected;
+  {
+    auto s = model->create_session();
+    for (const Tensor& x : inputs) expected.push_back(s->run({{"data", x}}));
+  }
+  std::vector<int> mismatches(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      auto s = model->create_session();
+      for (int r = 0; r < 3; ++r) {
+        const size_t i = static_cast<size_t>(t + r) % inputs.size();
+        auto got = s->run({{"data", inputs[i]}});
+        for (const auto& kv : expected[i]) mismatches[t] += !same(got.at(kv.first), kv.second);
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 2; ++t) EXPECT_EQ(mismatches[t], 0) << "session " << t;
+  EXPECT_EQ(kernels.added(), packed) << "a session packed kernels of its own";
 }
 
 // Options::spin_microseconds is each session's thread pool spin limit (-1: the pool's default), and the

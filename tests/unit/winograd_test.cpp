@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@
 #include "kernels/ref/reorder_ref.h"
 #include "kernels/ref/winograd_ref.h"
 #include "ninegrid/tensor.h"
+#include "ops/conv_cost_model.h"
+#include "ops/conv_select.h"
 #include "ops/conv_winograd.h"
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
@@ -147,7 +150,7 @@ std::vector<float> run_fast(const Case& c, Isa isa, int tile, int64_t in_block, 
     reorder_blocks_ref(c.residual.data(), rb.data(), p.batch, p.out_channels, out_plane, 1, out_block);
     if (in_place_residual) yb = rb;
   }
-  WinogradConv2d conv(p, c.w.data(), c.bias.data(), c.act, isa, in_block, out_block, tile);
+  WinogradConv2d conv(p, c.w.data(), c.bias.data(), c.act, winograd_plan(p, in_block, out_block, isa, tile));
   const float* residual = c.with_residual ? (in_place_residual ? yb.data() : rb.data()) : nullptr;
   conv.run(xb.data(), yb.data(), residual, pool);
   std::vector<float> y(yb.size());
@@ -200,6 +203,93 @@ TEST(WinogradMatrices, ComputeTheCorrelation) {
   EXPECT_THROW(winograd_matrices(3), Error);
 }
 
+// U = G g G^T for a few kernels, computed here from the matrices in long double, against the load-time
+// transform, in its plain layout [pair][position] and laid out with strides as the fast kernels' packing
+// asks for (pair p's position q at p * pair_stride + q * position_stride).
+TEST(WinogradMatrices, WeightTransformIsGgGtInEitherLayout) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-2.f, 2.f);
+  for (int m : {2, 4, 6}) {
+    const WinogradMatrices& t = winograd_matrices(m);
+    const int n = t.alpha;
+    const int64_t pairs = 5, pair_stride = 7, position_stride = pairs * pair_stride + 3;
+    std::vector<float> kernels(static_cast<size_t>(pairs * 9));
+    for (float& v : kernels) v = dist(rng);
+    std::vector<float> plain(static_cast<size_t>(pairs * n * n), -1.f);
+    std::vector<float> strided(static_cast<size_t>(n * n * position_stride), -1.f);
+    winograd_transform_weights(m, kernels.data(), pairs, plain.data());
+    winograd_transform_weights(m, kernels.data(), pairs, pair_stride, position_stride, strided.data());
+    for (int64_t pr = 0; pr < pairs; ++pr)
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          long double want = 0;
+          for (int a = 0; a < 3; ++a)
+            for (int c = 0; c < 3; ++c)
+              want += static_cast<long double>(t.g[i * 3 + a]) * kernels[pr * 9 + a * 3 + c] * t.g[j * 3 + c];
+          const float got = plain[(pr * n + i) * n + j];
+          EXPECT_NEAR(got, static_cast<double>(want), 1e-6 * (1 + std::fabs(static_cast<double>(want))))
+              << "F(" << m << ") pair " << pr << " position " << i << "," << j;
+          EXPECT_EQ(strided[pr * pair_stride + (i * n + j) * position_stride], got) << "strided layout";
+        }
+    // Nothing written between the strided values.
+    int64_t untouched = 0;
+    for (float v : strided) untouched += v == -1.f;
+    EXPECT_EQ(untouched, static_cast<int64_t>(strided.size()) - pairs * n * n);
+  }
+}
+
+// The load-time transform against the generic loops it replaced (kept here as they were), bit for bit
+// (memcmp, so the sign of a zero counts too) on random kernels, kernels with zero rows and all-zero ones,
+// in both layouts.
+void transform_weights_generic_loops(int m, const float* kernels, int64_t pairs, float* out) {
+  const WinogradMatrices& t = winograd_matrices(m);
+  const int n = t.alpha;
+  double gg[8 * 3];
+  for (int64_t pair = 0; pair < pairs; ++pair) {
+    const float* g = kernels + pair * 9;
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < 3; ++c) {
+        double s = 0.0;
+        for (int k = 0; k < 3; ++k) s += t.g[i * 3 + k] * g[k * 3 + c];
+        gg[i * 3 + c] = s;
+      }
+    float* u = out + pair * n * n;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double s = 0.0;
+        for (int c = 0; c < 3; ++c) s += gg[i * 3 + c] * t.g[j * 3 + c];
+        u[i * n + j] = static_cast<float>(s);
+      }
+  }
+}
+
+TEST(WinogradMatrices, WeightTransformBitForBitAsTheGenericLoops) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> dist(-3.f, 3.f);
+  for (int m : {2, 4, 6}) {
+    const int n = winograd_matrices(m).alpha;
+    const int64_t pairs = 64;
+    std::vector<float> kernels(static_cast<size_t>(pairs * 9));
+    for (float& v : kernels) v = dist(rng);
+    for (int k = 0; k < 9; ++k) kernels[k] = 0.f;          // pair 0: all zero
+    for (int k = 9; k < 18; ++k) kernels[k] = -0.f;        // pair 1: all negative zero
+    for (int k = 18; k < 21; ++k) kernels[k] = 0.f;        // pair 2: a zero row
+    for (int k = 27; k < 36; k += 3) kernels[k] = -0.f;    // pair 3: a zero column
+    kernels[40] = 1e-30f, kernels[41] = -3e38f;            // pair 4: tiny and huge values
+    std::vector<float> want(static_cast<size_t>(pairs * n * n)), got(want.size());
+    transform_weights_generic_loops(m, kernels.data(), pairs, want.data());
+    winograd_transform_weights(m, kernels.data(), pairs, got.data());
+    EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0) << "F(" << m << ") plain";
+    const int64_t pair_stride = 3, position_stride = pairs * pair_stride + 1;
+    std::vector<float> strided(static_cast<size_t>(n * n * position_stride));
+    winograd_transform_weights(m, kernels.data(), pairs, pair_stride, position_stride, strided.data());
+    for (int64_t pr = 0; pr < pairs; ++pr)
+      for (int q = 0; q < n * n; ++q)
+        ASSERT_EQ(std::memcmp(&strided[pr * pair_stride + q * position_stride], &want[pr * n * n + q], sizeof(float)), 0)
+            << "F(" << m << ") strided, pair " << pr << " position " << q;
+  }
+}
+
 TEST(WinogradMatrices, Applicability) {
   Conv2dParams p;
   p.in_channels = p.out_channels = 32;
@@ -243,27 +333,27 @@ TEST(WinogradCostModel, ChoosesTilesLikeTheMeasurements) {
     for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
       if (!cpu_has(isa)) continue;
       const std::string what = std::string(isa_name(isa)) + (zen4 ? " half-rate" : " full-rate");
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(64, 56), isa, core), 4) << what;
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(64, 112), isa, core), 4) << what;
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(128, 28), isa, core), 4) << what;
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(256, 14), isa, core), zen4 ? 4 : 2) << what;
-      EXPECT_EQ(WinogradConv2d::default_tile(layer(512, 7), isa, core), 2) << what;
+      EXPECT_EQ(winograd_default_tile(layer(64, 56), isa, core), 4) << what;
+      EXPECT_EQ(winograd_default_tile(layer(64, 112), isa, core), 4) << what;
+      EXPECT_EQ(winograd_default_tile(layer(128, 28), isa, core), 4) << what;
+      EXPECT_EQ(winograd_default_tile(layer(256, 14), isa, core), zen4 ? 4 : 2) << what;
+      EXPECT_EQ(winograd_default_tile(layer(512, 7), isa, core), 2) << what;
       // ... and F(2x2) beats the direct conv on ResNet-18's 512-channel 7x7 layers (Xeon 1.5-1.8 ms vs
       // 2.7; Zen 4 1.6 vs 2.4-2.9).
-      EXPECT_GT(WinogradConv2d::estimated_speedup(layer(512, 7), isa, core), 1.2) << what;
-      EXPECT_GT(WinogradConv2d::estimated_speedup(layer(64, 56), isa, core), 2.0) << what;
-      EXPECT_GT(WinogradConv2d::estimated_speedup(layer(64, 56), isa, core),
-                WinogradConv2d::estimated_speedup(layer(512, 7), isa, core))
+      EXPECT_GT(winograd_estimated_speedup(layer(512, 7), isa, core), 1.2) << what;
+      EXPECT_GT(winograd_estimated_speedup(layer(64, 56), isa, core), 2.0) << what;
+      EXPECT_GT(winograd_estimated_speedup(layer(64, 56), isa, core),
+                winograd_estimated_speedup(layer(512, 7), isa, core))
           << what;
     }
   }
   // This machine's choice is one of the two.
-  const WinogradCore here = WinogradConv2d::this_core();
-  EXPECT_EQ(WinogradConv2d::default_tile(layer(256, 14), Isa::Avx2),
-            WinogradConv2d::default_tile(layer(256, 14), Isa::Avx2, here));
+  const WinogradCore here = this_winograd_core();
+  const Conv2dParams l = layer(256, 14);
+  EXPECT_EQ(winograd_plan(l, 16, 16, Isa::Avx2).winograd_tile, winograd_default_tile(l, Isa::Avx2, here));
   Conv2dParams strided = layer(64, 56);
   strided.stride_h = 2;
-  EXPECT_EQ(WinogradConv2d::estimated_speedup(strided, Isa::Avx512), 0.0);
+  EXPECT_EQ(winograd_estimated_speedup(strided, Isa::Avx512, here), 0.0);
 }
 
 // ---- The reference twin ----
@@ -458,14 +548,14 @@ TEST_P(WinogradX86, RejectsWhatItCannotCompute) {
   p.in_h = p.in_w = p.out_h = p.out_w = 8;
   p.pad_top = p.pad_left = 1;
   std::vector<float> w(32 * 32 * 9, 0.f);
-  EXPECT_NO_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), GetParam(), 16, 8));
-  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), GetParam(), 16, 8, 5), Error);
-  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), GetParam(), 3, 8), Error);
-  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::prelu(nullptr), GetParam(), 16, 8), Error);
-  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), Isa::Ref, 16, 8), Error);
+  EXPECT_NO_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), winograd_plan(p, 16, 8, GetParam())));
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), winograd_plan(p, 16, 8, GetParam(), 5)), Error);
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), winograd_plan(p, 3, 8, GetParam())), Error);
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::prelu(nullptr), winograd_plan(p, 16, 8, GetParam())), Error);
+  EXPECT_THROW(WinogradConv2d(p, w.data(), nullptr, Activation::none(), winograd_plan(p, 16, 8, Isa::Ref)), Error);
   Conv2dParams q = p;
   q.stride_w = 2;
-  EXPECT_THROW(WinogradConv2d(q, w.data(), nullptr, Activation::none(), GetParam(), 16, 8), Error);
+  EXPECT_THROW(WinogradConv2d(q, w.data(), nullptr, Activation::none(), winograd_plan(q, 16, 8, GetParam())), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, WinogradX86, ::testing::ValuesIn(vector_isas()),

@@ -38,7 +38,7 @@ bool bn_affine(const Graph& g, const Node& bn, int64_t channels, std::vector<flo
 }  // namespace
 
 // Folds y = s[c] * layer(x) + t[c] into `layer` (a Conv, ConvTranspose or Gemm with constant weights) by
-// writing new weight and bias constants. Returns false (and changes nothing) if the layer cannot take it.
+// writing a new bias constant and scaled weights (in place when only this layer reads them). Returns false (and changes nothing) if the layer cannot take it.
 bool fold_scale_shift_into_layer(Graph& g, Node& layer, const std::vector<float>& scale, const std::vector<float>& shift) {
   const Tensor* w = constant_input(g, layer, 1);
   if (!w || w->dtype() != DataType::Float32 || w->rank() < 2) return false;
@@ -47,41 +47,52 @@ bool fold_scale_shift_into_layer(Graph& g, Node& layer, const std::vector<float>
   const Tensor* b = has_bias ? constant_input(g, layer, 2) : nullptr;
   if (has_bias && !is_float_vector(b, channels)) return false;
 
-  Tensor nw = w->clone();
-  float* pw = nw.data_as<float>();
+  // Every check before the first write: the weights may be scaled in place.
+  int64_t group = 1, per_group = 0;
+  bool trans_b = false;
   if (layer.op_type == "Conv") {
     if (w->dim(0) != channels) return false;
-    const int64_t per = w->numel() / channels;
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t i = 0; i < per; ++i) pw[c * per + i] *= scale[c];
   } else if (layer.op_type == "ConvTranspose") {
     // W is [in_channels, out_channels / group, k...]; output channel c = group * (out / group) + j.
-    const int64_t group = layer.attrs.get_int("group", 1);
-    const int64_t per_group = w->dim(1);
+    group = layer.attrs.get_int("group", 1);
+    per_group = w->dim(1);
     if (per_group * group != channels) return false;
-    const int64_t in_per_group = w->dim(0) / group;
-    const int64_t k = w->numel() / (w->dim(0) * per_group);
-    for (int64_t ci = 0; ci < w->dim(0); ++ci)
-      for (int64_t j = 0; j < per_group; ++j)
-        for (int64_t i = 0; i < k; ++i) pw[(ci * per_group + j) * k + i] *= scale[(ci / in_per_group) * per_group + j];
   } else if (layer.op_type == "Gemm") {
     if (w->rank() != 2 || layer.attrs.get_int("transA", 0) != 0) return false;
-    const bool trans_b = layer.attrs.get_int("transB", 0) != 0;
+    trans_b = layer.attrs.get_int("transB", 0) != 0;
     const int64_t n = trans_b ? w->dim(0) : w->dim(1);
     if (n != channels) return false;
     const float alpha = layer.attrs.get_float("alpha", 1.f), beta = layer.attrs.get_float("beta", 1.f);
     if (has_bias && beta != 1.f) return false;
     if (alpha != 1.f) return false;
-    for (int64_t r = 0; r < w->dim(0); ++r)
-      for (int64_t c = 0; c < w->dim(1); ++c) pw[r * w->dim(1) + c] *= scale[trans_b ? r : c];
   } else {
     return false;
+  }
+
+  // Weights only this layer reads are scaled where they are: a copy would hold a second set of weights
+  // in fresh memory until the pass ends (ResNet-50: 100 MB, a fifth of its load time).
+  const bool in_place = exclusively_owned_constant(g, layer.inputs[1]);
+  Tensor nw = in_place ? *w : w->clone();
+  float* pw = nw.data_as<float>();
+  if (layer.op_type == "Conv") {
+    const int64_t per = w->numel() / channels;
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < per; ++i) pw[c * per + i] *= scale[c];
+  } else if (layer.op_type == "ConvTranspose") {
+    const int64_t in_per_group = w->dim(0) / group;
+    const int64_t k = w->numel() / (w->dim(0) * per_group);
+    for (int64_t ci = 0; ci < w->dim(0); ++ci)
+      for (int64_t j = 0; j < per_group; ++j)
+        for (int64_t i = 0; i < k; ++i) pw[(ci * per_group + j) * k + i] *= scale[(ci / in_per_group) * per_group + j];
+  } else {
+    for (int64_t r = 0; r < w->dim(0); ++r)
+      for (int64_t c = 0; c < w->dim(1); ++c) pw[r * w->dim(1) + c] *= scale[trans_b ? r : c];
   }
 
   Tensor nb = Tensor::empty(DataType::Float32, {channels});
   for (int64_t c = 0; c < channels; ++c)
     nb.data_as<float>()[c] = (b ? b->data_as<float>()[c] * scale[c] : 0.f) + shift[c];
-  layer.inputs[1] = add_constant(g, g.values[layer.inputs[1]].name + "_folded", std::move(nw));
+  if (!in_place) layer.inputs[1] = add_constant(g, g.values[layer.inputs[1]].name + "_folded", std::move(nw));
   int bias_id = add_constant(g, layer.name + "_bias_folded", std::move(nb));
   if (layer.inputs.size() < 3) layer.inputs.resize(3, -1);
   layer.inputs[2] = bias_id;

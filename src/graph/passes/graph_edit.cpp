@@ -37,6 +37,28 @@ const Tensor* constant_input(const Graph& g, const Node& n, size_t slot) {
   return v.is_constant() ? &v.constant : nullptr;
 }
 
+bool exclusively_owned_constant(const Graph& g, int value) {
+  const Value& val = g.values[value];
+  // Another tensor holding the same storage (a copy of the graph, or a caller's tensor) would see a
+  // write; borrowed memory is not the graph's to write.
+  if (!val.constant.defined() || val.constant.use_count() != 1) return false;
+  for (int o : g.outputs)
+    if (o == value) return false;
+  int readers = 0;
+  for (const Node& n : g.nodes)
+    for (int i : n.inputs) readers += i == value;
+  if (readers != 1) return false;
+  const char* begin = static_cast<const char*>(val.constant.data());
+  const char* end = begin + val.constant.nbytes();
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const Tensor& t = g.values[v].constant;
+    if (static_cast<int>(v) == value || !t.defined() || t.nbytes() == 0) continue;
+    const char* b = static_cast<const char*>(t.data());
+    if (b < end && begin < b + t.nbytes()) return false;
+  }
+  return true;
+}
+
 bool is_float_zeros(const Tensor& t) {
   if (t.dtype() != DataType::Float32) return false;
   const float* p = t.data_as<float>();

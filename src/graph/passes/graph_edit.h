@@ -23,6 +23,10 @@ void erase_nodes(Graph& g, const std::vector<char>& dead);
 
 // The node's constant input `slot`, or nullptr if absent or not constant.
 const Tensor* constant_input(const Graph& g, const Node& n, size_t slot);
+// Whether constant `value` may be changed in place: one node input reads it, it is no graph output, no
+// other tensor holds its storage (a copy of the graph, a caller's tensor) and no other constant shares its
+// bytes (a folded Reshape of a weight is a view of it).
+bool exclusively_owned_constant(const Graph& g, int value);
 // Whether `t` is a float32 tensor whose every element is zero (channel padding by Concat).
 bool is_float_zeros(const Tensor& t);
 

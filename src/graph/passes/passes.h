@@ -3,6 +3,7 @@
 #pragma once
 
 #include "graph/infer_values.h"
+#include "graph/layout_search.h"
 #include "ir/graph.h"
 
 namespace ninegrid {
@@ -51,6 +52,16 @@ int merge_sibling_convs(Graph& g);
 // smaller: NEON's 4) storage for every 4-D float tensor, and for every 4-D int8 tensor of a quantised
 // model (P from max_block, the ISA's int8 block, down to 4), and inserts ng.Reorder nodes where needed;
 // returns how many. Needs fixed input shapes (else does nothing).
-int plan_layout(Graph& g, int max_block);
+// `conv_blocks` (optional, indexed by node of `g` as given): the output block the global layout search
+// (graph/layout_search.h) chose for a Conv, 0 for the rules' (ops/conv_select.h); taken where the conv's
+// output is blocked at all and no fused residual decides it.
+int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks = nullptr);
+// The layout pass's view of `g` (before plan_layout) for the global layout search: one problem node per
+// graph node whose layout matters, in order, each Conv's `tag` its node index and its `choices` the
+// rules' block first, then the other blocks that divide its channels (down to 8, 4 under NEON). The
+// convs' costs and the transforms' are the caller's to fill in. Infers shapes where missing, as
+// plan_layout does; empty without fixed shapes, and for a quantised graph (ng.QConv nodes, whose int8
+// block rules the problem does not model).
+LayoutProblem layout_problem(Graph& g, int max_block);
 
 }  // namespace ninegrid

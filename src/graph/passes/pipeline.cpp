@@ -5,7 +5,8 @@
 
 namespace ninegrid {
 
-void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLimits& limits) {
+void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLimits& limits,
+                    const ConvBlockChooser& conv_blocks) {
   if (opt_level < 1) return;
   // Folding infers every value's shape too; the passes after it that need shapes reuse them
   // (ensure_shapes) unless a pass added values without one.
@@ -27,7 +28,10 @@ void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLi
   fuse_activation(graph);
   fuse_activation_through_concat(graph);
   remove_dead_nodes(graph);
-  if (opt_level >= 2) plan_layout(graph, max_block);
+  if (opt_level >= 2) {
+    const std::vector<int64_t> chosen = conv_blocks ? conv_blocks(graph) : std::vector<int64_t>();
+    plan_layout(graph, max_block, chosen.empty() ? nullptr : &chosen);
+  }
   // After the layout plan: only convs that write plain NCHW merge, so no layout decision changes.
   merge_sibling_convs(graph);
   release_unused_constants(graph);

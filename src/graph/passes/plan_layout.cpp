@@ -33,11 +33,13 @@
 // bytes in every layout: they are never reordered, and the nodes computing them run on plain data.
 #include <functional>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
 #include "ir/fused_conv.h"
+#include "ops/conv_select.h"
 
 namespace ninegrid {
 
@@ -365,15 +367,8 @@ Kind classify(const Graph& g, const Node& n, const std::vector<char>& layout_fre
 
 }  // namespace
 
-int plan_layout(Graph& g, int max_block) {
+int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks) {
   if (max_block <= 1 || !ensure_shapes(g)) return 0;
-  // The blocks the vector kernels take: 16 and 8 (AVX-512), 8 (AVX2), 4 (NEON).
-  const int64_t smallest_block = max_block < 8 ? max_block : 8;
-  auto block_for = [&](int64_t channels) -> int64_t {
-    for (int64_t b = max_block; b >= smallest_block; b /= 2)
-      if (channels % b == 0) return b;
-    return 1;
-  };
   // The int8 kernels' blocks (the same ISA's: 16 under AVX-512, 8 under AVX2, 4 under NEON), down to 4:
   // an int8 pixel of 4 channels is one 32-bit word, the unit the dot-product instructions read.
   const int64_t int8_block = max_block;
@@ -430,22 +425,23 @@ int plan_layout(Graph& g, int max_block) {
     int out = node.outputs.empty() ? -1 : node.outputs[0];
     switch (kind[n]) {
       case Kind::Conv: {
+        // The block itself is the conv policy's (ops/conv_select.h).
         const int64_t channels = g.values[out].shape[1];
-        int64_t b = only_plain_readers(out) ? 1 : block_for(channels);
+        const bool plain = only_plain_readers(out);
         if (is_free(out)) {
           // Its input (and residual) are layout-free or constant too: read and write plain data.
-          block[out] = b;
+          block[out] = plain ? 1 : rule_conv_out_block(channels, max_block, 1, false);
           node.attrs.set(fused::kInBlock, Attribute::of_int(1));
           node.attrs.set(fused::kOutBlock, Attribute::of_int(1));
           break;
         }
         // A fused residual has the output's layout: adopt the residual's block rather than reorder it.
-        if (fused::has_residual(node)) b = block[node.inputs[fused::kResidualInput]];
-        // A depthwise conv keeps its blocked input's block: each output channel reads only its own input
-        // channel, and a wider output block would make the kernel restage its input into that block on
-        // every run (measured in bench/REPORT.md, "Design decisions and their measurements").
-        else if (b > 1 && depthwise_conv(g, node) && block[node.inputs[0]] > 1 && block[node.inputs[0]] < b)
-          b = block[node.inputs[0]];
+        int64_t b = fused::has_residual(node) ? block[node.inputs[fused::kResidualInput]]
+                    : plain                   ? 1
+                            : rule_conv_out_block(channels, max_block, block[node.inputs[0]], depthwise_conv(g, node));
+        // The global layout search's choice, where the block is free to choose.
+        const int64_t chosen = conv_blocks && n < conv_blocks->size() ? (*conv_blocks)[n] : 0;
+        if (chosen > 1 && b > 1 && !fused::has_residual(node) && chosen <= max_block && channels % chosen == 0) b = chosen;
         block[out] = b;
         node.attrs.set(fused::kInBlock, Attribute::of_int(block[node.inputs[0]]));
         node.attrs.set(fused::kOutBlock, Attribute::of_int(b));
@@ -584,6 +580,99 @@ int plan_layout(Graph& g, int max_block) {
   for (auto& r : inserts) g.nodes.push_back(std::move(r));
   g.topo_sort();
   return transforms;
+}
+
+// ---- The global layout search's view (graph/layout_search.h) ----
+// The same classification and rules as plan_layout above, as a problem for the dynamic programme.
+
+LayoutProblem layout_problem(Graph& g, int max_block) {
+  LayoutProblem pb;
+  if (max_block <= 1 || !ensure_shapes(g)) return pb;
+  const int64_t smallest_block = max_block < 8 ? max_block : 8;
+  const std::vector<char> layout_free = layout_free_values(g);
+  auto is_free = [&](int v) { return v >= 0 && static_cast<size_t>(v) < layout_free.size() && layout_free[v]; };
+  std::vector<Kind> kind(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) kind[n] = classify(g, g.nodes[n], layout_free);
+  // A quantised model's int8 convs follow their own block rules (plan_layout's Kind::QConv: the int8
+  // block, a depthwise conv reading its output's block, plain writes looking through DequantizeLinear),
+  // which the problem does not model: such a graph keeps the rules' layout (no problem to search).
+  for (Kind k : kind)
+    if (k == Kind::QConv) return pb;
+  Uses uses = find_uses(g);
+  auto only_plain_readers = [&](int v) {
+    if (uses.is_graph_output[v] && uses.readers[v].empty()) return true;
+    for (auto& r : uses.readers[v])
+      if (kind[r.first] != Kind::Dependent) return false;
+    return true;
+  };
+  pb.values.resize(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const Value& val = g.values[v];
+    pb.values[v].channels = val.shape_known && val.shape.size() >= 2 && val.shape[1] > 0 ? val.shape[1] : 1;
+    pb.values[v].free = is_free(static_cast<int>(v));
+  }
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    const int out = node.outputs.empty() ? -1 : node.outputs[0];
+    LayoutProblem::Node p;
+    switch (kind[n]) {
+      case Kind::Conv: {
+        const int64_t channels = g.values[out].shape[1];
+        p.kind = LayoutProblem::Kind::Conv;
+        p.output = out;
+        p.tag = static_cast<int>(n);
+        if (is_free(out)) {
+          // Plain data in and out; its block is its readers' preference only.
+          p.choices = {only_plain_readers(out) ? 1 : rule_conv_out_block(channels, max_block, 1, false)};
+          p.tag = -1;
+          break;
+        }
+        p.inputs = {node.inputs[0]};
+        if (fused::has_residual(node)) {
+          p.residual = node.inputs[fused::kResidualInput];
+        } else if (only_plain_readers(out)) {
+          p.choices = {1};
+        } else {
+          // The rules' block (which depends on the input's block for a depthwise conv: the caller's cost
+          // of that pair decides) first, then the others.
+          p.choices = {rule_conv_out_block(channels, max_block, max_block, false)};
+          p.keep_narrower_input = depthwise_conv(g, node);
+          for (int64_t b = max_block; b >= smallest_block && b > 1; b /= 2)
+            if (channels % b == 0 && b != p.choices.front()) p.choices.push_back(b);
+        }
+        break;
+      }
+      case Kind::Oblivious: {
+        p.kind = LayoutProblem::Kind::Follow;
+        p.output = out;
+        const Shape& out_shape = g.values[out].shape;
+        for (size_t s = 0; s < (kBlockedOps.count(node.op_type) ? 1 : node.inputs.size()); ++s) {
+          const int i = node.inputs[s];
+          if (i < 0 || g.values[i].is_constant()) continue;
+          if (kBinaryOblivious.count(node.op_type) && g.values[i].shape != out_shape) continue;
+          p.inputs.push_back(i);
+        }
+        // A Concat's zero constants take the block only if it divides them.
+        if (node.op_type == "Concat")
+          for (int i : node.inputs)
+            if (i >= 0 && g.values[i].is_constant()) p.must_divide = std::gcd(p.must_divide, g.values[i].constant.dim(1));
+        break;
+      }
+      case Kind::QConv:  // excluded above
+      case Kind::Dependent:
+        p.kind = LayoutProblem::Kind::Plain;
+        for (size_t s = 0; s < node.inputs.size(); ++s)
+          if (node.inputs[s] >= 0 && !shape_only_input(node, s)) p.inputs.push_back(node.inputs[s]);
+        break;
+    }
+    pb.nodes.push_back(std::move(p));
+  }
+  // Blocked graph outputs get a reorder to plain NCHW.
+  LayoutProblem::Node outputs;
+  outputs.kind = LayoutProblem::Kind::Plain;
+  outputs.inputs = g.outputs;
+  pb.nodes.push_back(std::move(outputs));
+  return pb;
 }
 
 }  // namespace ninegrid

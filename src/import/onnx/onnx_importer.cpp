@@ -12,7 +12,9 @@
 
 #include "import/onnx/legacy_forms.h"
 #include "import/onnx/qoperator_forms.h"
+#include "import/onnx/raw_data_split.h"
 #include "import/onnx/tensor_proto.h"
+#include "core/mapped_file.h"
 #include "ninegrid_onnx/onnx.pb.h"
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
@@ -189,7 +191,11 @@ class Importer {
  public:
   // The model is consumed: each initializer's raw bytes are freed once decoded, so the proto and the
   // graph never both hold all the weights (ResNet-50's peak memory at load was their sum).
-  Importer(onnx::ModelProto& model) : model_(model), opset_(default_opset(model)) {}
+  // `raw`, when given, holds every initializer's raw_data, which the model's skeleton left out
+  // (raw_data_split.h).
+  // `mapped`: the file `raw` points into, whose pages are given back as they are decoded.
+  Importer(onnx::ModelProto& model, const std::vector<RawBytes>* raw = nullptr, const MappedFile* mapped = nullptr)
+      : model_(model), raw_(raw), mapped_(mapped), opset_(default_opset(model)) {}
 
   Graph run() {
     if (!model_.has_graph()) throw Error("model has no graph");
@@ -210,10 +216,16 @@ class Importer {
   }
 
   void add_initializers(onnx::GraphProto& g) {
+    if (raw_ && raw_->size() != static_cast<size_t>(g.initializer_size()))
+      throw Error("the model's initializers could not be told apart (" + std::to_string(raw_->size()) + " against " +
+                  std::to_string(g.initializer_size()) + ")");
+    int index = 0;
     for (auto& init : *g.mutable_initializer()) {
       const std::string what = "initializer '" + init.name() + "'";
       if (init.name().empty()) throw Error("an initializer has no name");
-      Tensor t = tensor_from_proto(init, what);
+      const RawBytes* raw = raw_ ? &(*raw_)[static_cast<size_t>(index++)] : nullptr;
+      Tensor t = tensor_from_proto(init, what, raw);
+      if (raw && mapped_) mapped_->discard(raw->data, raw->size);
       std::string().swap(*init.mutable_raw_data());  // frees the bytes (clear() would keep them)
       if (graph_.find_value(init.name()) >= 0) throw Error(what + " is defined twice");
       set_constant(graph_.values[graph_.add_value(init.name())], t);
@@ -300,6 +312,8 @@ class Importer {
   }
 
   onnx::ModelProto& model_;
+  const std::vector<RawBytes>* raw_;
+  const MappedFile* mapped_;
   const int opset_;
   Graph graph_;
 };
@@ -317,13 +331,25 @@ void parse_model(const void* data, size_t size, onnx::ModelProto& model) {
   if (!model.ParseFromArray(data, static_cast<int>(size))) throw Error(kMalformed);
 }
 
-}  // namespace
-
-Graph import_onnx(const void* data, size_t size) {
+// The skeleton parsed by protobuf, each initializer decoded from `data` once (raw_data_split.h); a model
+// the split does not take is parsed whole.
+Graph import_split(const void* data, size_t size, const MappedFile* mapped = nullptr) {
+  check_model_size(size);
+  SplitModel split;
+  if (split_raw_data(static_cast<const uint8_t*>(data), size, &split)) {
+    onnx::ModelProto model;
+    if (model.ParseFromString(split.skeleton)) return Importer(model, &split.raw, mapped).run();
+  }
   onnx::ModelProto model;
   parse_model(data, size, model);
   return Importer(model).run();
 }
+
+}  // namespace
+
+Graph import_onnx(const void* data, size_t size) { return import_split(data, size); }
+
+Graph import_onnx(const MappedFile& file) { return import_split(file.data(), file.size(), &file); }
 
 Graph import_onnx_stream(std::istream& in, uint64_t size) {
   check_model_size(size);
@@ -338,10 +364,9 @@ Graph import_onnx_stream(std::istream& in, uint64_t size) {
 }
 
 Graph import_onnx(std::string&& bytes) {
-  onnx::ModelProto model;
-  parse_model(bytes.data(), bytes.size(), model);
-  std::string().swap(bytes);  // the proto holds its own copy now
-  return Importer(model).run();
+  Graph g = import_split(bytes.data(), bytes.size());
+  std::string().swap(bytes);
+  return g;
 }
 
 }  // namespace ninegrid

@@ -87,7 +87,7 @@ void copy_typed(const onnx::TensorProto& p, DataType t, void* out) {
 
 }  // namespace
 
-Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, const RawBytes* external_raw) {
   if (p.data_location() == onnx::TensorProto::EXTERNAL || p.external_data_size() > 0)
     throw Error(what + ": external data not supported (the tensor's bytes are in a separate file)");
   if (p.has_segment()) throw Error(what + ": segmented tensors are not supported");
@@ -110,13 +110,19 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
     throw Error(what + ": shape " + shape_str(shape) + " holds more bytes than can be addressed");
   const size_t want_bytes = static_cast<size_t>(numel) * elem;
 
-  if (p.has_raw_data()) {
-    const std::string& raw = p.raw_data();
-    if (raw.size() != want_bytes)
-      throw Error(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes, but shape " + shape_str(shape) +
+  RawBytes raw;
+  if (external_raw) {
+    raw = *external_raw;
+  } else if (p.has_raw_data()) {
+    raw.data = reinterpret_cast<const uint8_t*>(p.raw_data().data());
+    raw.size = p.raw_data().size();
+  }
+  if (raw.data) {
+    if (raw.size != want_bytes)
+      throw Error(what + ": raw_data holds " + std::to_string(raw.size) + " bytes, but shape " + shape_str(shape) +
                   " of " + dtype_name(dtype) + " needs " + std::to_string(want_bytes));
     Tensor t = Tensor::empty(dtype, shape);
-    if (want_bytes) std::memcpy(t.data(), raw.data(), want_bytes);
+    if (want_bytes) std::memcpy(t.data(), raw.data, want_bytes);
     // Bytes other than 0 and 1 are not valid bools; normalise so later reads are well defined.
     if (dtype == DataType::Bool) {
       uint8_t* b = static_cast<uint8_t*>(t.data());

@@ -42,6 +42,10 @@ bool winograd_applicable(const Conv2dParams& p);
 std::vector<float> winograd_transform_weights(int m, const float* oihw, int64_t out_channels, int64_t in_channels);
 // The same for `pairs` consecutive 3x3 kernels (9 floats each) into out[pairs][alpha * alpha].
 void winograd_transform_weights(int m, const float* kernels, int64_t pairs, float* out);
+// The same with the output's layout given: pair p's value at position q (of alpha * alpha) goes to
+// out[p * pair_stride + q * position_stride].
+void winograd_transform_weights(int m, const float* kernels, int64_t pairs, int64_t pair_stride,
+                                int64_t position_stride, float* out);
 
 // y = epilogue(conv(x, w) + bias) on plain NCHW tensors by F(m x m, 3 x 3), one tile at a time, in float
 // arithmetic (the rounding the fast kernels have, not a more accurate oracle). Requires

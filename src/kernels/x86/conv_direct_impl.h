@@ -460,7 +460,7 @@ void direct_conv_tiles(const typename A::Args& a, const X86ConvRange& r) {
   const DirectRowsFn<A> pair = pick_direct<A, 2>(a.in_block, a.stride_w);
   const DirectRowsFn<A> single = pick_direct<A, 1>(a.in_block, a.stride_w);
   for (int64_t b = r.oc_block_begin; b < r.oc_block_end;) {
-    if (b + 1 < r.oc_block_end && same_group(a, b, P)) {
+    if (a.oc_blocks_per_tile > 1 && b + 1 < r.oc_block_end && same_group(a, b, P)) {
       pair(a, g, b, r.row_begin, r.row_end);
       b += 2;
     } else {
@@ -700,7 +700,7 @@ void pointwise_conv_tiles(const typename A::Args& a, const X86ConvRange& r) {
   for (int64_t c_begin = p_begin; c_begin < p_end; c_begin += chunk_pixels) {
     const int64_t c_end = imin(p_end, c_begin + chunk_pixels);
     for (int64_t b = r.oc_block_begin; b < r.oc_block_end;) {
-      if (b + 1 < r.oc_block_end && same_group(a, b, P)) {
+      if (a.oc_blocks_per_tile > 1 && b + 1 < r.oc_block_end && same_group(a, b, P)) {
         (b + 1 == half_block ? pair_half : pair)(a, g, b, c_begin, c_end);
         b += 2;
       } else {

@@ -28,6 +28,8 @@ struct X86ConvArgs {
   int64_t pad_top = 0, pad_left = 0;
   int64_t in_block = 1;   // 1, 8 or 16, dividing in_channels
   int64_t out_block = 1;  // P, 1 (plain NCHW), or 8 with P = 16 (each vector stored as two 8-blocks)
+  // Direct and pointwise kernels: output blocks per register tile, 2 (pairs where a group allows) or 1.
+  int64_t oc_blocks_per_tile = 2;
 
   // Prepacked: direct/pointwise [ceil(out_channels / P)][in_channels_per_group][kernel_h][kernel_w][P],
   // depthwise [channels / P][kernel_h][kernel_w][P]; zero weights for the padding output channels.

@@ -58,6 +58,9 @@ struct X86QConvArgs {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t pad_top = 0, pad_left = 0;
   int64_t in_block = 1, out_block = 1;
+  // Output blocks per register tile, as in X86ConvArgs (the direct and pointwise templates read it): 2, pairs
+  // where a group allows, or 1. The int8 drivers keep 2.
+  int64_t oc_blocks_per_tile = 2;
 
   // Prepacked weights (each kernel's entry point gives its packing); zeros for padding channels.
   const int8_t* weights = nullptr;
