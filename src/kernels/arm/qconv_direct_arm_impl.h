@@ -15,20 +15,21 @@
 namespace ninegrid {
 namespace {
 
-// Tile widths for 4 int32 lanes. AArch64 has 32 vector registers, as AVX-512 does: 2 output blocks x 12
-// pixels = 24 accumulators beside the 2 weight vectors, the broadcast input and (without sdot) the 16-bit
-// products that sadalp adds, or 1 block x 16 pixels; the fp32 NEON kernels' shapes (conv_direct_neon.cpp),
-// with fewer rest widths to keep the code small.
+// Tile widths for 4 int32 lanes, within AArch64's 32 vector registers. GCC issues a step's N broadcasts
+// (each a load and an eor, simd_int8_neon.h) before its multiply-adds, so a tile of OCB blocks x N pixels
+// holds OCB * N accumulators, N inputs, OCB weight vectors, the eor constant and (without sdot) the 16-bit
+// products: 2 x 8 (27 and 2 products) and 1 x 12 (26). The fp32 kernels' 2 x 12 (conv_direct_neon.cpp) spilled
+// accumulators to the stack in every step here (llvm-mca, bench/REPORT.md "Arm64").
 template <>
 struct QDirectMenu<4, 2> {
-  using Full = TileWidths<12, 8, 6, 4, 2, 1>;
-  using Reduced = TileWidths<12, 4, 2, 1>;
+  using Full = TileWidths<8, 6, 4, 3, 2, 1>;
+  using Reduced = TileWidths<8, 4, 2, 1>;
   using Column = TileWidths<6, 4, 2, 1>;
 };
 template <>
 struct QDirectMenu<4, 1> {
-  using Full = TileWidths<16, 8, 4, 2, 1>;
-  using Reduced = TileWidths<16, 4, 2, 1>;
+  using Full = TileWidths<12, 8, 4, 2, 1>;
+  using Reduced = TileWidths<12, 4, 2, 1>;
   using Column = TileWidths<8, 4, 2, 1>;
 };
 
