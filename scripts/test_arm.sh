@@ -19,7 +19,8 @@
 #     - the CPU detection and instruction-set caps (CpuFeatures.*, checked against the CPU qemu was told);
 #     - every NEON kernel against its reference twin over the randomised shapes the x86 kernels are tested
 #       on (the parameterised ConvX86, IndirectX86, WinogradX86, PoolBlockedX86, SoftmaxX86 and UnaryX86
-#       suites, FastConv2d.*, ConvSelectNeon.*, PoolBlockedFast.*);
+#       suites, FastConv2d.*, ConvSelectNeon.*, PoolBlockedFast.*), and the int8 dotprod and neon kernels
+#       against the integer reference bit for bit (QConvX86.*, QConvDepthwiseX86.*, QdqGemm.*);
 #     - whole models through the NEON kernels: RetinaFace-MobileNet0.25 (the paper's network) against
 #       ncnn's golden outputs and against PyTorch, MobileNetV2 and ResNet-18 against PyTorch;
 #     - the same two `ninegrid detect` cases.
@@ -58,6 +59,7 @@ bash "$REPO/scripts/make_test_models.sh"
 
 KERNELS='CpuFeatures.*:Isa/ConvX86.*:Isa/IndirectX86.*:Isa/WinogradX86.*:Isas/PoolBlockedX86.*'
 KERNELS+=':Isas/SoftmaxX86.*:Isas/UnaryX86.*:FastConv2d.*:ConvSelectNeon.*:PoolBlockedFast.*'
+KERNELS+=':QConvX86.*:QConvDepthwiseX86.*:QdqGemm.*'
 MODELS='RetinaFaceBlocked.*:RetinaFaceOnnxVsPyTorch.*:TorchvisionVsPyTorch.MobileNetV2*:TorchvisionVsPyTorch.ResNet18*'
 SELECTED="$KERNELS:$MODELS"
 

@@ -17,6 +17,9 @@
 #else
 #define NINEGRID_X86_INT8_CONV 0
 #endif
+#if defined(__aarch64__)
+#include "kernels/arm/qconv_kernels_arm.h"
+#endif
 
 namespace ninegrid {
 
@@ -55,11 +58,21 @@ bool valid_geometry(const Conv2dParams& p) {
          p.dilation_h >= 1 && p.dilation_w >= 1 && p.pad_top >= 0 && p.pad_left >= 0;
 }
 
-// The kernel set for a conv, or lanes 0 when none fits.
+// The kernel set for a conv, or lanes 0 when none fits. `vnni`: the better of the architecture's two kernel
+// sets (x86-64: VNNI over AVX2; AArch64: dotprod over neon).
 struct QChoice {
   bool vnni = false, depthwise = false;
   int64_t lanes = 0, depth = 0;
 };
+
+// What the kernels subtract from every input byte before multiplying: 0 on x86 (vpdpbusd and vpmaddwd take
+// the uint8 values), 128 on AArch64 (signed byte products: kernels/arm/qconv_kernels_arm.h). The prepared
+// sums use the zero point of the values the kernels multiply, x_zero_point minus this.
+#if defined(__aarch64__)
+constexpr int32_t kInputShift = kArmInputZeroPointShift;
+#else
+constexpr int32_t kInputShift = 0;
+#endif
 
 QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
   QChoice c;
@@ -81,6 +94,21 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     c.vnni = true, c.lanes = vnni::kLanes, c.depth = vnni::kDepth;
   } else if (groups_fit(avx2::kLanes)) {
     c.lanes = avx2::kLanes, c.depth = avx2::kInt8Depth;
+  }
+#elif defined(__aarch64__)
+  isa = runnable_isa(isa);
+  if (!is_arm_isa(isa) || !valid_geometry(p)) return c;
+  if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
+  const bool dot = isa == Isa::Dotprod;
+  c.vnni = dot;
+  if (is_depthwise(p)) {
+    c.depthwise = true;
+    c.lanes = (dot ? dotprod::qconv2d_depthwise_layout : neon::qconv2d_depthwise_layout)(in_block).lanes;
+    return c;
+  }
+  if (p.groups == 1 || p.out_channels_per_group() % dotprod::kInt8Lanes == 0) {
+    c.lanes = dotprod::kInt8Lanes;
+    c.depth = dot ? dotprod::kInt8Depth : neon::kInt8Depth;
   }
 #else
   (void)p, (void)in_block, (void)out_block, (void)isa;
@@ -119,18 +147,40 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     blocks_per_tile_ = avx2::kOcBlocksPerTile;
     algorithm_name_ = pointwise ? "int8-avx2-pointwise" : "int8-avx2-direct";
   }
+#elif defined(__aarch64__)
+  if (c.vnni) {
+    kernel_ = pointwise ? dotprod::qconv2d_pointwise : dotprod::qconv2d_direct;
+    blocks_per_tile_ = dotprod::kInt8OcBlocksPerTile;
+    algorithm_name_ = pointwise ? "int8-dotprod-pointwise" : "int8-dotprod-direct";
+  } else {
+    kernel_ = pointwise ? neon::qconv2d_pointwise : neon::qconv2d_direct;
+    blocks_per_tile_ = neon::kInt8OcBlocksPerTile;
+    algorithm_name_ = pointwise ? "int8-neon-pointwise" : "int8-neon-direct";
+  }
 #endif
   const int64_t icpg = p.in_channels_per_group();
   const int64_t P = lanes_, D = depth_, taps = p.kernel_h * p.kernel_w;
 
-  // The kernels read input blocks 16, 8 or 4 holding whole multiply-add steps of kDepth channels, each group
-  // starting on one. Anything else is staged into a copy with every group's channels padded to a multiple
-  // of 4 (which kDepth divides) in the widest of those blocks that divides the padded count.
-  const bool readable = (in_block == 16 || in_block == 8 || in_block == 4) && in_block % D == 0 && icpg % D == 0;
+  // The kernels read input blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8 block there)
+  // holding whole multiply-add steps of kDepth channels, each group starting on one. Anything else is staged
+  // into a copy with every group's channels padded to a multiple of 4 (which kDepth divides) in the widest
+  // of those blocks that divides the padded count.
+#if defined(__aarch64__)
+  const bool block_readable = in_block == 4;
+#else
+  const bool block_readable = in_block == 16 || in_block == 8 || in_block == 4;
+#endif
+  const bool readable = block_readable && in_block % D == 0 && icpg % D == 0;
   stage_input_ = !readable;
   staged_icpg_ = stage_input_ ? round_up(icpg, 4) : icpg;
   const int64_t kernel_channels = staged_icpg_ * p.groups;
+#if defined(__aarch64__)
+  staged_block_ = 4;
+#else
   staged_block_ = kernel_channels % 16 == 0 ? 16 : kernel_channels % 8 == 0 ? 8 : 4;
+#endif
+  // The zero point of the values the kernels multiply (see kInputShift).
+  const int32_t kernel_zero_point = x_zero_point - kInputShift;
 
   // Weights [block][icpg' / D][kh][kw][P][D]: zeros for the padding output channels and input channels.
   blocks_ = round_up(p.out_channels, P) / P;
@@ -147,11 +197,12 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
         const int8_t v = w[(oc * icpg + ic) * taps + t];
         weights_[static_cast<size_t>((((b * steps + ic / D) * taps + t) * P + lane) * D + ic % D)] = v;
         weight_sum += v;
-        tap_zero_sums_[static_cast<size_t>((b * taps + t) * P + lane)] += x_zero_point * v;
+        tap_zero_sums_[static_cast<size_t>((b * taps + t) * P + lane)] += kernel_zero_point * v;
       }
-    // The reference sums (x - zp) * w over the taps inside the image; the kernels sum x * w and start from
-    // bias - zp * (all weights), adding back the taps outside on the borders. int32 wraps alike in both.
-    const int64_t folded = (q.bias ? q.bias[oc] : 0) - int64_t(x_zero_point) * weight_sum;
+    // The reference sums (x - zp) * w over the taps inside the image; the kernels sum x * w (x - 128 on
+    // AArch64, with zp - 128 here) and start from bias - zp * (all weights), adding back the taps outside on
+    // the borders. int32 wraps alike in both.
+    const int64_t folded = (q.bias ? q.bias[oc] : 0) - int64_t(kernel_zero_point) * weight_sum;
     bias_[static_cast<size_t>(oc)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
     multiplier_[static_cast<size_t>(oc)] = q.multiplier[oc];
   }
@@ -171,7 +222,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   a.weights = weights_.data();
   a.bias = bias_.data();
   a.tap_zero_sums = tap_zero_sums_.data();
-  a.x_zero_point = x_zero_point;
+  a.x_zero_point = kernel_zero_point;
   a.requantize = x86_requantize(q, multiplier_.data());
 }
 
@@ -181,24 +232,33 @@ void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantiza
                                     int64_t in_block, int64_t out_block) {
   const Conv2dParams& p = params_;
   const int64_t C = p.out_channels, taps = p.kernel_h * p.kernel_w;
+  // Input in blocks the kernel's register tiles do not read (a plain NCHW tensor; on AArch64 any block but
+  // 4) is staged into one they read: their general path, over each output's taps, ran MobileNetV2's
+  // plain-layout depthwise layers at under 1 GOP/s.
 #if NINEGRID_X86_INT8_CONV
-  const int64_t kernel_in_block = in_block % 8 != 0 && C % 8 == 0 ? (vnni && C % 16 == 0 ? 16 : 8) : in_block;
+  const int64_t staged_block = in_block % 8 != 0 && C % 8 == 0 ? (vnni && C % 16 == 0 ? 16 : 8) : 0;
+  const int64_t kernel_in_block = staged_block ? staged_block : in_block;
   const X86QDepthwiseLayout layout =
       (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(kernel_in_block);
   kernel_ = vnni ? vnni::qconv2d_depthwise : avx2::qconv2d_depthwise;
   algorithm_name_ = vnni ? "int8-vnni-depthwise" : "int8-avx2-depthwise";
+#elif defined(__aarch64__)
+  const int64_t staged_block = in_block != 4 && C % 4 == 0 ? 4 : 0;
+  const int64_t kernel_in_block = staged_block ? staged_block : in_block;
+  const X86QDepthwiseLayout layout =
+      (vnni ? dotprod::qconv2d_depthwise_layout : neon::qconv2d_depthwise_layout)(kernel_in_block);
+  kernel_ = vnni ? dotprod::qconv2d_depthwise : neon::qconv2d_depthwise;
+  algorithm_name_ = vnni ? "int8-dotprod-depthwise" : "int8-neon-depthwise";
 #else
+  const int64_t staged_block = 0;
   const X86QDepthwiseLayout layout;
 #endif
   lanes_ = layout.lanes;
   blocks_per_tile_ = 1;
-  // Input in blocks narrower than 8 (a plain NCHW tensor) is staged into the block the kernel's register
-  // tiles read: their general path, over each output's taps, ran MobileNetV2's plain-layout depthwise layers
-  // at under 1 GOP/s.
-  if (in_block % 8 != 0 && C % 8 == 0) {
+  if (staged_block) {
     stage_input_ = true;
     staged_icpg_ = 1;
-    staged_block_ = vnni && C % 16 == 0 ? 16 : 8;
+    staged_block_ = staged_block;
   }
   blocks_ = round_up(C, lanes_) / lanes_;
   weights_.assign(static_cast<size_t>(qdepthwise_packed_bytes(layout, C, p.kernel_h, p.kernel_w)), 0);
@@ -208,7 +268,8 @@ void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantiza
   for (int64_t c = 0; c < C; ++c) {
     int64_t sum = 0;
     for (int64_t t = 0; t < taps; ++t) sum += w[c * taps + t];
-    const int64_t folded = (q.bias ? q.bias[c] : 0) - int64_t(x_zero_point) * sum;
+    // The kernels' padding taps read x_zero_point (shifted like every input), so this is exact everywhere.
+    const int64_t folded = (q.bias ? q.bias[c] : 0) - int64_t(x_zero_point - kInputShift) * sum;
     bias_[static_cast<size_t>(c)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
     multiplier_[static_cast<size_t>(c)] = q.multiplier[c];
   }

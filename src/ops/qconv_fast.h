@@ -1,5 +1,6 @@
-// The fast int8 2-D convolution behind ng.QConv (x86-64): chooses the kernel (VNNI or AVX2; direct or
-// pointwise, kernels/x86/qconv_kernels_x86.h), prepares its arguments once (packed weights, the zero point
+// The fast int8 2-D convolution behind ng.QConv (x86-64 and AArch64): chooses the kernel (VNNI or AVX2,
+// kernels/x86/qconv_kernels_x86.h; dotprod or neon, kernels/arm/qconv_kernels_arm.h; direct, pointwise or
+// depthwise), prepares its arguments once (packed weights, the zero point
 // folded into the bias, per-tap zero-point sums for the borders, per-channel multipliers) and runs it split
 // over the thread pool. Inputs whose channel block or per-group channel count the kernels cannot read (a
 // plain NCHW image, channels not a multiple of the multiply-add depth) are staged per run into a zero-padded
@@ -27,7 +28,8 @@ class ThreadPool;
 class FastQConv2d {
  public:
   // Whether a fast int8 kernel runs this conv with at most `isa`: VNNI when isa is avx512 and the CPU has
-  // avx512vnni, AVX2 when isa is at least avx2; one group, or output channels per group a multiple of the
+  // avx512vnni, AVX2 when isa is at least avx2; on AArch64 dotprod when isa is dotprod and the CPU has it,
+  // neon when isa is at least neon; one group, or output channels per group a multiple of the
   // vector's lanes; positive strides and dilations, non-negative pads; any channel blocks dividing their
   // counts; depthwise convs (groups == channels) on qconv2d_depthwise, any blocks.
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
@@ -39,7 +41,8 @@ class FastQConv2d {
   // y = requantize(conv(x - x_zero_point) + bias [+ residual]) for the whole batch: x in the input block,
   // y and the optional residual (may be y itself) in the output block. `pool` may be null (one thread).
   void run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
-  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", and the same with "int8-avx2-".
+  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", and the same with "int8-avx2-",
+  // "int8-dotprod-" and "int8-neon-".
   const char* algorithm() const { return algorithm_name_; }
   // Whether run() stages the input into a padded blocked copy first.
   bool stages_input() const { return stage_input_; }

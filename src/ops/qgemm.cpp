@@ -80,9 +80,14 @@ class QGemm final : public Op {
     p.batch = m_;
     p.in_channels = k_, p.out_channels = n_;
     p.in_h = p.in_w = p.out_h = p.out_w = 1;
-    // Any block dividing the count reads the same bytes as plain data here (one pixel per image).
+    // Any block dividing the count reads the same bytes as plain data here (one pixel per image): the widest
+    // the kernels read without staging (AArch64's read 4 only).
     auto block_of = [](int64_t channels) -> int64_t {
+#if defined(__aarch64__)
+      for (int64_t b : {4})
+#else
       for (int64_t b : {16, 8, 4})
+#endif
         if (channels % b == 0) return b;
       return 1;
     };

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""ODR check of the per-ISA kernel objects (src/kernels/x86/avx512/, avx2/, vnni/).
+"""ODR check of the per-ISA kernel objects (src/kernels/x86/avx512/, avx2/, vnni/; src/kernels/arm/neon/,
+dotprod/).
 
-Those files are compiled with -mavx512f / -mavx2. If one of them emitted a weak (COMDAT) definition of an
-inline or template function that generic code also uses (std::min, std::vector<...>::..., an inline
-helper from a shared header), the linker could keep the AVX-512 copy for the whole library, and the
-engine would crash with an illegal instruction on CPUs without AVX-512. So: every symbol such an object
-defines must be local or a strong ninegrid::avx512:: / ninegrid::avx2:: entry point.
+Those files are compiled with -mavx512f / -mavx2 (and +dotprod on AArch64). If one of them emitted a weak
+(COMDAT) definition of an inline or template function that generic code also uses (std::min,
+std::vector<...>::..., an inline helper from a shared header), the linker could keep the AVX-512 copy for
+the whole library, and the engine would crash with an illegal instruction on CPUs without AVX-512. So:
+every symbol such an object defines must be local or a strong ninegrid::avx512:: / ninegrid::avx2:: (...)
+entry point.
 
   check_isa_objects.py OBJECT...   (objects of other folders are ignored)
 """
@@ -13,7 +15,7 @@ import re
 import subprocess
 import sys
 
-ISA_DIR = re.compile(r"kernels/x86/(avx512|avx2|vnni)/")
+ISA_DIR = re.compile(r"kernels/(?:x86|arm)/(avx512|avx2|vnni|neon|dotprod)/")
 
 
 def main(objects):

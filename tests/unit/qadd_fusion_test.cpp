@@ -127,12 +127,16 @@ void expect_same_bytes(const std::map<std::string, Tensor>& want, const std::map
   }
 }
 
-// The ISAs this CPU runs: the reference and the fast int8 kernels' (AVX2, AVX-512 with VNNI).
+// The ISAs this CPU runs: the reference and the fast int8 kernels' (AVX2, AVX-512 with VNNI; on AArch64
+// neon and dotprod).
 std::vector<std::string> isas() {
   std::vector<std::string> v = {"ref"};
 #if defined(__x86_64__)
   if (cpu_features().avx2 && cpu_features().fma) v.push_back("avx2");
   if (cpu_features().avx512f && cpu_features().avx512bw) v.push_back("avx512");
+#elif defined(__aarch64__)
+  if (cpu_features().asimd) v.push_back("neon");
+  if (cpu_features().asimddp) v.push_back("dotprod");
 #endif
   return v;
 }

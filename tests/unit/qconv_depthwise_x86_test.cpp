@@ -3,8 +3,10 @@
 // vectors and (input blocks 8, 4, 1) not a multiple of 16, 3x3 and 5x5 (the register tiles) and other
 // kernels, strides 1 and 2 (and 3, and unequal), padding up to beyond the kernel's reach, dilation, tiny
 // planes, input zero points 0, 255 and between, saturating outputs, fused residuals, every output block, and
-// the work split into ranges as threads would run it. Each ISA is skipped where the CPU lacks it.
-#if defined(__x86_64__)
+// the work split into ranges as threads would run it. Each ISA is skipped where the CPU lacks it. On AArch64
+// the same tests run the dotprod and neon kernels (kernels/arm/qconv_kernels_arm.h), whose register tiles
+// read NCHW4c (under qemu: QEMU_CPU=max has dotprod, cortex-a72 not).
+#if defined(__x86_64__) || defined(__aarch64__)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +23,9 @@
 #include "kernels/ref/qconv2d_ref.h"
 #include "kernels/x86/conv_kernels_x86.h"
 #include "kernels/x86/qconv_kernels_x86.h"
+#if defined(__aarch64__)
+#include "kernels/arm/qconv_kernels_arm.h"
+#endif
 
 namespace ninegrid {
 namespace {
@@ -33,14 +38,30 @@ struct Int8Isa {
   bool runs;
   DepthwiseFn depthwise;
   LayoutFn layout;
+  // What the kernel subtracts from each input byte: its bias is prepared for the zero point minus this.
+  int32_t input_shift;
 };
 
 std::vector<Int8Isa> int8_isas() {
   const CpuFeatures& f = cpu_features();
+#if defined(__aarch64__)
+  return {{"dotprod", f.asimddp, dotprod::qconv2d_depthwise, dotprod::qconv2d_depthwise_layout,
+           kArmInputZeroPointShift},
+          {"neon", f.asimd, neon::qconv2d_depthwise, neon::qconv2d_depthwise_layout, kArmInputZeroPointShift}};
+#else
   return {{"vnni", f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni, vnni::qconv2d_depthwise,
-           vnni::qconv2d_depthwise_layout},
-          {"avx2", f.avx2 && f.fma, avx2::qconv2d_depthwise, avx2::qconv2d_depthwise_layout}};
+           vnni::qconv2d_depthwise_layout, 0},
+          {"avx2", f.avx2 && f.fma, avx2::qconv2d_depthwise, avx2::qconv2d_depthwise_layout, 0}};
+#endif
 }
+
+// The input block the register tiles read: the widest on x86 (16; 8 also), 4 on AArch64 (the layout
+// planner's int8 block there).
+#if defined(__aarch64__)
+constexpr int64_t kTileBlock = 4, kOtherTileBlock = 4;
+#else
+constexpr int64_t kTileBlock = 16, kOtherTileBlock = 8;
+#endif
 
 struct Shape {
   int64_t channels, in_h, in_w, kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
@@ -134,7 +155,7 @@ class Checker {
     for (int64_t c = 0; c < C; ++c) {
       int32_t sum = 0;
       for (int64_t t = 0; t < taps; ++t) sum += w[static_cast<size_t>(c * taps + t)];
-      folded[static_cast<size_t>(c)] = bias[static_cast<size_t>(c)] - x_zero_point * sum;
+      folded[static_cast<size_t>(c)] = bias[static_cast<size_t>(c)] - (x_zero_point - isa.input_shift) * sum;
       padded_multiplier[static_cast<size_t>(c)] = multiplier[static_cast<size_t>(c)];
     }
     X86QConvArgs a;
@@ -235,7 +256,7 @@ TEST(QConvDepthwiseX86, TilesMatchReference) {
       Shape s;
       const int64_t k = c.uniform(0, 1) ? 3 : 5, stride = c.uniform(1, 2);
       s.kernel_h = s.kernel_w = k, s.stride_h = s.stride_w = stride, s.dilation_h = s.dilation_w = 1;
-      const int64_t blocks[] = {16, 8, 16, 8, 4, 1};
+      const int64_t blocks[] = {kTileBlock, kOtherTileBlock, 16, 8, 4, 1};
       s.in_block = blocks[c.uniform(0, 5)];
       // Tiny planes, small ones (the kernels copy those into a bordered plane) and large ones (the border
       // tiles then mask their loads), these with fewer channels.
@@ -297,7 +318,7 @@ TEST(QConvDepthwiseX86, NetworkLayersMatchReference) {
     for (const Layer& l : layers)
       for (int64_t out_block : {int64_t(0), int64_t(1)}) {
         Shape s{l.channels, l.h, l.w, l.k, l.k, l.stride, l.stride, 1, 1, l.k / 2, l.k / 2, l.k / 2, l.k / 2, 0, 0};
-        s.in_block = l.channels % 16 == 0 ? 16 : 8;
+        s.in_block = l.channels % kTileBlock == 0 ? kTileBlock : kOtherTileBlock;
         s.out_block = out_block == 0 ? s.in_block : 1;
         c.check(isa, s, c.zero_point(), 2);
         if (HasFatalFailure()) return;
@@ -313,12 +334,13 @@ TEST(QConvDepthwiseX86, PaddingReadsTheZeroPoint) {
     for (int64_t k : {3, 5}) {
       const int64_t C = 16, H = 6, W = 9, pad = k / 2 + 1;
       const int32_t zp = 200;
-      const X86QDepthwiseLayout layout = isa.layout(16);
+      const X86QDepthwiseLayout layout = isa.layout(kTileBlock);
       std::vector<int8_t> w(static_cast<size_t>(C * k * k), 100);
       std::vector<int8_t> packed(static_cast<size_t>(qdepthwise_packed_bytes(layout, C, k, k)));
       pack_qdepthwise_weights(layout, w.data(), C, k, k, packed.data());
       const int32_t bias = 1000;
-      std::vector<int32_t> folded(static_cast<size_t>(C), bias - zp * 100 * static_cast<int32_t>(k * k));
+      std::vector<int32_t> folded(static_cast<size_t>(C),
+                                  bias - (zp - isa.input_shift) * 100 * static_cast<int32_t>(k * k));
       std::vector<float> multiplier(static_cast<size_t>(C), 1.f / 8);
       std::vector<uint8_t> x(static_cast<size_t>(C * H * W), static_cast<uint8_t>(zp));
       X86QConvArgs a;
@@ -326,7 +348,7 @@ TEST(QConvDepthwiseX86, PaddingReadsTheZeroPoint) {
       a.in_channels_per_group = a.out_channels_per_group = 1;
       a.in_h = H, a.in_w = W, a.kernel_h = a.kernel_w = k, a.pad_top = a.pad_left = pad;
       a.out_h = H + 2 * pad - k + 1, a.out_w = W + 2 * pad - k + 1;
-      a.in_block = a.out_block = 16;
+      a.in_block = a.out_block = kTileBlock;
       a.weights = packed.data(), a.bias = folded.data(), a.x_zero_point = zp;
       a.requantize.multiplier = multiplier.data();
       a.x = x.data();

@@ -4,8 +4,9 @@
 // strides 1-3, padding, dilation, groups, input blocks 1/4/8/16, output blocks P/8/4/1, zero points 0, 255
 // and between, saturating multipliers, fused residuals (added before the rounding, or a quantised addition
 // after it: a fused ng.QAdd, either operand), one and two threads, for the VNNI and the AVX2
-// kernels (each skipped where the CPU lacks it).
-#if defined(__x86_64__)
+// kernels, and on AArch64 for the dotprod and neon kernels (kernels/arm/qconv_kernels_arm.h, the same
+// templates), each skipped where the CPU lacks it (under qemu: QEMU_CPU=max has dotprod, cortex-a72 not).
+#if defined(__x86_64__) || defined(__aarch64__)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,9 +35,23 @@ struct Int8Isa {
 
 std::vector<Int8Isa> int8_isas() {
   const CpuFeatures& f = cpu_features();
+#if defined(__aarch64__)
+  return {{"dotprod", Isa::Dotprod, 4, f.asimddp, "int8-dotprod-"}, {"neon", Isa::Neon, 4, f.asimd, "int8-neon-"}};
+#else
   return {{"vnni", Isa::Avx512, 16, f.avx512f && f.avx512bw && f.avx512vnni, "int8-vnni-"},
           {"avx2", Isa::Avx2, 8, f.avx2 && f.fma, "int8-avx2-"}};
+#endif
 }
+
+// Depthwise channel counts and blocks: those the layout planner gives int8 tensors, and others the op stages
+// (AArch64's kernels read NCHW4c).
+#if defined(__aarch64__)
+const std::vector<int64_t> kDepthwiseChannels = {3, 8, 12, 16, 20, 32, 40};
+const std::vector<int64_t> kDepthwiseBlocks = {1, 4, 4, 8, 16};
+#else
+const std::vector<int64_t> kDepthwiseChannels = {3, 8, 16, 24, 32, 40};
+const std::vector<int64_t> kDepthwiseBlocks = {1, 8, 16};
+#endif
 
 class Rng {
  public:
@@ -259,7 +274,7 @@ TEST(QConvX86, DepthwiseThroughTheOpMatchesReference) {
       Case c;
       Conv2dParams& p = c.p;
       p.batch = rng(1, 2);
-      p.in_channels = p.out_channels = p.groups = rng.pick<int64_t>({3, 8, 16, 24, 32, 40});
+      p.in_channels = p.out_channels = p.groups = rng.pick(kDepthwiseChannels);
       p.kernel_h = p.kernel_w = rng.pick<int64_t>({3, 5});
       p.stride_h = p.stride_w = rng(1, 2);
       p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = rng(0, 2);
@@ -267,8 +282,8 @@ TEST(QConvX86, DepthwiseThroughTheOpMatchesReference) {
       p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, 1, p.pad_top, p.pad_bottom);
       p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, 1, p.pad_left, p.pad_right);
       if (p.out_h < 1 || p.out_w < 1) continue;
-      c.in_block = block_for(rng, {1, 8, 16}, p.in_channels);
-      c.out_block = rng(0, 1) ? c.in_block : block_for(rng, {1, 8, 16}, p.out_channels);
+      c.in_block = block_for(rng, kDepthwiseBlocks, p.in_channels);
+      c.out_block = rng(0, 1) ? c.in_block : block_for(rng, kDepthwiseBlocks, p.out_channels);
       fill(c, rng);
       std::string algorithm;
       EXPECT_EQ(mismatches(c, isa, rng(0, 2) == 0 ? 2 : 1, &algorithm), 0) << isa.name << " " << c.describe();
@@ -279,6 +294,40 @@ TEST(QConvX86, DepthwiseThroughTheOpMatchesReference) {
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }
 
+#if defined(__aarch64__)
+// What FastQConv2d takes and refuses on AArch64: neon everywhere, dotprod only where HWCAP has it (a request
+// for it falls to neon), NCHW4c read as it is and other blocks staged, groups of fewer than 4 output
+// channels (not depthwise) left to the reference.
+TEST(QConvX86, SupportsAndAlgorithmNamesArm) {
+  Conv2dParams p;
+  p.in_channels = 32, p.out_channels = 32, p.in_h = p.in_w = p.out_h = p.out_w = 8;
+  p.kernel_h = p.kernel_w = 3, p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  EXPECT_FALSE(FastQConv2d::supports(p, 4, 4, Isa::Ref));
+  ASSERT_TRUE(cpu_features().asimd);
+  EXPECT_TRUE(FastQConv2d::supports(p, 1, 1, Isa::Neon));
+  Conv2dParams depthwise = p;
+  depthwise.groups = 32;
+  EXPECT_TRUE(FastQConv2d::supports(depthwise, 4, 4, Isa::Dotprod));
+  Conv2dParams small_groups = p;
+  small_groups.groups = 16;  // 2 output channels per group
+  EXPECT_FALSE(FastQConv2d::supports(small_groups, 4, 4, Isa::Dotprod));
+  std::vector<int8_t> w(static_cast<size_t>(32 * 32 * 9), 1);
+  std::vector<float> m(32, 0.01f);
+  Requantization q;
+  q.multiplier = m.data();
+  FastQConv2d neon_conv(p, w.data(), q, 0, Isa::Neon, 1, 1);
+  EXPECT_STREQ(neon_conv.algorithm(), "int8-neon-direct");
+  EXPECT_TRUE(neon_conv.stages_input());  // plain NCHW input
+  FastQConv2d blocked16(p, w.data(), q, 0, Isa::Neon, 16, 16);
+  EXPECT_TRUE(blocked16.stages_input());  // the Arm kernels read NCHW4c only
+  FastQConv2d best(p, w.data(), q, 0, Isa::Dotprod, 4, 4);
+  EXPECT_STREQ(best.algorithm(), cpu_features().asimddp ? "int8-dotprod-direct" : "int8-neon-direct");
+  EXPECT_FALSE(best.stages_input());
+  FastQConv2d dw(depthwise, w.data(), q, 0, Isa::Dotprod, 4, 4);
+  EXPECT_STREQ(dw.algorithm(), cpu_features().asimddp ? "int8-dotprod-depthwise" : "int8-neon-depthwise");
+  EXPECT_FALSE(dw.stages_input());
+}
+#else
 // What FastQConv2d takes and refuses: groups of fewer output channels than a vector (not depthwise) go to
 // the reference; a VNNI request on a CPU without it falls to AVX2; the reference ISA takes nothing.
 TEST(QConvX86, SupportsAndAlgorithmNames) {
@@ -305,6 +354,7 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   EXPECT_STREQ(best.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-direct");
   EXPECT_FALSE(best.stages_input());
 }
+#endif
 
 }  // namespace
 }  // namespace ninegrid

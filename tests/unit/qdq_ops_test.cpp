@@ -181,10 +181,12 @@ TEST(QdqGemm, FastKernelsGiveTheReferenceBytes) {
     const GraphBuilder b = qdq_gemm(c);
     const Tensor x = uniform(c.x_shape, -2.7f, 2.7f, 4);
     const Tensor want = run_at_isa(b.g, x, "ref");
-    // The build's own best ISA, and on x86 also the AVX2 kernels (Options::isa refuses another
-    // architecture's ISA).
+    // The build's own best ISA, and also the AVX2 kernels on x86, the neon ones on AArch64 (Options::isa
+    // refuses another architecture's ISA).
 #if defined(__x86_64__)
     const char* const isas[] = {"", "avx2"};
+#elif defined(__aarch64__)
+    const char* const isas[] = {"", "neon"};
 #else
     const char* const isas[] = {""};
 #endif
