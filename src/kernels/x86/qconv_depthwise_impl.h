@@ -35,6 +35,17 @@
 namespace ninegrid {
 namespace {
 
+// The tile's loop bodies (lambdas below) inlined into one function: GCC otherwise outlines them and the
+// accumulators go through memory around every multiply-add. Not in the sanitizer builds (GCC defines
+// __SANITIZE_ADDRESS__ / __SANITIZE_THREAD__): there the forced inlining of every tile instantiation
+// made these files several times slower to compile (bench/REPORT.md, "CI time"), and those builds test the
+// arithmetic, which inlining does not change.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NINEGRID_QDW_INLINE_BODY
+#else
+#define NINEGRID_QDW_INLINE_BODY __attribute__((always_inline))
+#endif
+
 // f(IntConstant<I>{}) for I in [B, E): unrolled with I a constant expression, so the tile's conditions
 // on tap, group and output indices are resolved at compile time (`if constexpr`), not left to the unroller.
 template <int B, int E, class F>
@@ -158,7 +169,7 @@ __attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64
   typename DW::Mask inside[kGroups];
   bool whole[kGroups];
   if constexpr (EDGES) {
-    static_for<0, kGroups>([&](auto g_) __attribute__((always_inline)) {
+    static_for<0, kGroups>([&](auto g_) NINEGRID_QDW_INLINE_BODY {
       constexpr int g = decltype(g_)::value, n = kInCols - g * SP < G ? kInCols - g * SP : G;
       const int64_t iw = iw0 + g * SP;
       const int first = static_cast<int>(imin(imax(-iw, 0), n)), end = static_cast<int>(imin(imax(a.in_w - iw, 0), n));
@@ -167,13 +178,13 @@ __attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64
     });
   }
 
-  static_for<0, kInRows>([&](auto r_) __attribute__((always_inline)) {
+  static_for<0, kInRows>([&](auto r_) NINEGRID_QDW_INLINE_BODY {
     constexpr int r = decltype(r_)::value;
     const int64_t ih = ih0 + r;
     const bool row_inside = !EDGES || (ih >= 0 && ih < a.in_h);
     // Window column 0 of this row (left of the image in a left border tile: only masked loads read there).
     const uint8_t* const row = b.x + (row_inside ? ih * a.in_w + iw0 : 0) * IB;
-    static_for<0, kGroups>([&](auto g_) __attribute__((always_inline)) {
+    static_for<0, kGroups>([&](auto g_) NINEGRID_QDW_INLINE_BODY {
       constexpr int g = decltype(g_)::value;
       if constexpr (Groups::used(g, COLS)) {
         constexpr int n = kInCols - g * SP < G ? kInCols - g * SP : G;  // pixels some output reads
@@ -182,10 +193,10 @@ __attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64
         else if (!row_inside) t = b.fill;
         else if (whole[g]) t = DW::template load<n>(row + g * SP * IB);
         else t = DW::template load_masked<n>(row + g * SP * IB, inside[g], b);
-        static_for<0, ROWS>([&](auto ro_) __attribute__((always_inline)) {
+        static_for<0, ROWS>([&](auto ro_) NINEGRID_QDW_INLINE_BODY {
           constexpr int ro = decltype(ro_)::value, kh = r - ro * S;
           if constexpr (kh >= 0 && kh < K) {
-            static_for<0, COLS>([&](auto co_) __attribute__((always_inline)) {
+            static_for<0, COLS>([&](auto co_) NINEGRID_QDW_INLINE_BODY {
               constexpr int co = decltype(co_)::value;
               if constexpr (Groups::uses(co, g))
                 acc[ro][co] = DW::madd(t, qdw_weights<DW>(b, K, kh, Groups::offset(co, g)), acc[ro][co]);
