@@ -13,7 +13,9 @@
 #       twins, the ops, the graph passes and planner, the importers, and the whole models against PyTorch,
 #       ONNX Runtime's and ncnn's outputs; the AVX2/AVX-512 cases skip themselves on this CPU;
 #     - `ninegrid detect` on the astronaut photo through a qemu wrapper of the CLI (BlazeFace, and
-#       RetinaFace-MobileNet0.25 from its ncnn files): two of tests/cli/test_detect_cli.py's cases.
+#       RetinaFace-MobileNet0.25 from its ncnn files): two of tests/cli/test_detect_cli.py's cases;
+#     - RetinaFace 320 quantised by `ninegrid quantize` under emulation, and `ninegrid detect` with it finding
+#       the faces fp32 finds (tests/cli/test_quantize.py, RetinaFaceQuantizeTest.test_detect_finds_the_same_faces).
 #   -cpu max (asimddp present; dispatch picks dotprod, whose fp32 kernels are the NEON ones), a subset to
 #   stay within CI's time, chosen as what differs between the two CPUs or matters most:
 #     - the CPU detection and instruction-set caps (CpuFeatures.*, checked against the CPU qemu was told);
@@ -23,7 +25,7 @@
 #       against the integer reference bit for bit (QConvX86.*, QConvDepthwiseX86.*, QdqGemm.*);
 #     - whole models through the NEON kernels: RetinaFace-MobileNet0.25 (the paper's network) against
 #       ncnn's golden outputs and against PyTorch, MobileNetV2 and ResNet-18 against PyTorch;
-#     - the same two `ninegrid detect` cases.
+#     - the same `ninegrid detect` cases, fp32 and int8.
 #   Not under emulation: the CTest-only tests (Python, the C API, ONNX's node tests, installing, the CLI's
 #   other cases); `--all` runs every GoogleTest test on both CPUs.
 set -euo pipefail
@@ -84,6 +86,11 @@ for cpu in cortex-a72 max; do
   log "QEMU_CPU=$cpu: ninegrid detect on the astronaut photo (BlazeFace, and mnet.25 from ncnn files)"
   if ! QEMU_CPU="$cpu" /usr/bin/python3 "$REPO/tests/cli/test_detect_cli.py" "$WRAPPER" \
       DetectCliTest.test_default_model_json DetectCliTest.test_mnet_ncnn; then
+    status=1
+  fi
+  log "QEMU_CPU=$cpu: ninegrid quantize, then detect with the int8 RetinaFace against fp32 (same faces, IoU >= 0.9)"
+  if ! QEMU_CPU="$cpu" /usr/bin/python3 "$REPO/tests/cli/test_quantize.py" "$WRAPPER" \
+      RetinaFaceQuantizeTest.test_detect_finds_the_same_faces; then
     status=1
   fi
   log "QEMU_CPU=$cpu: $((SECONDS - start)) s"
