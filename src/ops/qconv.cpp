@@ -118,7 +118,7 @@ class QConv final : public Op {
     if (settings.isa == Isa::Ref || !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa)) return;
     Requantization q = requantization_constants();
     q.bias = in.size() > 2 && in[2].present ? in[2].value->data_as<int32_t>() : nullptr;
-    fast_ = std::make_unique<FastQConv2d>(p_, in[1].value->data_as<int8_t>(), q, q_.x_zero_point, settings.isa,
+    fast_ = std::make_shared<const FastQConv2d>(p_, in[1].value->data_as<int8_t>(), q, q_.x_zero_point, settings.isa,
                                           in_block_, out_block_);
   }
 
@@ -137,6 +137,14 @@ class QConv final : public Op {
 
   int64_t macs() const override { return p_.macs(); }
   std::string algorithm() const override { return fast_ ? fast_->algorithm() : "int8-ref"; }
+
+  // The fast kernel holds the packed weights and the prepared bias and sums (run() is const, its staging
+  // buffer per thread): sessions of one model share it instead of packing again. The weights stay in the
+  // graph (no packed_input): infer() checks them and the reference path reads them.
+  std::shared_ptr<const void> prepared_state() const override { return fast_; }
+  void adopt_prepared_state(std::shared_ptr<const void> state) override {
+    fast_ = std::static_pointer_cast<const FastQConv2d>(std::move(state));
+  }
 
  private:
   Requantization requantization(const OpContext& ctx) const {
@@ -175,7 +183,7 @@ class QConv final : public Op {
   Conv2dParams p_;
   bool residual_ = false;
   std::vector<float> multiplier_;  // per output channel: x_scale * w_scale / y_scale
-  std::unique_ptr<FastQConv2d> fast_;  // set by prepare() when a fast kernel fits
+  std::shared_ptr<const FastQConv2d> fast_;  // set by prepare() when a fast kernel fits, or adopted
 };
 
 NINEGRID_REGISTER_OP("ng.QConv", QConv);

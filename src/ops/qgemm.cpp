@@ -95,7 +95,7 @@ class QGemm final : public Op {
     if (!FastQConv2d::supports(p, in_block, out_block, settings.isa)) return;
     Requantization q = requantization();
     q.bias = in.size() > 2 && in[2].present ? in[2].value->data_as<int32_t>() : nullptr;
-    fast_ = std::make_unique<FastQConv2d>(p, in[1].value->data_as<int8_t>(), q, q_.x_zero_point, settings.isa,
+    fast_ = std::make_shared<const FastQConv2d>(p, in[1].value->data_as<int8_t>(), q, q_.x_zero_point, settings.isa,
                                           in_block, out_block);
   }
 
@@ -117,6 +117,12 @@ class QGemm final : public Op {
   int64_t macs() const override { return m_ * n_ * k_; }
   std::string algorithm() const override { return fast_ ? fast_->algorithm() : "int8-ref"; }
 
+  // Shared by the sessions of one model, as ng.QConv's kernel (ops/qconv.cpp); the weights stay in the graph.
+  std::shared_ptr<const void> prepared_state() const override { return fast_; }
+  void adopt_prepared_state(std::shared_ptr<const void> state) override {
+    fast_ = std::static_pointer_cast<const FastQConv2d>(std::move(state));
+  }
+
  private:
   // Everything but the bias.
   Requantization requantization() const {
@@ -131,7 +137,7 @@ class QGemm final : public Op {
   bool x_is_matrix_ = false;
   int64_t m_ = 0, n_ = 0, k_ = 0;
   std::vector<float> multiplier_;  // per output column: x_scale * w_scale / y_scale
-  std::unique_ptr<FastQConv2d> fast_;  // set by prepare() when a fast kernel fits
+  std::shared_ptr<const FastQConv2d> fast_;  // set by prepare() when a fast kernel fits, or adopted
 };
 
 NINEGRID_REGISTER_OP("ng.QGemm", QGemm);

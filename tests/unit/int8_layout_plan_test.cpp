@@ -19,6 +19,7 @@
 #include "graph/passes/passes.h"
 #include "ir/quant_attrs.h"
 #include "runtime/model_impl.h"
+#include "runtime/prepared_kernels.h"
 #include "unit/qgraph_builder.h"
 
 namespace ninegrid {
@@ -222,6 +223,28 @@ TEST(Int8LayoutPlan, PerChannelDequantizeGetsAReorder) {
   EXPECT_EQ(g.values[dq->inputs[0]].dtype, DataType::UInt8);
   const Tensor x = uniform_input(10, 4);
   expect_same_bytes(run_graph(b.g, x), run_graph(g, x));
+}
+
+
+// A fixed-shape int8 model packs its QConv kernels once, at load: its sessions adopt them (no packing of
+// their own, Op::prepared_state) and compute the bytes the unplanned graph computes.
+TEST(Int8SharedKernels, SessionsOfAFixedShapeModelAdoptTheKernelsPackedAtLoad) {
+  const Tensor x = uniform_input(40, 11);
+  Graph g = int8_net(40).g;
+  const auto want = run_graph(g, x);
+  Options o;
+  o.threads = 1;
+  auto model = std::make_shared<Model>(std::make_unique<ModelImpl>(std::move(g), o, "onnx"));
+  const PreparedKernels& kernels = InternalAccess::impl(*model).prepared();
+  const int64_t packed = kernels.added();
+  if (packed == 0) GTEST_SKIP() << "no fast int8 kernel on this CPU: nothing to share";
+  EXPECT_GE(packed, 9) << "the net's nine QConvs";
+  auto first = model->create_session();
+  auto second = model->create_session();
+  EXPECT_EQ(kernels.added(), packed) << "a session packed int8 weights of its own";
+  EXPECT_EQ(kernels.reused(), 2 * packed);
+  expect_same_bytes(want, first->run({{"x", x}}));
+  expect_same_bytes(want, second->run({{"x", x}}));
 }
 
 }  // namespace
