@@ -351,8 +351,9 @@ TEST(WinogradCostModel, ChoosesTilesLikeTheMeasurements) {
   // x86 kernel to plan for).
   const WinogradCore here = this_winograd_core();
   const Conv2dParams l = layer(256, 14);
-  if (cpu_has(Isa::Avx2))
+  if (cpu_has(Isa::Avx2)) {
     EXPECT_EQ(winograd_plan(l, 16, 16, Isa::Avx2).winograd_tile, winograd_default_tile(l, Isa::Avx2, here));
+  }
   Conv2dParams strided = layer(64, 56);
   strided.stride_h = 2;
   EXPECT_EQ(winograd_estimated_speedup(strided, Isa::Avx512, here), 0.0);
