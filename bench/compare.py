@@ -182,7 +182,7 @@ def main():
     checks = []  # (model, peer, status, min cosine, detail)
 
     ort_runner = os.path.join(ROOT, "bench", "ort_runner.js")
-    peak = fma_peak(os.path.join(ROOT, "build", "ninegrid_fma_peak"))
+    peak = fma_peak(os.path.join(os.path.dirname(os.path.abspath(args.ninegrid)), "ninegrid_fma_peak"))
     opt_levels = [int(x) for x in args.opt_levels.split(",") if x.strip()]
     rows = []
     names = []
