@@ -23,7 +23,9 @@ the graph optimiser (fusion and folding at 1, layout planning at 2) is measured 
 With --peers ncnn,mnn, each round also runs those engines (bench/peers/: their builds, runners and converted
 models, under --peers-dir or $NINEGRID_PEERS, default <cache>/peers) on each model converted to their own
 format (a row NAME_int8 takes the peer's own int8 quantisation, NAME_int8.*). Before the rounds each peer runs
-once on the inputs ORT runs on and its outputs are compared with ORT's (cosine of each output); a peer below
+once on the inputs ORT runs on (ORT's generated pattern, rescaled like 0..255 pixels through the model's
+preprocessing where bench/peers/peers.py knows it) and its outputs are compared with ORT's (cosine of each
+output); a peer below
 --min-cosine (--min-cosine-int8 for NAME_int8 rows) is reported and not timed. The report gets tables of
 latency, load time and peak memory for every engine, the best peer and ninegrid's ratio to it.
 """
@@ -88,9 +90,13 @@ def check_peers(name, path, shape, peer_names, pdir, ort_runner, min_cosine, che
     active = {}
     with tempfile.TemporaryDirectory(prefix="ng-peers-check-") as tmp:
         inputs, ort_out = os.path.join(tmp, "inputs"), os.path.join(tmp, "ort")
-        cmd = ["node", ort_runner, path, "--runs", "0", "--warmup", "0", "--save-inputs", inputs,
-               "--save-outputs", ort_out]
-        subprocess.run(cmd + (["--shape", shape] if shape else []), check=True, capture_output=True)
+        cmd = ["node", ort_runner, path, "--runs", "0", "--warmup", "0"]
+        subprocess.run(cmd + ["--save-inputs", inputs] + (["--shape", shape] if shape else []), check=True,
+                       capture_output=True)
+        peer_lib.pixel_like_inputs(inputs, name)  # an int8 model needs inputs in its calibrated range
+        given = [a for f in sorted(os.listdir(inputs)) if f.endswith(".npy")
+                 for a in ("--input", f[:-4] + "=" + os.path.join(inputs, f))]
+        subprocess.run(cmd + given + ["--save-outputs", ort_out], check=True, capture_output=True)
         shapes = peer_lib.input_shapes(inputs)
         for p in peer_names:
             files = peer_lib.model_files(pdir, p, name)

@@ -14,9 +14,9 @@ ncnn: onnx2ncnn, then ncnnoptimize (fuses BatchNorm, activations ..., fp32 stora
 MNN:  MNNConvert -f ONNX; int8: quantized.out with a JSON config (KL for activations, MAX_ABS per-channel
       weights, MNN's defaults in its documentation).
 Calibration: the images in --calibration (default: nine colour photos of Debian's python3-skimage, linked into
-<peers-dir>/calibration), stretched to the model's input size, RGB, with the model's mean and scale (CALIBRATION
-below: torchvision's for the classifiers and PP-OCR, none for RetinaFace), the same preprocessing each
-quantiser is told. Models whose input is not 3-channel NCHW (BlazeFace's NHWC) are not quantised.
+<peers-dir>/calibration), stretched to the model's input size, RGB, with the model's mean and scale
+(PREPROCESS in bench/peers/peers.py: torchvision's for the classifiers and PP-OCR, none for RetinaFace), the
+same preprocessing each quantiser is told. Models whose input is not 3-channel NCHW (BlazeFace's NHWC) are not quantised.
 """
 import argparse
 import json
@@ -30,18 +30,7 @@ sys.path.insert(0, HERE)
 from compare import CACHE, EXTRA_MODELS, MODELS  # noqa: E402
 import peers as peer_lib  # noqa: E402
 
-IMAGENET = {"mean": [123.675, 116.28, 103.53], "norm": [0.017125, 0.017507, 0.017429]}
-RAW = {"mean": [0.0, 0.0, 0.0], "norm": [1.0, 1.0, 1.0]}
-# name -> (width, height, mean and norm applied to 0..255 RGB pixels: (pixel - mean) * norm)
-CALIBRATION = {
-    "retinaface640": (640, 640, RAW),
-    "retinaface320": (320, 320, RAW),
-    "ppocr_det": (640, 640, IMAGENET),
-    "mobilenet_v2": (224, 224, IMAGENET),
-    "resnet18": (224, 224, IMAGENET),
-    "resnet50": (224, 224, IMAGENET),
-}
-CALIBRATION.update({name: (224, 224, IMAGENET) for name in EXTRA_MODELS})
+CALIBRATION = peer_lib.PREPROCESS  # name -> (width, height, mean and norm applied to 0..255 RGB pixels)
 SKIMAGE_PHOTOS = ["astronaut.png", "chelsea.png", "coffee.png", "hubble_deep_field.jpg", "ihc.png",
                   "motorcycle_left.png", "motorcycle_right.png", "retina.jpg", "rocket.jpg"]
 SKIMAGE_DIRS = ["/usr/lib/python3/dist-packages/skimage/data", "/usr/share/python3-skimage/data"]

@@ -22,6 +22,28 @@ PEERS = {
 }
 
 
+IMAGENET = {"mean": [123.675, 116.28, 103.53], "norm": [0.017125, 0.017507, 0.017429]}
+RAW = {"mean": [0.0, 0.0, 0.0], "norm": [1.0, 1.0, 1.0]}
+# How each model's input is made from 0..255 RGB pixels, (pixel - mean) * norm, at (width, height): what the
+# peers' quantisers are told (convert_models.py) and what the conversion check's input imitates.
+PREPROCESS = {
+    "retinaface640": (640, 640, RAW),
+    "retinaface320": (320, 320, RAW),
+    "ppocr_det": (640, 640, IMAGENET),
+    "mobilenet_v2": (224, 224, IMAGENET),
+    "resnet18": (224, 224, IMAGENET),
+    "resnet50": (224, 224, IMAGENET),
+}
+for _name in ("efficientnet_b0", "googlenet", "mobilenet_v3_large", "regnet_y_400mf", "shufflenet_v2_x1_0",
+              "squeezenet1_1"):
+    PREPROCESS[_name] = (224, 224, IMAGENET)
+
+
+def preprocess(model):
+    """The PREPROCESS entry of a model or of the float model of an int8 row (NAME_int8), else None."""
+    return PREPROCESS.get(model[:-len("_int8")] if model.endswith("_int8") else model)
+
+
 def peers_dir(cache, given=None):
     return given or os.environ.get("NINEGRID_PEERS") or os.path.join(cache, "peers")
 
@@ -68,6 +90,39 @@ def read_npy(path):
     if sys.byteorder != "little":
         values.byteswap()
     return shape, values
+
+
+def write_npy(path, shape, values):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+        ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    data = array.array("f", values)
+    if sys.byteorder != "little":
+        data.byteswap()
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode("latin1") + data.tobytes())
+
+
+def pixel_like_inputs(inputs_dir, model):
+    """Rescales the generated inputs ORT saved (uniform 0..1) of a model with known preprocessing to what its
+    preprocessing makes of 0..255 pixels, so that int8 models see activations in their calibrated ranges.
+    Only 3-channel NCHW inputs; returns whether any input changed."""
+    pre = preprocess(model)
+    changed = False
+    for f in sorted(os.listdir(inputs_dir)) if pre else []:
+        path = os.path.join(inputs_dir, f)
+        shape, values = read_npy(path)
+        if len(shape) != 4 or shape[1] != 3:
+            continue
+        plane = shape[2] * shape[3]
+        mean, norm = pre[2]["mean"], pre[2]["norm"]
+        out = array.array("f", values)
+        for i in range(len(out)):
+            c = (i // plane) % 3
+            out[i] = (values[i] * 255.0 - mean[c]) * norm[c]
+        write_npy(path, shape, out)
+        changed = True
+    return changed
 
 
 def cosine(a, b):

@@ -58,6 +58,21 @@ with tempfile.TemporaryDirectory() as tmp:
     shapes = peers.input_shapes(ref)
     expect(shapes == ["--shape", "boxes=1x4x20x20", "--shape", "logits=1x1000"], f"input_shapes {shapes}")
 
+    # The check's inputs: ORT's 0..1 pattern becomes what the model's preprocessing makes of 0..255 pixels
+    # (torchvision's mean and scale for resnet18 and its int8 row), other inputs stay as they are.
+    pix = os.path.join(tmp, "pix")
+    os.makedirs(pix)
+    u = rng.random((1, 3, 4, 5), dtype=np.float32)
+    np.save(os.path.join(pix, "input.npy"), u)
+    np.save(os.path.join(pix, "mask.npy"), u[:, :1])
+    expect(peers.pixel_like_inputs(pix, "resnet18_int8"), "pixel_like_inputs changed nothing")
+    mean = np.array([123.675, 116.28, 103.53], np.float32).reshape(1, 3, 1, 1)
+    norm = np.array([0.017125, 0.017507, 0.017429], np.float32).reshape(1, 3, 1, 1)
+    expect(np.allclose(np.load(os.path.join(pix, "input.npy")), (u * 255 - mean) * norm, atol=1e-5),
+           "pixel-like input values")
+    expect(np.array_equal(np.load(os.path.join(pix, "mask.npy")), u[:, :1]), "a 1-channel input must stay")
+    expect(not peers.pixel_like_inputs(pix, "blazeface"), "no preprocessing known for blazeface")
+
 # compare.py's peer tables: the best engine per row, its ratio, and a peer that was not timed.
 row = {"model": "m", "threads": 1, "ninegrid_ms": 6.0, "ort_ms": 9.0, "ninegrid_load_ms": 1.0, "ort_load_ms": 2.0,
        "ninegrid_rss_mb": 10.0, "ort_rss_mb": 20.0,
