@@ -7,7 +7,10 @@
 #   OUT/bin/MNNConvert, quantized.out   links into OUT/build
 #   OUT/build-info.txt     the source commit, compiler and options
 #
-#   bench/peers/build_mnn.sh --src DIR --out DIR [--build-dir DIR] [--jobs N]
+#   bench/peers/build_mnn.sh --src DIR --out DIR [--build-dir DIR] [--jobs N] [--fp32-only]
+#
+# --fp32-only leaves out the quantiser and the training library it needs (about 80 files fewer); running the
+# script again without it adds them to the same build.
 #
 # Run it under the machine's build lock: flock /tmp/ng-build.lock bench/peers/build_mnn.sh ...
 #
@@ -22,14 +25,15 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-SRC="" OUT="" BUILD="" JOBS=2
+SRC="" OUT="" BUILD="" JOBS=2 QUANT=ON
 while (($#)); do
   case "$1" in
     --src) SRC="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --build-dir) BUILD="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --fp32-only) QUANT=OFF; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "build_mnn.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -55,16 +59,18 @@ start=$(date +%s)
 log "configure $SRC -> $BUILD"
 cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
   -DMNN_AVX2=ON -DMNN_AVX512=ON -DMNN_USE_THREAD_POOL=ON -DMNN_OPENMP=OFF \
-  -DMNN_BUILD_CONVERTER=ON -DMNN_BUILD_PROTOBUFFER=OFF -DMNN_BUILD_QUANTOOLS=ON \
+  -DMNN_BUILD_CONVERTER=ON -DMNN_BUILD_PROTOBUFFER=OFF -DMNN_BUILD_QUANTOOLS=$QUANT \
   -DMNN_BUILD_TOOLS=OFF -DMNN_BUILD_DEMO=OFF -DMNN_BUILD_TEST=OFF -DMNN_BUILD_BENCHMARK=OFF -DMNN_BUILD_LLM=OFF \
   -DMNN_BUILD_TRAIN=OFF -DMNN_EVALUATION=OFF -DMNN_OPENCL=OFF -DMNN_VULKAN=OFF -DMNN_CUDA=OFF -DMNN_KLEIDIAI=OFF \
   >"$BUILD/configure.log" 2>&1 || { tail -30 "$BUILD/configure.log" >&2; exit 1; }
 
-log "build MNN, MNNConvert, quantized.out (-j$JOBS)"
-cmake --build "$BUILD" -j "$JOBS" --target MNN MNNConvert quantized.out >"$BUILD/build.log" 2>&1 ||
+targets=(MNN MNNConvert)
+[[ $QUANT == ON ]] && targets+=(quantized.out)
+log "build ${targets[*]} (-j$JOBS)"
+cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" >"$BUILD/build.log" 2>&1 ||
   { grep -B2 -A10 -m3 "error" "$BUILD/build.log" >&2 || tail -30 "$BUILD/build.log" >&2; exit 1; }
 ln -sf "$BUILD/MNNConvert" "$OUT/bin/MNNConvert"
-ln -sf "$BUILD/quantized.out" "$OUT/bin/quantized.out"
+[[ $QUANT == ON ]] && ln -sf "$BUILD/quantized.out" "$OUT/bin/quantized.out"
 
 log "mnn_runner"
 "${CXX_CMD[@]}" -O2 -std=c++17 -I"$SRC/include" -I"$REPO/bench/peers" "$REPO/bench/peers/mnn_runner.cpp" \
@@ -73,6 +79,7 @@ log "mnn_runner"
 {
   echo "MNN source: $SRC (commit $(cat "$SRC/.snapshot-commit" 2>/dev/null || echo unknown))"
   echo "compiler: $(g++ --version | head -1)"
+  echo "quantiser: $QUANT"
   echo "options: $(grep -E '^MNN_(AVX2|AVX512|AVX512_VNNI|USE_SSE|USE_THREAD_POOL|OPENMP|BUILD_SHARED_LIBS|SEP_BUILD|LOW_MEMORY|SUPPORT_BF16):' "$BUILD/CMakeCache.txt" | tr '\n' ' ')"
   echo "built: $(date -u +%FT%TZ) in $(($(date +%s) - start)) s"
 } >"$OUT/build-info.txt"
