@@ -14,9 +14,10 @@
 #
 # Run it under the machine's build lock: flock /tmp/ng-build.lock bench/peers/build_mnn.sh ...
 #
-# Options: MNN's x86-64 Release defaults (SSE, AVX2 with FMA, its own thread pool) plus MNN_AVX512=ON, as
-# MNN's documentation builds its benchmark on AVX-512 machines; AVX-512 VNNI (MNN_AVX512_VNNI) is on by
-# default with it. The converter (MNN_BUILD_CONVERTER) uses Debian's protobuf instead of compiling MNN's copy
+# Options: MNN's x86-64 Release defaults (SSE, AVX2 with FMA, its own thread pool) plus what MNN's own
+# benchmark build for PCs sets (benchmark/scripts/build.sh: MNN_SEP_BUILD=OFF, one libMNN.so, and
+# MNN_AVX512=ON), and AVX-512 VNNI for int8 (MNN_AVX512_VNNI, named explicitly: its documented default is OFF,
+# the CMake option's ON). The converter (MNN_BUILD_CONVERTER) uses Debian's protobuf instead of compiling MNN's copy
 # (MNN_BUILD_PROTOBUFFER=OFF); the quantiser (MNN_BUILD_QUANTOOLS) brings MNN's training library with it.
 # Left out: GPU backends, tests, demos, benchmark, tools/cpp, LLM parts. Only the targets MNN, MNNConvert
 # and quantized.out are built.
@@ -58,7 +59,7 @@ fi
 start=$(date +%s)
 log "configure $SRC -> $BUILD"
 cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
-  -DMNN_AVX2=ON -DMNN_AVX512=ON -DMNN_USE_THREAD_POOL=ON -DMNN_OPENMP=OFF \
+  -DMNN_AVX2=ON -DMNN_AVX512=ON -DMNN_AVX512_VNNI=ON -DMNN_SEP_BUILD=OFF -DMNN_USE_THREAD_POOL=ON -DMNN_OPENMP=OFF \
   -DMNN_BUILD_CONVERTER=ON -DMNN_BUILD_PROTOBUFFER=OFF -DMNN_BUILD_QUANTOOLS=$QUANT \
   -DMNN_BUILD_TOOLS=OFF -DMNN_BUILD_DEMO=OFF -DMNN_BUILD_TEST=OFF -DMNN_BUILD_BENCHMARK=OFF -DMNN_BUILD_LLM=OFF \
   -DMNN_BUILD_TRAIN=OFF -DMNN_EVALUATION=OFF -DMNN_OPENCL=OFF -DMNN_VULKAN=OFF -DMNN_CUDA=OFF -DMNN_KLEIDIAI=OFF \
