@@ -25,9 +25,9 @@ models, under --peers-dir or $NINEGRID_PEERS, default <cache>/peers) on each mod
 format (a row NAME_int8 takes the peer's own int8 quantisation, NAME_int8.*). Before the rounds each peer runs
 once on the inputs ORT runs on (ORT's generated pattern, rescaled like 0..255 pixels through the model's
 preprocessing where bench/peers/peers.py knows it) and its outputs are compared with ORT's (cosine of each
-output); a peer below
---min-cosine (--min-cosine-int8 for NAME_int8 rows) is reported and not timed. The report gets tables of
-latency, load time and peak memory for every engine, the best peer and ninegrid's ratio to it.
+output); a peer below --min-cosine (--min-cosine-int8 for NAME_int8 rows) is reported and not timed. The
+report gets tables of latency, load time and peak memory for every engine, the best peer and ninegrid's
+ratio to it.
 """
 import argparse
 import datetime
@@ -267,6 +267,9 @@ def main():
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     lines = [f"# ninegrid vs ONNX Runtime 1.30 ({datetime.date.today()}, commit {commit})", ""]
+    if os.path.abspath(args.ninegrid) != os.path.join(ROOT, "build", "ninegrid"):
+        version = subprocess.run([args.ninegrid, "--version"], capture_output=True, text=True).stdout.strip()
+        lines += [f"ninegrid binary: `{args.ninegrid}` ({version}).", ""]
     if peak:
         lines.append(f"Core FMA peak measured in this run: {peak.get('gflops_fp32', float('nan')):.1f} GFLOP/s fp32 "
                      f"({peak.get('isa', '?')}).")

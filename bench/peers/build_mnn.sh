@@ -7,11 +7,13 @@
 #   OUT/bin/MNNConvert, quantized.out   links into OUT/build
 #   OUT/build-info.txt     the source commit, compiler and options
 #
-#   bench/peers/build_mnn.sh --src DIR --out DIR [--build-dir DIR] [--jobs N] [--fp32-only]
+#   bench/peers/build_mnn.sh --src DIR --out DIR [--build-dir DIR] [--jobs N] [--commit SHA] [--fp32-only]
 #
 # --fp32-only leaves out the quantiser and the training library it needs (about 80 files fewer); running the
 # script again without it adds them to the same build.
 #
+# --commit names the source's commit in build-info.txt when the tree has no .snapshot-commit (written by
+# extract_snapshot.sh).
 # Run it under the machine's build lock: flock /tmp/ng-build.lock bench/peers/build_mnn.sh ...
 #
 # Options: MNN's x86-64 Release defaults (SSE, AVX2 with FMA, its own thread pool) plus what MNN's own
@@ -26,15 +28,16 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-SRC="" OUT="" BUILD="" JOBS=2 QUANT=ON
+SRC="" OUT="" BUILD="" JOBS=2 COMMIT="" QUANT=ON
 while (($#)); do
   case "$1" in
     --src) SRC="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --build-dir) BUILD="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
+    --commit) COMMIT="$2"; shift 2 ;;
     --fp32-only) QUANT=OFF; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "build_mnn.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -78,7 +81,7 @@ log "mnn_runner"
   -L"$BUILD" -lMNN -Wl,-rpath,"$BUILD" -lpthread -o "$OUT/bin/mnn_runner"
 
 {
-  echo "MNN source: $SRC (commit $(cat "$SRC/.snapshot-commit" 2>/dev/null || echo unknown))"
+  echo "MNN source: $SRC (commit ${COMMIT:-$(cat "$SRC/.snapshot-commit" 2>/dev/null || echo unknown)})"
   echo "compiler: $(g++ --version | head -1)"
   echo "quantiser: $QUANT"
   echo "options: $(grep -E '^MNN_(AVX2|AVX512|AVX512_VNNI|USE_SSE|USE_THREAD_POOL|OPENMP|BUILD_SHARED_LIBS|SEP_BUILD|LOW_MEMORY|SUPPORT_BF16):' "$BUILD/CMakeCache.txt" | tr '\n' ' ')"

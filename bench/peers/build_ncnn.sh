@@ -8,8 +8,10 @@
 #   OUT/bin/ncnnoptimize, ncnn2table, ncnn2int8   links to ncnn's own tools in OUT/build
 #   OUT/build-info.txt    the source commit, compiler and options
 #
-#   bench/peers/build_ncnn.sh --src DIR --out DIR [--build-dir DIR] [--jobs N]
+#   bench/peers/build_ncnn.sh --src DIR --out DIR [--build-dir DIR] [--jobs N] [--commit SHA]
 #
+# --commit names the source's commit in build-info.txt when the tree has no .snapshot-commit (written by
+# extract_snapshot.sh).
 # Run it under the machine's build lock: flock /tmp/ng-build.lock bench/peers/build_ncnn.sh ...
 #
 # Options are ncnn's defaults for an x86-64 Release build, which is what its own benchmark (benchncnn) is built
@@ -22,14 +24,15 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-SRC="" OUT="" BUILD="" JOBS=2
+SRC="" OUT="" BUILD="" JOBS=2 COMMIT=""
 while (($#)); do
   case "$1" in
     --src) SRC="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --build-dir) BUILD="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --commit) COMMIT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "build_ncnn.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -79,7 +82,7 @@ log "ncnn_runner"
   "$REPO/bench/peers/ncnn_runner.cpp" "$BUILD/src/libncnn.a" -lpthread -o "$OUT/bin/ncnn_runner"
 
 {
-  echo "ncnn source: $SRC (commit $(cat "$SRC/.snapshot-commit" 2>/dev/null || echo unknown))"
+  echo "ncnn source: $SRC (commit ${COMMIT:-$(cat "$SRC/.snapshot-commit" 2>/dev/null || echo unknown)})"
   echo "NCNN_VERSION: $NCNN_VERSION"
   echo "compiler: $(g++ --version | head -1)"
   echo "options: $(grep -E '^NCNN_(RUNTIME_CPU|AVX|AVX2|AVX512|AVX512VNNI|AVX512BF16|AVX512FP16|AVXVNNI|FMA|F16C|XOP|OPENMP|INT8|VULKAN):' "$BUILD/CMakeCache.txt" | tr '\n' ' ')"
