@@ -32,7 +32,7 @@ while (($#)); do
     --build-dir) BUILD="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
     --commit) COMMIT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "build_ncnn.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
