@@ -170,8 +170,8 @@ def check(peer, run_dir, ort_outputs, inputs_dir, cmd_prefix, min_cosine):
     missing = [n for n, c in pairs if c is None]
     if missing:
         return "mismatch", None, [f"no output matching {', '.join(missing)}"]
-    worst = min(c for _, c in pairs)
-    detail = [f"{n}: {c:.6f}" for n, c in pairs]
+    worst_name, worst = min(pairs, key=lambda nc: nc[1])
+    detail = [f"{len(pairs)} output(s), lowest {worst_name} (1 - cosine = {1 - worst:.1e})"]
     return ("ok" if worst >= min_cosine else "mismatch"), worst, detail
 
 
