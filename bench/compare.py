@@ -25,7 +25,8 @@ models, under --peers-dir or $NINEGRID_PEERS, default <cache>/peers) on each mod
 format (a row NAME_int8 takes the peer's own int8 quantisation, NAME_int8.*). Before the rounds each peer runs
 once on the inputs ORT runs on (ORT's generated pattern, rescaled like 0..255 pixels through the model's
 preprocessing where bench/peers/peers.py knows it) and its outputs are compared with ORT's (cosine of each
-output); a peer below --min-cosine (--min-cosine-int8 for NAME_int8 rows) is reported and not timed. The
+output; for NAME_int8 rows ORT runs the float model NAME); a peer below --min-cosine (--min-cosine-int8 for
+NAME_int8 rows) is reported and not timed. The
 report gets tables of latency, load time and peak memory for every engine, the best peer and ninegrid's
 ratio to it.
 """
@@ -86,8 +87,13 @@ def fma_peak(binary):
 
 def check_peers(name, path, shape, peer_names, pdir, ort_runner, min_cosine, checks):
     """Runs ORT once (saving its inputs and outputs) and each peer on the same inputs; returns the peers whose
-    outputs match ORT's, each with its runner command (model files and input shapes, no run options)."""
+    outputs match ORT's, each with its runner command (model files and input shapes, no run options).
+    For a row NAME_int8 whose float model NAME is known, ORT runs the float model: each engine's int8 model is
+    judged against the float function, not against another engine's quantisation."""
     active = {}
+    base = name[:-len("_int8")] if name.endswith("_int8") else None
+    if base in MODELS and os.path.exists(os.path.join(CACHE, MODELS[base][0])):
+        path, shape = os.path.join(CACHE, MODELS[base][0]), MODELS[base][1]
     with tempfile.TemporaryDirectory(prefix="ng-peers-check-") as tmp:
         inputs, ort_out = os.path.join(tmp, "inputs"), os.path.join(tmp, "ort")
         cmd = ["node", ort_runner, path, "--runs", "0", "--warmup", "0"]
