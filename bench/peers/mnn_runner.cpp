@@ -8,8 +8,8 @@
 // Session_Release, Power_High, the model buffer released after the session is made; precision Normal (fp32
 // on x86) unless --low-precision (MNN's benchmark default, Precision_Low, which lets MNN use fp16/bf16 where
 // the build has it). Load time is createFromFile, createSession and the resize to the given shapes; a timed
-// run is runSession plus copying every output to a plain NCHW host tensor (what the benchmark's map/unmap
-// of the output does).
+// run is runSession plus copying every output to a plain host tensor in its own layout (what the benchmark's
+// map/unmap of the output does).
 #include <MNN/Interpreter.hpp>
 #include <MNN/MNNForwardType.h>
 #include <MNN/Tensor.hpp>
@@ -67,7 +67,9 @@ int main(int argc, char** argv) {
     const double load_ms = peer::now_ms() - t0;
 
     for (const auto& in : inputs) {
-      MNN::Tensor host(in.second, MNN::Tensor::CAFFE);
+      // In the tensor's own layout: for an input the converter kept NHWC (BlazeFace's), that is the order
+      // of the ONNX shape the values come in; a CAFFE host copy would transpose them.
+      MNN::Tensor host(in.second, in.second->getDimensionType());
       const size_t n = static_cast<size_t>(host.elementSize());
       if (given.count(in.first)) {
         if (given[in.first].data.size() != n) throw std::runtime_error("input " + in.first + ": size");
@@ -80,7 +82,8 @@ int main(int argc, char** argv) {
 
     const std::map<std::string, MNN::Tensor*> outputs = net->getSessionOutputAll(session);
     std::vector<std::pair<std::string, std::unique_ptr<MNN::Tensor>>> hosts;
-    for (const auto& out : outputs) hosts.emplace_back(out.first, std::unique_ptr<MNN::Tensor>(new MNN::Tensor(out.second, MNN::Tensor::CAFFE)));
+    for (const auto& out : outputs)
+      hosts.emplace_back(out.first, std::unique_ptr<MNN::Tensor>(new MNN::Tensor(out.second, out.second->getDimensionType())));
 
     auto run = [&]() {
       if (net->runSession(session) != MNN::NO_ERROR) throw std::runtime_error("MNN runSession failed");
