@@ -19,6 +19,16 @@ resident memory, the largest over the rounds.
 With --opt-levels, each round also runs ninegrid at each listed optimisation level (same process pattern,
 interleaved with the others), and the report gets a second table: latency per opt-level, so the effect of
 the graph optimiser (fusion and folding at 1, layout planning at 2) is measured in the same run.
+
+With --peers ncnn,mnn, each round also runs those engines (bench/peers/: their builds, runners and converted
+models, under --peers-dir or $NINEGRID_PEERS, default <cache>/peers) on each model converted to their own
+format (a row NAME_int8 takes the peer's own int8 quantisation, NAME_int8.*). Before the rounds each peer runs
+once on the inputs ORT runs on (ORT's generated pattern, rescaled like 0..255 pixels through the model's
+preprocessing where bench/peers/peers.py knows it) and its outputs are compared with ORT's (cosine of each
+output; for NAME_int8 rows ORT runs the float model NAME); a peer below --min-cosine (--min-cosine-int8 for
+NAME_int8 rows) is reported and not timed. The
+report gets tables of latency, load time and peak memory for every engine, the best peer and ninegrid's
+ratio to it.
 """
 import argparse
 import datetime
@@ -27,9 +37,12 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.environ.get("NINEGRID_CACHE", os.path.join(ROOT, ".cache"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+import peers as peer_lib  # noqa: E402
 
 # name -> (path relative to the cache, input shape option or None)
 MODELS = {
@@ -72,6 +85,86 @@ def fma_peak(binary):
     return run_json([binary, "--json"])
 
 
+def check_peers(name, path, shape, peer_names, pdir, ort_runner, min_cosine, checks):
+    """Runs ORT once (saving its inputs and outputs) and each peer on the same inputs; returns the peers whose
+    outputs match ORT's, each with its runner command (model files and input shapes, no run options).
+    For a row NAME_int8 whose float model NAME is known, ORT runs the float model: each engine's int8 model is
+    judged against the float function, not against another engine's quantisation."""
+    active = {}
+    base = name[:-len("_int8")] if name.endswith("_int8") else None
+    if base in MODELS and os.path.exists(os.path.join(CACHE, MODELS[base][0])):
+        path, shape = os.path.join(CACHE, MODELS[base][0]), MODELS[base][1]
+    with tempfile.TemporaryDirectory(prefix="ng-peers-check-") as tmp:
+        inputs, ort_out = os.path.join(tmp, "inputs"), os.path.join(tmp, "ort")
+        cmd = ["node", ort_runner, path, "--runs", "0", "--warmup", "0"]
+        subprocess.run(cmd + ["--save-inputs", inputs] + (["--shape", shape] if shape else []), check=True,
+                       capture_output=True)
+        peer_lib.pixel_like_inputs(inputs, name)  # an int8 model needs inputs in its calibrated range
+        given = [a for f in sorted(os.listdir(inputs)) if f.endswith(".npy")
+                 for a in ("--input", f[:-4] + "=" + os.path.join(inputs, f))]
+        subprocess.run(cmd + given + ["--save-outputs", ort_out], check=True, capture_output=True)
+        shapes = peer_lib.input_shapes(inputs)
+        for p in peer_names:
+            files = peer_lib.model_files(pdir, p, name)
+            if not files:
+                checks.append((name, p, "not converted", None, [f"no {name} in {pdir}/models/{p} "
+                                                                "(bench/peers/convert_models.py)"]))
+                continue
+            prefix = [peer_lib.runner(pdir, p)] + files
+            status, worst, detail = peer_lib.check(p, tmp, ort_out, inputs, prefix + ["--threads", "1"], min_cosine)
+            checks.append((name, p, status, worst, detail))
+            print(f"{name} {p}: {status}" + (f", min cosine {worst:.6f}" if worst is not None else "") +
+                  f" ({'; '.join(detail)})", file=sys.stderr)
+            if status == "ok":
+                active[p] = prefix + shapes
+    return active
+
+
+def peer_tables(rows, peer_names, checks, pdir):
+    """The report's peer tables: latency with the best peer, load time and memory, and the conversion check."""
+    engines = [("ORT", "ort")] + [(peer_lib.label(p), p) for p in peer_names]
+
+    def ms(r, key):
+        if key == "ort":
+            return r["ort_ms"]
+        return r["peers"][key]["ms"] if key in r.get("peers", {}) else None
+
+    def cell(v, fmt):
+        return "—" if v is None else fmt.format(v)
+
+    out = ["", "All peers, the same rounds (medians over all timed runs; — : not timed, see the check below). "
+           "best peer = the fastest of ORT and the peers; ratio = ninegrid / best peer (below 1: ninegrid is "
+           "faster). Peak MB: the runner process's VmHWM for ninegrid and the C++ peers, Node's peak minus its "
+           "baseline for ORT.", "",
+           "| model | threads | ninegrid ms | " + " | ".join(f"{l} ms" for l, _ in engines) +
+           " | best peer | ninegrid / best |",
+           "| --- | ---: | ---: | " + " | ".join("---:" for _ in engines) + " | --- | ---: |"]
+    for r in sorted(rows, key=lambda r: (r["threads"], r["model"])):
+        times = [(ms(r, k), l) for l, k in engines if ms(r, k) is not None]
+        best = min(times)
+        out.append(f"| {r['model']} | {r['threads']} | {r['ninegrid_ms']:.3f} | " +
+                   " | ".join(cell(ms(r, k), "{:.3f}") for _, k in engines) +
+                   f" | {best[1]} | {r['ninegrid_ms'] / best[0]:.2f} |")
+    out += ["", "| model | threads | ninegrid load ms | " + " | ".join(f"{l} load ms" for l, _ in engines) +
+            " | ninegrid peak MB | " + " | ".join(f"{l} MB" for l, _ in engines) + " |",
+            "| --- | ---: | ---: | " + " | ".join("---:" for _ in engines) + " | ---: | " +
+            " | ".join("---:" for _ in engines) + " |"]
+    for r in sorted(rows, key=lambda r: (r["threads"], r["model"])):
+        loads = [r["ort_load_ms"]] + [r["peers"][p]["load_ms"] if p in r["peers"] else None for p in peer_names]
+        mbs = [r["ort_rss_mb"]] + [r["peers"][p]["rss_mb"] if p in r["peers"] else None for p in peer_names]
+        out.append(f"| {r['model']} | {r['threads']} | {r['ninegrid_load_ms']:.1f} | " +
+                   " | ".join(cell(v, "{:.1f}") for v in loads) + f" | {r['ninegrid_rss_mb']:.1f} | " +
+                   " | ".join(cell(v, "{:.1f}") for v in mbs) + " |")
+    out += ["", f"Conversion check (before the rounds, one thread): each peer's outputs against ORT's on the same "
+            f"inputs, cosine per output. Peer builds: " +
+            "; ".join(open(os.path.join(pdir, p, "build-info.txt")).readline().strip()
+                      for p in peer_names if os.path.exists(os.path.join(pdir, p, "build-info.txt"))) + ".", "",
+            "| model | peer | status | min cosine | outputs |", "| --- | --- | --- | ---: | --- |"]
+    for model, p, status, worst, detail in checks:
+        out.append(f"| {model} | {peer_lib.label(p)} | {status} | {cell(worst, '{:.6f}')} | {'; '.join(detail)} |")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ninegrid", default=os.path.join(ROOT, "build", "ninegrid"))
@@ -86,10 +179,22 @@ def main():
     ap.add_argument("--model-file", action="append", default=[], metavar="NAME=PATH[@SHAPE]",
                     help="also time this model file under NAME (e.g. an int8 QDQ model `ninegrid quantize` wrote: "
                          "resnet50_int8=/tmp/resnet50_int8.onnx); SHAPE as in the table above (data=1x3x640x640)")
+    ap.add_argument("--peers", default="", help="also time these engines: ncnn, mnn (bench/peers/)")
+    ap.add_argument("--peers-dir", default=None, help="their builds and converted models (default $NINEGRID_PEERS "
+                    "or <cache>/peers)")
+    ap.add_argument("--min-cosine", type=float, default=0.999,
+                    help="a peer whose outputs fall below this cosine against ORT's is not timed")
+    ap.add_argument("--min-cosine-int8", type=float, default=0.95, help="the same for NAME_int8 rows")
     args = ap.parse_args()
+    peer_names = peer_lib.parse_peers(args.peers)
+    pdir = peer_lib.peers_dir(CACHE, args.peers_dir)
+    for p in peer_names:
+        if not os.path.exists(peer_lib.runner(pdir, p)):
+            sys.exit(f"{peer_lib.runner(pdir, p)} missing: build it with bench/peers/build_{p}.sh (bench/REPORT.md)")
+    checks = []  # (model, peer, status, min cosine, detail)
 
     ort_runner = os.path.join(ROOT, "bench", "ort_runner.js")
-    peak = fma_peak(os.path.join(ROOT, "build", "ninegrid_fma_peak"))
+    peak = fma_peak(os.path.join(os.path.dirname(os.path.abspath(args.ninegrid)), "ninegrid_fma_peak"))
     opt_levels = [int(x) for x in args.opt_levels.split(",") if x.strip()]
     rows = []
     names = []
@@ -121,17 +226,25 @@ def main():
             print(f"skip {name}: {path} missing (scripts/setup.sh and scripts/make_test_models.sh make it)",
                   file=sys.stderr)
             continue
+        active = {}  # peer -> its runner command without the run options
+        if peer_names:
+            active = check_peers(name, path, shape, peer_names, pdir, ort_runner,
+                                 args.min_cosine_int8 if name.endswith("_int8") else args.min_cosine, checks)
         for threads in [int(t) for t in args.threads.split(",")]:
             common = ["--threads", str(threads), "--runs", str(args.runs), "--warmup", str(args.warmup), "--json"]
             if shape:
                 common += ["--shape", shape]
+            peer_common = ["--threads", str(threads), "--runs", str(args.runs), "--warmup", str(args.warmup), "--json"]
             ours, theirs = [], []
+            by_peer = {p: [] for p in active}
             by_level = {level: [] for level in opt_levels}
             base = []
             for r in range(args.rounds):
                 print(f"{name} threads={threads} round {r + 1}/{args.rounds}", file=sys.stderr)
                 ours.append(run_json([args.ninegrid, "bench", path] + common))
                 theirs.append(run_json(["node", ort_runner, path] + common))
+                for p, cmd in active.items():
+                    by_peer[p].append(run_json(cmd + peer_common))
                 for level in opt_levels:
                     by_level[level].append(run_json([args.ninegrid, "bench", path, "--opt-level", str(level)] + common))
                 if args.baseline:
@@ -148,6 +261,10 @@ def main():
                 "opt_levels": {level: statistics.median([t for x in runs for t in samples(x)])
                                for level, runs in by_level.items()},
             })
+            rows[-1]["peers"] = {p: {"ms": statistics.median([t for x in runs for t in samples(x)]),
+                                     "load_ms": statistics.median(x["load_ms"] for x in runs),
+                                     "rss_mb": max(x["peak_rss_mb"] for x in runs)}
+                                 for p, runs in by_peer.items()}
             if base:
                 rows[-1]["base_ms"] = statistics.median([t for x in base for t in samples(x)])
                 rows[-1]["base_load_ms"] = statistics.median(x["load_ms"] for x in base)
@@ -156,6 +273,9 @@ def main():
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     lines = [f"# ninegrid vs ONNX Runtime 1.30 ({datetime.date.today()}, commit {commit})", ""]
+    if os.path.abspath(args.ninegrid) != os.path.join(ROOT, "build", "ninegrid"):
+        version = subprocess.run([args.ninegrid, "--version"], capture_output=True, text=True).stdout.strip()
+        lines += [f"ninegrid binary: `{args.ninegrid}` ({version}).", ""]
     if peak:
         lines.append(f"Core FMA peak measured in this run: {peak.get('gflops_fp32', float('nan')):.1f} GFLOP/s fp32 "
                      f"({peak.get('isa', '?')}).")
@@ -189,6 +309,8 @@ def main():
                          f"{r['ninegrid_ms'] / r['base_ms']:.3f} | {r['ninegrid_load_ms']:.1f} | "
                          f"{r['base_load_ms']:.1f} | {r['ninegrid_load_ms'] / r['base_load_ms']:.2f} | "
                          f"{r['ninegrid_rss_mb']:.1f} | {r['base_rss_mb']:.1f} |")
+    if peer_names:
+        lines += peer_tables(rows, peer_names, checks, pdir)
     report = "\n".join(lines) + "\n"
     print(report)
     if args.out:

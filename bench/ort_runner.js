@@ -3,14 +3,16 @@
 // compare against, or saves its outputs as .npy so tests can compare ninegrid with it.
 //
 //   node ort_runner.js MODEL [--threads T] [--runs R] [--warmup W] [--shape NAME=1x3x640x640]
-//                            [--input NAME=FILE.npy] [--save-outputs DIR] [--json]
+//                            [--input NAME=FILE.npy] [--save-outputs DIR] [--save-inputs DIR] [--json]
+// --save-inputs writes the inputs it ran on (given or generated) as .npy, so that the peers' conversion check
+// (bench/compare.py --peers) runs every engine on the same values.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const {findOrt} = require('./find_ort');
 
 function parseArgs(argv) {
-  const a = {model: null, threads: 1, runs: 20, warmup: 3, shapes: {}, inputs: {}, save: null, json: false};
+  const a = {model: null, threads: 1, runs: 20, warmup: 3, shapes: {}, inputs: {}, save: null, saveInputs: null, json: false};
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const next = () => {
@@ -23,8 +25,9 @@ function parseArgs(argv) {
     else if (k === '--shape') { const [n, s] = next().split('='); a.shapes[n] = s.split(/[x,]/).map(Number); }
     else if (k === '--input') { const [n, f] = next().split('='); a.inputs[n] = f; }
     else if (k === '--save-outputs') a.save = next();
+    else if (k === '--save-inputs') a.saveInputs = next();
     else if (k === '--json') a.json = true;
-    else if (k === '--help' || k === '-h') { console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(1, 6).join('\n')); process.exit(0); }
+    else if (k === '--help' || k === '-h') { console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(1, 8).join('\n')); process.exit(0); }
     else if (!a.model) a.model = k;
     else throw new Error(`unexpected argument ${k}`);
   }
@@ -100,6 +103,10 @@ async function main() {
     feeds[name] = new ort.Tensor('float32', fillPattern(dims.reduce((a, b) => a * b, 1)), dims);
   }
 
+  if (args.saveInputs) {
+    fs.mkdirSync(args.saveInputs, {recursive: true});
+    for (const [name, t] of Object.entries(feeds)) writeNpy(path.join(args.saveInputs, name.replace(/[^A-Za-z0-9._-]/g, '_') + '.npy'), t);
+  }
   if (args.save) {
     const out = await session.run(feeds);
     fs.mkdirSync(args.save, {recursive: true});

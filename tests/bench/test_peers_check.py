@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""bench/peers/peers.py, the check that keeps a broken peer conversion out of bench/compare.py --peers: its
+.npy reader against NumPy's writer, output matching (by name, by unique size, none), the cosine that decides
+'ok' against 'mismatch', and compare.py's peer tables on made-up rows. No peer build needed."""
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import peers  # noqa: E402
+import compare  # noqa: E402
+
+failures = []
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+rng = np.random.default_rng(7)
+with tempfile.TemporaryDirectory() as tmp:
+    ref, good, bad = (os.path.join(tmp, d) for d in ("ref", "good", "bad"))
+    for d in (ref, good, bad):
+        os.makedirs(d)
+    a = rng.standard_normal((1, 4, 20, 20)).astype(np.float32)
+    b = rng.standard_normal((1, 1000)).astype(np.float32)
+    np.save(os.path.join(ref, "boxes.npy"), a)
+    np.save(os.path.join(ref, "logits.npy"), b)
+
+    shape, values = peers.read_npy(os.path.join(ref, "boxes.npy"))
+    expect(shape == (1, 4, 20, 20), f"read_npy shape {shape}")
+    expect(np.array_equal(np.frombuffer(values.tobytes(), np.float32), a.ravel()), "read_npy values")
+
+    # A faithful conversion: the same values up to rounding, ncnn-style without the batch dimension, and an
+    # output under another name that is the only one of its size.
+    np.save(os.path.join(good, "boxes.npy"), a[0] + 1e-5 * rng.standard_normal(a[0].shape).astype(np.float32))
+    np.save(os.path.join(good, "fc_out.npy"), b)
+    pairs = dict(peers.compare_outputs(ref, good))
+    expect(set(pairs) == {"boxes", "logits"}, f"matched outputs {pairs}")
+    expect(all(c is not None and c > 0.9999 for c in pairs.values()), f"faithful cosines {pairs}")
+
+    # A broken one: one output with its channels in the wrong order, one of a different size.
+    np.save(os.path.join(bad, "boxes.npy"), a[:, ::-1].copy())
+    np.save(os.path.join(bad, "logits.npy"), b[:, :999].copy())
+    pairs = dict(peers.compare_outputs(ref, bad))
+    expect(pairs["boxes"] is not None and pairs["boxes"] < 0.5, f"permuted output cosine {pairs['boxes']}")
+    expect(pairs["logits"] is None, f"an output of another size must not match: {pairs['logits']}")
+
+    expect(abs(peers.cosine([1, 2, 3], [-1, -2, -3]) + 1) < 1e-12, "cosine of opposite vectors")
+    expect(peers.cosine([0, 0], [0, 0]) == 1.0 and peers.cosine([0, 0], [1, 0]) == 0.0, "cosine of zero vectors")
+
+    shapes = peers.input_shapes(ref)
+    expect(shapes == ["--shape", "boxes=1x4x20x20", "--shape", "logits=1x1000"], f"input_shapes {shapes}")
+
+    # The check's inputs: ORT's 0..1 pattern becomes what the model's preprocessing makes of 0..255 pixels
+    # (torchvision's mean and scale for resnet18 and its int8 row), other inputs stay as they are.
+    pix = os.path.join(tmp, "pix")
+    os.makedirs(pix)
+    u = rng.random((1, 3, 4, 5), dtype=np.float32)
+    np.save(os.path.join(pix, "input.npy"), u)
+    np.save(os.path.join(pix, "mask.npy"), u[:, :1])
+    expect(peers.pixel_like_inputs(pix, "resnet18_int8"), "pixel_like_inputs changed nothing")
+    mean = np.array([123.675, 116.28, 103.53], np.float32).reshape(1, 3, 1, 1)
+    norm = np.array([0.017125, 0.017507, 0.017429], np.float32).reshape(1, 3, 1, 1)
+    expect(np.allclose(np.load(os.path.join(pix, "input.npy")), (u * 255 - mean) * norm, atol=1e-5),
+           "pixel-like input values")
+    expect(np.array_equal(np.load(os.path.join(pix, "mask.npy")), u[:, :1]), "a 1-channel input must stay")
+    expect(not peers.pixel_like_inputs(pix, "blazeface"), "no preprocessing known for blazeface")
+
+# compare.py's peer tables: the best engine per row, its ratio, and a peer that was not timed.
+row = {"model": "m", "threads": 1, "ninegrid_ms": 6.0, "ort_ms": 9.0, "ninegrid_load_ms": 1.0, "ort_load_ms": 2.0,
+       "ninegrid_rss_mb": 10.0, "ort_rss_mb": 20.0,
+       "peers": {"ncnn": {"ms": 4.0, "load_ms": 3.0, "rss_mb": 30.0}}}
+lines = compare.peer_tables([row], ["ncnn", "mnn"], [("m", "mnn", "mismatch", 0.5, ["out: 0.5"])], "/nonexistent")
+latency = next(line for line in lines if line.startswith("| m | 1 | 6.000"))
+expect(latency == "| m | 1 | 6.000 | 9.000 | 4.000 | — | ncnn | 1.50 |", f"latency row {latency}")
+expect(any(line.startswith("| m | MNN | mismatch | 0.500000 |") for line in lines), "check row")
+
+if failures:
+    sys.exit(f"{len(failures)} failure(s)")
+print("ok")
