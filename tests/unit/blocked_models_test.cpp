@@ -4,7 +4,6 @@
 // blocked network still computes the reference outputs: ncnn's golden files for the ncnn model, PyTorch's
 // outputs for the ONNX export (scripts/make_test_models.sh), both on the astronaut photo.
 #include <gtest/gtest.h>
-#include <stb/stb_image.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -14,26 +13,13 @@
 #include "ninegrid/ninegrid.h"
 #include "core/cpu_features.h"
 #include "runtime/model_impl.h"
-
-#ifndef NINEGRID_CACHE_DIR
-#define NINEGRID_CACHE_DIR NINEGRID_SOURCE_DIR "/.cache"
-#endif
+#include "unit/retinaface_golden_util.h"
 
 namespace ninegrid {
 namespace {
 
-const char* const kOutputs[] = {
-    "face_rpn_cls_prob_reshape_stride32", "face_rpn_bbox_pred_stride32", "face_rpn_landmark_pred_stride32",
-    "face_rpn_cls_prob_reshape_stride16", "face_rpn_bbox_pred_stride16", "face_rpn_landmark_pred_stride16",
-    "face_rpn_cls_prob_reshape_stride8",  "face_rpn_bbox_pred_stride8",  "face_rpn_landmark_pred_stride8",
-};
+using namespace retinaface_golden;
 
-std::string cache_dir() {
-  const char* env = std::getenv("NINEGRID_CACHE");
-  return env && *env ? std::string(env) : std::string(NINEGRID_CACHE_DIR);
-}
-const std::string kNcnnModel = NINEGRID_SHARED_DIR "/models/mnet.25-opt.param";
-const std::string kGoldenDir = NINEGRID_SHARED_DIR "/models/mnet.25-golden/";
 std::string onnx_model() { return cache_dir() + "/models/retinaface_mnet25.onnx"; }
 
 std::shared_ptr<Model> load_opt2(const std::string& path, std::map<std::string, Shape> shapes = {}) {
@@ -55,37 +41,6 @@ int blocked_count(const Model& m, const std::string& op) {
   for (const Node& node : InternalAccess::impl(m).graph().nodes)
     n += node.op_type == op && node.attrs.get_int("ng.in_block", 1) > 1;
   return n;
-}
-
-// |ours - reference| <= 1e-4 of the reference's range (ncnn_import_test and torchvision_models_test use
-// the same bound), shapes equal after dropping a leading 1 that ncnn's (c, h, w) goldens lack.
-void expect_close(const Tensor& ours, const Tensor& reference, const std::string& what) {
-  ASSERT_TRUE(ours.defined()) << what << " was not produced";
-  ASSERT_EQ(ours.numel(), reference.numel()) << what << ": " << shape_str(ours.shape()) << " vs "
-                                             << shape_str(reference.shape());
-  const float* a = ours.data_as<float>();
-  const float* b = reference.data_as<float>();
-  float lo = b[0], hi = b[0];
-  for (int64_t i = 0; i < reference.numel(); ++i) lo = std::min(lo, b[i]), hi = std::max(hi, b[i]);
-  ASSERT_GT(hi - lo, 0.f) << what << ": constant reference";
-  double worst = 0;
-  for (int64_t i = 0; i < reference.numel(); ++i) {
-    const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
-    worst = std::isfinite(d) ? std::max(worst, d) : 1e30;
-  }
-  EXPECT_LE(worst, 1e-4 * (hi - lo)) << what;
-}
-
-Tensor astronaut_nchw() {
-  int w = 0, h = 0, n = 0;
-  unsigned char* data = stbi_load("/usr/lib/python3/dist-packages/skimage/data/astronaut.png", &w, &h, &n, 3);
-  if (!data) return Tensor();
-  Tensor x = Tensor::empty(DataType::Float32, {1, 3, h, w});
-  float* xp = x.data_as<float>();
-  for (int c = 0; c < 3; ++c)
-    for (int i = 0; i < w * h; ++i) xp[c * w * h + i] = data[static_cast<size_t>(i) * 3 + c];
-  stbi_image_free(data);
-  return x;
 }
 
 TEST(RetinaFaceBlocked, NcnnModelHasNoLayoutTransforms) {

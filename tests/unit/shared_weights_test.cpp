@@ -6,7 +6,6 @@
 // re-plans for another shape; the shared kernels by the model's counters and by the bytes the engine's
 // allocator holds (aligned_memory_live_bytes), not by the noisy resident set.
 #include <gtest/gtest.h>
-#include <stb/stb_image.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -21,57 +20,12 @@
 #include "ops/op.h"
 #include "runtime/model_impl.h"
 #include "runtime/session_impl.h"
-
-#ifndef NINEGRID_CACHE_DIR
-#define NINEGRID_CACHE_DIR NINEGRID_SOURCE_DIR "/.cache"
-#endif
+#include "unit/retinaface_golden_util.h"
 
 namespace ninegrid {
 namespace {
 
-std::string cache_dir() {
-  const char* env = std::getenv("NINEGRID_CACHE");
-  return env && *env ? std::string(env) : std::string(NINEGRID_CACHE_DIR);
-}
-
-const std::string kNcnnModel = NINEGRID_SHARED_DIR "/models/mnet.25-opt.param";
-const std::string kGoldenDir = NINEGRID_SHARED_DIR "/models/mnet.25-golden/";
-const char* const kRetinaOutputs[] = {
-    "face_rpn_cls_prob_reshape_stride32", "face_rpn_bbox_pred_stride32", "face_rpn_landmark_pred_stride32",
-    "face_rpn_cls_prob_reshape_stride16", "face_rpn_bbox_pred_stride16", "face_rpn_landmark_pred_stride16",
-    "face_rpn_cls_prob_reshape_stride8",  "face_rpn_bbox_pred_stride8",  "face_rpn_landmark_pred_stride8",
-};
-
-// |ours - reference| <= 1e-4 of the reference's range, as the whole-model tests require; element counts
-// equal (ncnn's goldens lack the leading batch dimension).
-void expect_close(const Tensor& ours, const Tensor& reference, const std::string& what) {
-  ASSERT_TRUE(ours.defined()) << what << " was not produced";
-  ASSERT_EQ(ours.numel(), reference.numel()) << what << ": " << shape_str(ours.shape()) << " vs "
-                                             << shape_str(reference.shape());
-  const float* a = ours.data_as<float>();
-  const float* b = reference.data_as<float>();
-  float lo = b[0], hi = b[0];
-  for (int64_t i = 0; i < reference.numel(); ++i) lo = std::min(lo, b[i]), hi = std::max(hi, b[i]);
-  ASSERT_GT(hi - lo, 0.f) << what << ": constant reference";
-  double worst = 0;
-  for (int64_t i = 0; i < reference.numel(); ++i) {
-    const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
-    worst = std::isfinite(d) ? std::max(worst, d) : 1e30;
-  }
-  EXPECT_LE(worst, 1e-4 * (hi - lo)) << what;
-}
-
-Tensor astronaut_nchw() {
-  int w = 0, h = 0, n = 0;
-  unsigned char* data = stbi_load("/usr/lib/python3/dist-packages/skimage/data/astronaut.png", &w, &h, &n, 3);
-  if (!data) return Tensor();
-  Tensor x = Tensor::empty(DataType::Float32, {1, 3, h, w});
-  float* xp = x.data_as<float>();
-  for (int c = 0; c < 3; ++c)
-    for (int i = 0; i < w * h; ++i) xp[c * w * h + i] = data[static_cast<size_t>(i) * 3 + c];
-  stbi_image_free(data);
-  return x;
-}
+using namespace retinaface_golden;
 
 const ModelImpl& impl(const Model& m) { return InternalAccess::impl(m); }
 const SessionImpl& impl(Session& s) { return InternalAccess::impl(s); }
@@ -172,7 +126,7 @@ TEST(SharedKernels, DynamicShapeSessionsShareKernelsPerShapeAndReplanCorrectly) 
   EXPECT_GT(packed_photo, 20);
   auto out_a = a->run({{"data", photo}});
   EXPECT_EQ(kernels.added() - packed, packed_photo) << "the re-planning session packed again";
-  for (const char* name : kRetinaOutputs) {
+  for (const char* name : kOutputs) {
     const Tensor golden = read_npy(kGoldenDir + name + ".npy");
     expect_close(out_b.at(name), golden, std::string("re-planned session, ") + name);
     expect_close(out_a.at(name), golden, std::string("session adopting its kernels, ") + name);
@@ -192,7 +146,7 @@ TEST(ReleasedWeights, NcnnModelWithAFixedShapeMatchesNcnnGolden) {
   EXPECT_GT(impl(*model).released_bytes(), int64_t(1) << 20) << "RetinaFace-MobileNet0.25 has 1.7 MB of weights";
   for (int s = 0; s < 2; ++s) {
     auto out = model->create_session()->run({{"data", photo}});
-    for (const char* name : kRetinaOutputs)
+    for (const char* name : kOutputs)
       expect_close(out.at(name), read_npy(kGoldenDir + name + ".npy"), "session " + std::to_string(s) + ", " + name);
   }
 }
@@ -232,7 +186,7 @@ TEST(ReleasedWeights, AnotherInputShapeIsAClearErrorAndTheSessionStillRuns) {
   }
   const auto ours = s->run({{"data", x}});
   const auto reference = dynamic->create_session()->run({{"data", x}});
-  for (const char* name : kRetinaOutputs) expect_close(ours.at(name), reference.at(name), name);
+  for (const char* name : kOutputs) expect_close(ours.at(name), reference.at(name), name);
 }
 
 // The graph of a model that released weights cannot make another model (internal API: tests build models
