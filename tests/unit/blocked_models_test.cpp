@@ -59,7 +59,9 @@ TEST(RetinaFaceBlocked, OnnxModelHasNoLayoutTransforms) {
   ASSERT_TRUE(std::ifstream(onnx_model()).good()) << "missing " << onnx_model() << ": run scripts/make_test_models.sh";
   auto m = load_opt2(onnx_model());
   EXPECT_EQ(count_ops(*m, "ng.Reorder"), 0);
-  if (isa_block(hardware_isa()) > 1) EXPECT_EQ(blocked_count(*m, "Resize"), 2) << "both upsamplings run blocked";
+  if (isa_block(hardware_isa()) > 1) {
+    EXPECT_EQ(blocked_count(*m, "Resize"), 2) << "both upsamplings run blocked";
+  }
 }
 
 TEST(RetinaFaceBlocked, NcnnModelMatchesNcnnGolden) {
