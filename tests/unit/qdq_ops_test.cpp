@@ -13,6 +13,7 @@
 
 #include "graph_builder.h"
 #include "kernels/quantized_ops.h"
+#include "kernels/ref/qlookup_ref.h"
 #include "kernels/ref/qgemm_ref.h"
 #include "ninegrid/ninegrid.h"
 #include "runtime/model_impl.h"
@@ -225,15 +226,26 @@ TEST(QgemmRef, SumsAndRoundsHalfToEven) {
   EXPECT_EQ(y[3], 97);
 }
 
-TEST(QuantizedOps, RescaleAndAverageRoundHalfToEvenAndSaturate) {
-  QuantizedRescale r{10, 20, 0.5f};
-  EXPECT_EQ(r(15), 22);   // 5 * 0.5 = 2.5 -> 2
-  EXPECT_EQ(r(17), 24);   // 3.5 -> 4
-  EXPECT_EQ(r(0), 15);
-  QuantizedRescale up{0, 200, 2.f};
-  EXPECT_EQ(up(100), 255);  // 400 saturates
-  EXPECT_TRUE((QuantizedRescale{7, 7, 1.f}).is_identity());
-  EXPECT_FALSE((QuantizedRescale{7, 8, 1.f}).is_identity());
+TEST(QuantizedOps, RequantisingTableAndAverageRoundHalfToEvenAndSaturate) {
+  // x: scale 0.25, zero point 10; y: scale 0.5, zero point 20.
+  const QuantizedTable r = requantize_table(0.25f, 10, 0.5f, 20, 0, 255);
+  EXPECT_EQ(r[15], 22);  // 1.25 / 0.5 = 2.5 -> 2
+  EXPECT_EQ(r[17], 24);  // 3.5 -> 4
+  EXPECT_EQ(r[0], 15);   // -2.5 / 0.5 = -5
+  EXPECT_FALSE(table_is_clamp(r, 0, 255));
+  const QuantizedTable relu = requantize_table(0.25f, 10, 0.5f, 20, 20, 255);  // a ReLU: qmin = y zero point
+  EXPECT_EQ(relu[0], 20);
+  EXPECT_EQ(relu[17], 24);
+  const QuantizedTable up = requantize_table(1.f, 0, 0.5f, 200, 0, 255);
+  EXPECT_EQ(up[100], 255);  // 400 saturates
+  EXPECT_EQ(up[27], 254);
+  EXPECT_TRUE(table_is_clamp(requantize_table(0.07f, 7, 0.07f, 7, 0, 255), 0, 255));
+  EXPECT_TRUE(table_is_clamp(requantize_table(0.07f, 7, 0.07f, 7, 7, 200), 7, 200));
+  EXPECT_FALSE(table_is_clamp(requantize_table(0.07f, 7, 0.07f, 8, 0, 255), 0, 255));
+  uint8_t x[] = {0, 15, 17, 255}, y[4];
+  qlookup_ref(r, x, y, 4);
+  EXPECT_EQ(y[1], 22);
+  EXPECT_EQ(y[3], 142);  // 61.25 / 0.5 = 122.5 -> 122
   QuantizedAverage a{0, 50, 1.f};
   EXPECT_EQ(a(21, 2), 60);   // 10.5 -> 10
   EXPECT_EQ(a(23, 2), 62);   // 11.5 -> 12
