@@ -124,7 +124,7 @@ int fuse_moving_chains(Graph& g) {
       first.inputs[0] = x.q;
       last.outputs[0] = y;
       dead[n] = 1;
-    } else if (grows && uses.readers[v].size() == 1) {
+    } else if (grows && single_reader(uses, v)) {
       // In the DQ's place, on the smaller tensor: its output value becomes the requantised uint8 one.
       g.values[v].dtype = DataType::UInt8;
       last.outputs[0] = y;
