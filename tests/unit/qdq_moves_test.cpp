@@ -196,7 +196,7 @@ INSTANTIATE_TEST_SUITE_P(
                    true}),
     [](const testing::TestParamInfo<ConcatCase>& i) { return std::string(i.param.name); });
 
-TEST(QdqConcatActivation, AConcatAlsoReadInFloatStaysFloat) {
+TEST(QdqConcatStaysFloat, WhenTheConcatOrItsActivationIsAlsoReadInFloat) {
   const ConcatCase c{"also_read", {3, 5, 7}, {{0.02f, 128}, {0.013f, 0}, {0.05f, 255}}, {0.03f, 0}, "Relu"};
   for (const char* side : {"cat", "act"}) {
     GraphBuilder b = qdq_concat(c);
