@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "graph_builder.h"
 #include "kernels/quantized_ops.h"
@@ -246,6 +247,20 @@ TEST(QuantizedOps, RequantisingTableAndAverageRoundHalfToEvenAndSaturate) {
   qlookup_ref(r, x, y, 4);
   EXPECT_EQ(y[1], 22);
   EXPECT_EQ(y[3], 142);  // 61.25 / 0.5 = 122.5 -> 122
+  // Every length around the kernel's 8-byte words, at odd offsets, in place too.
+  std::mt19937 rng(3);
+  std::vector<uint8_t> in(40), out(40);
+  for (int64_t n = 0; n <= 33; ++n)
+    for (int64_t at : {0, 3}) {
+      for (auto& v : in) v = static_cast<uint8_t>(rng());
+      std::fill(out.begin(), out.end(), 7);
+      qlookup_ref(r, in.data() + at, out.data() + at, n);
+      for (int64_t i = 0; i < 40; ++i)
+        ASSERT_EQ(out[i], i >= at && i < at + n ? r[in[i]] : 7) << "n " << n << " at " << at << " i " << i;
+      std::vector<uint8_t> same = in;
+      qlookup_ref(r, same.data() + at, same.data() + at, n);
+      for (int64_t i = 0; i < 40; ++i) ASSERT_EQ(same[i], i >= at && i < at + n ? r[in[i]] : in[i]) << "in place";
+    }
   QuantizedAverage a{0, 50, 1.f};
   EXPECT_EQ(a(21, 2), 60);   // 10.5 -> 10
   EXPECT_EQ(a(23, 2), 62);   // 11.5 -> 12
