@@ -1,6 +1,7 @@
 #include "quant_plan.h"
 
 #include <functional>
+#include <set>
 
 #include "onnx_edit.h"
 
@@ -151,6 +152,35 @@ QuantPlan plan_quantization(const onnx::ModelProto& model, const ValueTypes& typ
     chosen.insert(layer.output);
     if (op == "MaxPool") plan.shares[layer.output] = node.input(0);
     plan.layers.push_back(std::move(layer));
+  }
+
+  // A tensor computed from another quantised tensor by ops that only move or select its values (nearest
+  // Resize, Slice, Reshape, Transpose, ...) takes that tensor's parameters, as ONNX Runtime's quantiser
+  // does: the DequantizeLinear -> moves -> QuantizeLinear between them then drops out when the model is
+  // loaded (graph/passes/fuse_qdq_moves.cpp) rather than requantising. RetinaFace's FPN: the upsampled
+  // (and cropped) coarser level that the Add of the finer one reads.
+  auto moves_values = [&](const NodeProto& n) {
+    static const std::set<std::string> kMoves = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity",
+                                                 "Slice", "DepthToSpace", "SpaceToDepth", "Resize", "Upsample"};
+    if (!default_domain(n) || !kMoves.count(n.op_type()) || n.input_size() < 1 || n.output_size() < 1) return false;
+    for (int o = 1; o < n.output_size(); ++o)
+      if (!n.output(o).empty()) return false;
+    if (n.op_type() != "Resize" && n.op_type() != "Upsample") return true;
+    const AttributeProto* mode = find_attr(n, "mode");
+    const AttributeProto* coords = find_attr(n, "coordinate_transformation_mode");
+    return (!mode || mode->s() == "nearest") && (!coords || coords->s() != "tf_crop_and_resize");
+  };
+  for (const std::string& t : chosen) {
+    if (plan.shares.count(t)) continue;
+    std::string s = t;
+    int hops = 0;
+    for (; hops < 64; ++hops) {
+      const int p = idx.producer_of(s);
+      if (p < 0 || !moves_values(g.node(p)) || g.node(p).output(0) != s || !is_activation(g.node(p).input(0))) break;
+      s = g.node(p).input(0);
+      if (chosen.count(s)) break;
+    }
+    if (s != t && chosen.count(s)) plan.shares[t] = s;
   }
 
   for (const auto& in : g.input())

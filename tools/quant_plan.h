@@ -37,7 +37,9 @@ struct QuantPlan {
   // Every activation tensor to quantise, graph inputs first, then in the order their producers run.
   std::vector<std::string> tensors;
   // Tensors that take another's parameters instead of their own: MaxPool's output takes its input's
-  // (the max of quantised values is a quantised value, so this loses nothing and keeps the pool integer).
+  // (the max of quantised values is a quantised value, so this loses nothing and keeps the pool integer),
+  // and so does a tensor that ops moving values (nearest Resize, Slice, Reshape, ...) compute from a
+  // quantised one.
   std::map<std::string, std::string> shares;
   // Tensors whose negative values every reader discards (through Concat or MaxPool into a Relu): their
   // range may start at 0.

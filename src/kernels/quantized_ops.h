@@ -1,8 +1,7 @@
 // The int8 arithmetic of the quantised ops other than convolution (kernels/quantized.h defines the
 // tensors, the conv epilogue and QLinearAdd's), in the same single-precision steps, so that every kernel
-// and its reference agree bit for bit:
-//   rescale (Concat: one input's values into the output's scale and zero point)
-//     v = float(x - zp_x) * m                       m = s_x / s_y
+// and its reference agree bit for bit (a requantisation alone, uint8 to uint8, is a table:
+// kernels/ref/qlookup_ref.h):
 //   average (AveragePool, GlobalAveragePool: the exact int64 sum of a window's count values)
 //     v = float(acc) * m_count                      m_count = (s_x / s_y) / float(count), acc = sum(x - zp_x)
 // then, as in requantize, v is clamped to [qmin - zp_y, qmax - zp_y], rounded half to even, and zp_y added.
@@ -19,17 +18,6 @@ inline uint8_t round_to_quantized(float v, int32_t out_zero_point, int32_t qmin,
   v = std::fmin(std::fmax(v, lo), hi);
   return static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(v)) + out_zero_point);
 }
-
-// One uint8 tensor's values in another scale and zero point. Identity (copy) when both are the same.
-struct QuantizedRescale {
-  int32_t in_zero_point = 0, out_zero_point = 0;
-  float multiplier = 1.f;  // s_x / s_y
-  bool is_identity() const { return multiplier == 1.f && in_zero_point == out_zero_point; }
-  uint8_t operator()(uint8_t x) const {
-    return round_to_quantized(static_cast<float>(static_cast<int32_t>(x) - in_zero_point) * multiplier,
-                              out_zero_point, 0, 255);
-  }
-};
 
 // The mean of `count` uint8 values whose differences from the input zero point sum to `acc`.
 struct QuantizedAverage {

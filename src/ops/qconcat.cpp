@@ -1,16 +1,19 @@
 // ng.QConcat: Concat of uint8 tensors with different scales or zero points, what
-// graph/passes/fuse_qdq_ops.cpp makes of Concat(DequantizeLinear(x_i)...) -> QuantizeLinear. Each input is
-// requantised into the output's scale and zero point (kernels/quantized_ops.h's QuantizedRescale); an
-// input that already has them is copied. Attributes: axis; x_scales and x_zero_points (one per input);
-// y_scale, y_zero_point. With ng.out_block = B > 1 (set by the layout pass) the inputs and the output are
-// channel-blocked NCHW[B]c, concatenated on the channel axis: B divides every input's channels, so each
-// image's part of an input is one run of bytes in the output, as in plain NCHW, and the same loop serves.
+// graph/passes/fuse_qdq_ops.cpp makes of Concat(DequantizeLinear(x_i)...) [-> Relu | Clip] ->
+// QuantizeLinear. Each input is requantised into the output's scale and zero point and clamped to
+// [qmin, qmax] by a table built from the float steps it replaces (kernels/ref/qlookup_ref.h), so the
+// output is the unfused graph's bytes; an input that already has the output's parameters is copied (and
+// clamped). Attributes: axis; x_scales and x_zero_points (one per input); y_scale, y_zero_point; qmin,
+// qmax (default 0, 255; a fused ReLU is qmin = y_zero_point). With ng.out_block = B > 1 (set by the layout
+// pass) the inputs and the output are channel-blocked NCHW[B]c, concatenated on the channel axis: B divides
+// every input's channels, so each image's part of an input is one run of bytes in the output, as in plain
+// NCHW, and the same loop serves.
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "ir/quant_attrs.h"
-#include "kernels/ref/qpool_ref.h"
+#include "kernels/ref/qlookup_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/op.h"
 
@@ -23,11 +26,13 @@ class QConcat final : public Op {
     std::vector<float> scales;
     std::vector<int64_t> zero_points;
     TensorQuant y;
+    QClamp clamp;
     try {
       axis_attr_ = node.attrs.get_int("axis", 0);
       scales = node.attrs.get_floats("x_scales");
       zero_points = node.attrs.get_ints("x_zero_points");
       y = read_tensor_quant(node.attrs, "y");
+      clamp = read_qclamp(node.attrs);
     } catch (const Error& e) {
       error(e.what());
     }
@@ -40,19 +45,20 @@ class QConcat final : public Op {
       if (zero_points[i] < 0 || zero_points[i] > 255)
         error("x_zero_points " + std::to_string(zero_points[i]) + " (input " + std::to_string(i) +
               ") is outside a uint8's range [0, 255]");
-      QuantizedRescale r;
-      r.in_zero_point = static_cast<int32_t>(zero_points[i]);
-      r.out_zero_point = y.zero_point;
-      r.multiplier = scales[i] / y.scale;
-      rescale_.push_back(r);
+      Input in;
+      in.table = requantize_table(scales[i], static_cast<int32_t>(zero_points[i]), y.scale, y.zero_point, clamp.qmin,
+                                  clamp.qmax);
+      in.clamp_only = table_is_clamp(in.table, clamp.qmin, clamp.qmax);
+      inputs_.push_back(in);
     }
+    qmin_ = static_cast<uint8_t>(clamp.qmin), qmax_ = static_cast<uint8_t>(clamp.qmax);
     block_ = read_output_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 1, 1 << 20);
-    if (in.size() != rescale_.size())
-      error(std::to_string(in.size()) + " inputs, but quantisation parameters for " + std::to_string(rescale_.size()));
+    if (in.size() != inputs_.size())
+      error(std::to_string(in.size()) + " inputs, but quantisation parameters for " + std::to_string(inputs_.size()));
     for (const TensorDesc& t : in) {
       if (!t.present) error("every input must be given");
       expect_dtype(t, DataType::UInt8, "input");
@@ -92,9 +98,13 @@ class QConcat final : public Op {
       const Tensor& x = ctx.input(i);
       const int64_t row = x.shape()[axis_] * inner_;
       const uint8_t* xp = x.data_as<uint8_t>();
+      const Input& p = inputs_[i];
+      const bool copy = p.clamp_only && qmin_ == 0 && qmax_ == 255;
       for (int64_t o = 0; o < outer_; ++o) {
-        if (rescale_[i].is_identity()) std::memcpy(y + o * y_row + offset, xp + o * row, static_cast<size_t>(row));
-        else qrescale_ref(rescale_[i], xp + o * row, y + o * y_row + offset, row);
+        uint8_t* to = y + o * y_row + offset;
+        if (copy) std::memcpy(to, xp + o * row, static_cast<size_t>(row));
+        else if (p.clamp_only) qclamp_ref(qmin_, qmax_, xp + o * row, to, row);
+        else qlookup_ref(p.table, xp + o * row, to, row);
       }
       offset += row;
     }
@@ -104,7 +114,12 @@ class QConcat final : public Op {
   int64_t axis_attr_ = 0;
   int axis_ = 0;
   int64_t outer_ = 1, inner_ = 1;
-  std::vector<QuantizedRescale> rescale_;
+  struct Input {
+    QuantizedTable table{};   // x -> y
+    bool clamp_only = false;  // the table is the clamp [qmin, qmax]: same parameters in and out
+  };
+  std::vector<Input> inputs_;
+  uint8_t qmin_ = 0, qmax_ = 255;
   int64_t block_ = 1;  // channel block of the inputs and the output (1 = plain NCHW)
 };
 

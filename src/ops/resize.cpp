@@ -1,5 +1,6 @@
 // Resize (ONNX opsets 10-19) and Upsample (opsets 7-9, the importer turns opset 7's scales attribute
-// into an input) on float32, any rank, through kernels/ref/resize_ref.
+// into an input) on float32, any rank, through kernels/ref/resize_ref; on uint8 and int8 (a quantised
+// model's tensors) in nearest mode only, as a copy of elements (kernels/ref/resize_nearest_ref).
 //
 //   Resize-10:  X, scales.                 nearest (truncate / ceil when downsampling) or linear,
 //                                          asymmetric coordinates (as ONNX Runtime runs this opset).
@@ -24,6 +25,7 @@
 
 #include "core/checked_math.h"
 #include "kernels/ref/resize_blocked_ref.h"
+#include "kernels/ref/resize_nearest_ref.h"
 #include "kernels/ref/resize_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/op.h"
@@ -93,8 +95,18 @@ class Resize final : public Op {
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, legacy_ ? 2 : 1, legacy_ ? 2 : 4);
-    expect_float(in[0], "input X");
-    expect_blockable(*this, block_, in[0]);
+    elem_size_ = 4;
+    if (in[0].dtype == DataType::UInt8 || in[0].dtype == DataType::Int8) {
+      // Quantised tensors (graph/passes/fuse_qdq_moves.cpp): nearest only, a copy of elements.
+      if (options_.mode != ResizeMode::Nearest || options_.coordinates == ResizeCoordinates::TfCropAndResize)
+        error(std::string("unsupported: input X of type ") + dtype_name(in[0].dtype) +
+              " other than in nearest mode without tf_crop_and_resize (float32 takes every mode)");
+      elem_size_ = 1;
+      expect_blockable_float_or_int8(*this, block_, in[0]);
+    } else {
+      expect_float(in[0], "input X");
+      expect_blockable(*this, block_, in[0]);
+    }
     const Shape& x = in[0].shape;
     const int rank = static_cast<int>(x.size());
     if (rank == 0) error("input X must have rank 1 or more");
@@ -194,7 +206,7 @@ class Resize final : public Op {
       error("the channel-blocked layout (ng.in_block " + std::to_string(block_) +
             ") resizes height and width only, but these scales/sizes and coordinate mode resample the batch or "
             "channel axis of " + shape_str(x));
-    out[0].dtype = DataType::Float32;
+    out[0].dtype = in[0].dtype;
     out[0].shape = y;
   }
 
@@ -214,11 +226,15 @@ class Resize final : public Op {
   }
 
   void run(OpContext& ctx) override {
-    const float* x = ctx.input(0).data_as<float>();
-    float* y = ctx.output(0).data_as<float>();
     const int64_t n = ctx.output(0).numel();
     if (n == 0) return;
     build_taps();  // folding runs without prepare()
+    if (elem_size_ == 1) {
+      run_bytes(ctx);
+      return;
+    }
+    const float* x = ctx.input(0).data_as<float>();
+    float* y = ctx.output(0).data_as<float>();
     if (block_ > 1) {
       // Work in output rows of the block planes ((batch, channel block) pairs).
       const Shape& y_shape = ctx.output(0).shape();
@@ -237,6 +253,26 @@ class Resize final : public Op {
   }
 
  private:
+  // Nearest on uint8 or int8: a gather of bytes, by output rows.
+  void run_bytes(OpContext& ctx) {
+    const void* x = ctx.input(0).data();
+    void* y = ctx.output(0).data();
+    const Shape& y_shape = ctx.output(0).shape();
+    if (block_ > 1) {
+      const int64_t rows = y_shape[0] * (y_shape[1] / block_) * y_shape[2];
+      auto fn = [&](int64_t b, int64_t e) {
+        resize_nearest_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3], block_, x, y, b, e);
+      };
+      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+      else fn(0, rows);
+      return;
+    }
+    const int64_t rows = ctx.output(0).numel() / y_shape.back();
+    auto fn = [&](int64_t b, int64_t e) { resize_nearest_ref(in_shape_, taps_, 1, x, y, b, e); };
+    if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+    else fn(0, rows);
+  }
+
   // The taps hold entries per output coordinate of each axis. Not built in infer(): an edited scale can
   // make an axis billions long, and the output is checked against the resource limits only after infer()
   // (found by fuzz/onnx_run_fuzzer: a 67 GB table). Within the limits they are at most the output's size.
@@ -277,6 +313,7 @@ class Resize final : public Op {
   std::vector<int64_t> axes_attr_;
   int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
   // Resolved by infer().
+  size_t elem_size_ = 4;  // 1: uint8 or int8 X, resized by the nearest kernels
   Shape in_shape_, out_shape_;
   std::vector<ResizeAxis> axes_;
   std::vector<ResizeTaps> taps_;

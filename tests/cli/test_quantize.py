@@ -603,10 +603,34 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
             worst = float(np.abs(ng8[n] - ort8[n]).max())
             self.assertLessEqual(worst, step * 1.001, f"{n}: |ninegrid - ORT| = {worst}, bound = {step}")
 
+    def test_fpn_upsampling_shares_its_sources_parameters(self):
+        """What the FPN's nearest Resize (and the crops after it) computes takes the quantisation parameters
+        of the Resize's input, as ONNX Runtime's quantiser shares them across ops that only move values: the
+        DequantizeLinear -> Resize -> Slice... -> QuantizeLinear between them drops out when ninegrid loads
+        the model, with nothing to requantise."""
+        m = onnx.load(self.int8)
+        producer = {o: n for n in m.graph.node for o in n.output}
+        readers = {}
+        for n in m.graph.node:
+            for i in n.input:
+                readers.setdefault(i, []).append(n)
+        resizes = [n for n in m.graph.node if n.op_type == "Resize"]
+        self.assertEqual(len(resizes), 2)
+        for r in resizes:
+            dq = producer[r.input[0]]
+            self.assertEqual(dq.op_type, "DequantizeLinear", r.name)
+            node = r
+            while node.op_type != "QuantizeLinear":
+                following = readers[node.output[0]]
+                self.assertEqual(len(following), 1, node.name)
+                node = following[0]
+            self.assertEqual(list(node.input[1:]), list(dq.input[1:]), r.name)
+
     def test_int8_tensors_stay_blocked(self):
-        """The layout pass keeps the int8 tensors channel-blocked from one quantised op to the next (and
-        through the float islands: the SSH modules' DequantizeLinear -> Concat -> Relu -> QuantizeLinear,
-        the FPN's Resize): `info --optimized` lists no ng.Reorder. The outputs are the same bytes as the
+        """The layout pass keeps the int8 tensors channel-blocked from one quantised op to the next:
+        `info --optimized` lists no ng.Reorder. The SSH modules' Concat -> Relu and the FPN's nearest Resize
+        run on the int8 tensors (ng.QConcat with the ReLU as its clamp; Resize on uint8), so the only
+        DequantizeLinear nodes left are the nine heads'. The outputs are the same bytes as the
         plain plan's (--opt-level 1 plans no layout; same kernels otherwise), and the outputs that no
         float vector kernel touches (all but the Softmax probabilities) are those of --isa ref too."""
         r = subprocess.run([CLI, "info", self.int8, "--optimized", "--json"], capture_output=True, text=True,
@@ -616,6 +640,13 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
         self.assertEqual([l["name"] for l in layers if l["op"] == "ng.Reorder"], [])
         qconvs = [l for l in layers if l["op"] == "ng.QConv"]
         self.assertGreater(len(qconvs), 50)
+        ops = [l["op"] for l in layers]
+        self.assertEqual(ops.count("ng.QConcat"), 3, sorted(set(ops)))
+        self.assertEqual([l["name"] for l in layers if l["op"] in ("Concat", "Relu")], [])
+        resizes = [l for l in layers if l["op"] == "Resize"]
+        self.assertEqual(len(resizes), 2)
+        self.assertEqual([l["name"] for l in resizes if l["precision"] != "int8"], [])
+        self.assertEqual(ops.count("DequantizeLinear"), 9, [l["name"] for l in layers if l["op"] == "DequantizeLinear"])
         with open("/proc/cpuinfo") as f:
             vector_blocks = " avx2" in f.read()
         if vector_blocks:

@@ -6,8 +6,8 @@
 // independent formulations elsewhere (qdq_ops_test, pool_op_test, pad_test, ...).
 //
 // Blocks 4, 8 and 16 over channel counts that the ISA block (16) does not divide, and several blocks per
-// tensor. Also: ng.Reorder on uint8 and int8 against the layout's definition, and the blocked modes the
-// ops refuse.
+// tensor. Also: ng.Reorder on uint8 and int8 against the layout's definition, nearest Resize on int8 data
+// against the float Resize, and the blocked modes the ops refuse.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -243,6 +243,88 @@ TEST(Int8BlockedSpatial, SliceMatchesPlain) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Nearest Resize on int8 data: a gather of bytes (kernels/ref/resize_nearest_ref.h), against its float
+// twin (resize_ref: the float Resize of the same values, which copies each element too), then blocked
+// against plain.
+
+struct NearestCase {
+  const char* name;
+  std::vector<float> scales;  // or, when empty, sizes of height and width
+  std::vector<int64_t> sizes_hw;
+  const char* coords;
+  const char* rounding;
+  int opset = 0;
+};
+const std::vector<NearestCase> kNearest = {
+    {"2x asymmetric floor (PyTorch's nearest)", {1, 1, 2, 2}, {}, "asymmetric", "floor"},
+    {"2x half_pixel round_prefer_floor", {1, 1, 2, 2}, {}, "half_pixel", "round_prefer_floor"},
+    {"1.5x align_corners ceil", {1, 1, 1.5f, 1.5f}, {}, "align_corners", "ceil"},
+    {"down 0.5 x 0.75 round_prefer_ceil", {1, 1, 0.5f, 0.75f}, {}, "half_pixel", "round_prefer_ceil"},
+    {"sizes 13x4 pytorch_half_pixel", {}, {13, 4}, "pytorch_half_pixel", "round_prefer_floor"},
+    {"Resize-10 3x2", {1, 1, 3, 2}, {}, "", "", 10},
+};
+
+OpSpec nearest_spec(const NearestCase& c, const Tensor& x) {
+  Attributes a;
+  a.set("mode", Attribute::of_string("nearest"));
+  if (c.opset == 10) return OpSpec{"Resize", {arg(x), konst(f32({4}, c.scales))}, a, 1, 10};
+  a.set("coordinate_transformation_mode", Attribute::of_string(c.coords));
+  a.set("nearest_mode", Attribute::of_string(c.rounding));
+  if (!c.scales.empty()) return OpSpec{"Resize", {arg(x), eltest::omitted(), konst(f32({4}, c.scales))}, a};
+  const Shape& s = x.shape();
+  return OpSpec{"Resize",
+                {arg(x), eltest::omitted(), eltest::omitted(), konst(i64({4}, {s[0], s[1], c.sizes_hw[0], c.sizes_hw[1]}))},
+                a};
+}
+
+TEST(Int8Resize, NearestOnBytesGivesTheFloatResizesValues) {
+  for (DataType t : {DataType::UInt8, DataType::Int8})
+    for (const NearestCase& c : kNearest)
+      for (const Shape& shape : {Shape{2, 3, 5, 7}, Shape{1, 17, 4, 9}}) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + " " + c.name + " " + shape_str(shape));
+        const Tensor x = random_bytes(t, shape, 95);
+        Tensor xf = Tensor::empty(DataType::Float32, shape);
+        for (int64_t i = 0; i < x.numel(); ++i)
+          xf.data_as<float>()[i] = t == DataType::UInt8 ? x.data_as<uint8_t>()[i] : x.data_as<int8_t>()[i];
+        const Tensor want = eltest::run_op(nearest_spec(c, xf)).at(0);
+        const Tensor got = eltest::run_op(nearest_spec(c, x)).at(0);
+        ASSERT_EQ(got.dtype(), t);
+        ASSERT_EQ(got.shape(), want.shape());
+        for (int64_t i = 0; i < got.numel(); ++i) {
+          const float v = t == DataType::UInt8 ? got.data_as<uint8_t>()[i] : got.data_as<int8_t>()[i];
+          ASSERT_EQ(v, want.data_as<float>()[i]) << "element " << i;
+        }
+      }
+}
+
+TEST(Int8BlockedSpatial, NearestResizeMatchesPlain) {
+  for (DataType t : {DataType::UInt8, DataType::Int8})
+    for (size_t i = 0; i < kNearest.size(); ++i)
+      for (size_t s = 0; s < kShapes.size(); ++s)
+        for (int64_t block : kShapes[s].blocks)
+          expect_blocked_matches_plain(nearest_spec(kNearest[i], random_bytes(t, kShapes[s].shape, 96 + s)), block,
+                                       Marks::InAndOut,
+                                       std::string(dtype_name(t)) + " Resize " + kNearest[i].name + " " +
+                                           shape_str(kShapes[s].shape));
+}
+
+TEST(Int8Resize, OtherModesOnBytesAreRefused) {
+  Attributes a;
+  a.set("mode", Attribute::of_string("linear"));
+  std::string e = eltest::error_of(
+      {"Resize", {arg(random_bytes(DataType::UInt8, {1, 2, 3, 3}, 97)), eltest::omitted(), konst(f32({4}, {1, 1, 2, 2}))}, a});
+  EXPECT_NE(e.find("node_under_test"), std::string::npos) << e;
+  EXPECT_NE(e.find("nearest mode"), std::string::npos) << e;
+  a.set("mode", Attribute::of_string("nearest"));
+  a.set("coordinate_transformation_mode", Attribute::of_string("tf_crop_and_resize"));
+  e = eltest::error_of({"Resize",
+                        {arg(random_bytes(DataType::Int8, {1, 2, 3, 3}, 98)), konst(f32({8}, {0, 0, 0, 0, 1, 1, 1, 1})),
+                         konst(f32({4}, {1, 1, 2, 2}))},
+                        a});
+  EXPECT_NE(e.find("tf_crop_and_resize"), std::string::npos) << e;
+}
+
+// ---------------------------------------------------------------------------------------------------
 // The element-wise int8 ops: the plain loop serves every layout, and they refuse what it cannot serve
 
 Attributes qadd_attrs() {
@@ -275,7 +357,7 @@ TEST(Int8BlockedElementwise, QAddRefusesBroadcastWhenBlocked) {
   EXPECT_NE(e.find("output's shape"), std::string::npos) << e;
 }
 
-OpSpec qconcat_spec(const std::vector<int64_t>& channels, int64_t axis, unsigned seed) {
+OpSpec qconcat_spec(const std::vector<int64_t>& channels, int64_t axis, unsigned seed, QClamp clamp = {}) {
   OpSpec spec{"ng.QConcat", {}, {}};
   std::vector<float> scales;
   std::vector<int64_t> zero_points;
@@ -288,6 +370,7 @@ OpSpec qconcat_spec(const std::vector<int64_t>& channels, int64_t axis, unsigned
   spec.attrs.set("x_scales", Attribute::of_floats(scales));
   spec.attrs.set("x_zero_points", Attribute::of_ints(zero_points));
   write_tensor_quant({0.04f, 100}, "y", spec.attrs);
+  write_qclamp(clamp, spec.attrs);
   return spec;
 }
 
@@ -297,6 +380,21 @@ TEST(Int8BlockedElementwise, QConcatOnChannelsMatchesPlain) {
   expect_blocked_matches_plain(qconcat_spec({8, 16, 24}, -3, 131), 4, Marks::OutOnly, "QConcat 8+16+24, axis -3", all);
   expect_blocked_matches_plain(qconcat_spec({16, 32, 16}, 1, 132), 16, Marks::OutOnly, "QConcat 16+32+16", all);
   expect_blocked_matches_plain(qconcat_spec({4, 12, 20}, 1, 133), 4, Marks::OutOnly, "QConcat 4+12+20", all);
+  // A fused ReLU (qmin = the output's zero point) and a Clip's both bounds: the copied input is clamped too.
+  expect_blocked_matches_plain(qconcat_spec({8, 16, 24}, 1, 134, {100, 255}), 8, Marks::OutOnly, "QConcat ReLU", all);
+  expect_blocked_matches_plain(qconcat_spec({16, 32, 16}, 1, 135, {90, 160}), 16, Marks::OutOnly, "QConcat clip", all);
+}
+
+TEST(Int8BlockedElementwise, QRequantizeMatchesPlain) {
+  for (size_t s = 0; s < kShapes.size(); ++s) {
+    Attributes a;
+    write_tensor_quant({0.03f, static_cast<int32_t>(s % 2 ? 0 : 255)}, "x", a);
+    write_tensor_quant({0.021f, static_cast<int32_t>(40 * s)}, "y", a);
+    write_qclamp({static_cast<int32_t>(s), 250}, a);
+    const OpSpec spec{"ng.QRequantize", {arg(random_bytes(DataType::UInt8, kShapes[s].shape, 136 + s))}, a};
+    for (int64_t block : kShapes[s].blocks)
+      expect_blocked_matches_plain(spec, block, Marks::OutOnly, "QRequantize " + shape_str(kShapes[s].shape));
+  }
 }
 
 TEST(Int8BlockedElementwise, QConcatRefusesWhatTheBlockDoesNotFit) {

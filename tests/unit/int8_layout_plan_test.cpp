@@ -36,6 +36,8 @@ using test_graph::QGraph;
 //   g   = QConv 1x1 of f (20) -> g2 = QConv 3x3 of g (20) -> z3 = Dequantize(g2)
 //   hf  = Quantize(Relu(Concat(Dequantize(f), Dequantize(e2))))  (a float island) -> n = QConv 1x1 (16)
 //         -> z4 = Dequantize(n)
+//   r   = Resize nearest 2x of f (uint8) -> rq = QRequantize(r) -> o = QConv 1x1 (16) -> z5 = Dequantize(o)
+//         (the FPN's upsampling as graph/passes/fuse_qdq_moves.cpp leaves it)
 QGraph int8_net(int64_t side) {
   QGraph b;
   b.input("x", {1, 3, side, side});
@@ -80,7 +82,16 @@ QGraph int8_net(int64_t side) {
   b.quantize("rf", "hf", 0.04f, 0);
   b.qconv("hf", "n", 96, 16, 1);
   b.dequantize("n", "z4", 0.05f, 118);
-  for (const char* z : {"z1", "z2", "z3", "z4"}) b.output(z);
+  b.add_const<float>("up", DataType::Float32, {4}, {1.f, 1.f, 2.f, 2.f});
+  Node& resize = b.node("Resize", {"f", "", "up"}, {"r"});
+  resize.attrs.set("coordinate_transformation_mode", Attribute::of_string("asymmetric"));
+  resize.attrs.set("nearest_mode", Attribute::of_string("floor"));
+  Node& requantize = b.node("ng.QRequantize", {"r"}, {"rq"});
+  write_tensor_quant({0.07f, 110}, "x", requantize.attrs);
+  write_tensor_quant({0.05f, 118}, "y", requantize.attrs);
+  b.qconv("rq", "o", 48, 16, 1);
+  b.dequantize("o", "z5", 0.05f, 118);
+  for (const char* z : {"z1", "z2", "z3", "z4", "z5"}) b.output(z);
   return b;
 }
 
@@ -148,16 +159,17 @@ TEST(Int8LayoutPlan, QConvsWriteTheInt8BlockAndNothingIsReordered) {
         {"c", {ex.b24, ex.b48}}, {"e", {ex.b48, ex.b48}}, {"e2", {ex.b48, ex.b48}},
         {"m", {ex.b48, 1}},       // a head: only a DequantizeLinear before a graph output reads it
         {"g", {ex.b48, ex.b20}},  {"g2", {ex.b20, 1}},
-        {"n", {ex.b48, 1}}};
+        {"n", {ex.b48, 1}},       {"o", {ex.b48, 1}}};
     for (const auto& [name, blocks] : convs) {
       const Node* n = node_writing(g, name);
       ASSERT_NE(n, nullptr) << name;
       EXPECT_EQ(block_attr(*n, "ng.in_block"), blocks.first) << name;
       EXPECT_EQ(block_attr(*n, "ng.out_block"), blocks.second) << name;
     }
-    // The ops between them keep the block: pools and Pad read and write it, the element-wise ops and the
-    // float island (DequantizeLinear, Concat, Relu, QuantizeLinear) carry it.
-    for (const char* v : {"d", "dp", "f", "h", "i", "ff", "cf", "rf", "hf"}) {
+    // The ops between them keep the block: pools, Pad and Resize read and write it, the element-wise ops
+    // (ng.QRequantize among them) and the float island (DequantizeLinear, Concat, Relu, QuantizeLinear)
+    // carry it.
+    for (const char* v : {"d", "dp", "f", "h", "i", "ff", "cf", "rf", "hf", "r", "rq"}) {
       const Node* n = node_writing(g, v);
       ASSERT_NE(n, nullptr) << v;
       EXPECT_EQ(block_attr(*n, "ng.out_block"), ex.b48) << v << " (" << n->op_type << ")";

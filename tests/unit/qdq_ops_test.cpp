@@ -10,9 +10,11 @@
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "graph_builder.h"
 #include "kernels/quantized_ops.h"
+#include "kernels/ref/qlookup_ref.h"
 #include "kernels/ref/qgemm_ref.h"
 #include "ninegrid/ninegrid.h"
 #include "runtime/model_impl.h"
@@ -225,15 +227,40 @@ TEST(QgemmRef, SumsAndRoundsHalfToEven) {
   EXPECT_EQ(y[3], 97);
 }
 
-TEST(QuantizedOps, RescaleAndAverageRoundHalfToEvenAndSaturate) {
-  QuantizedRescale r{10, 20, 0.5f};
-  EXPECT_EQ(r(15), 22);   // 5 * 0.5 = 2.5 -> 2
-  EXPECT_EQ(r(17), 24);   // 3.5 -> 4
-  EXPECT_EQ(r(0), 15);
-  QuantizedRescale up{0, 200, 2.f};
-  EXPECT_EQ(up(100), 255);  // 400 saturates
-  EXPECT_TRUE((QuantizedRescale{7, 7, 1.f}).is_identity());
-  EXPECT_FALSE((QuantizedRescale{7, 8, 1.f}).is_identity());
+TEST(QuantizedOps, RequantisingTableAndAverageRoundHalfToEvenAndSaturate) {
+  // x: scale 0.25, zero point 10; y: scale 0.5, zero point 20.
+  const QuantizedTable r = requantize_table(0.25f, 10, 0.5f, 20, 0, 255);
+  EXPECT_EQ(r[15], 22);  // 1.25 / 0.5 = 2.5 -> 2
+  EXPECT_EQ(r[17], 24);  // 3.5 -> 4
+  EXPECT_EQ(r[0], 15);   // -2.5 / 0.5 = -5
+  EXPECT_FALSE(table_is_clamp(r, 0, 255));
+  const QuantizedTable relu = requantize_table(0.25f, 10, 0.5f, 20, 20, 255);  // a ReLU: qmin = y zero point
+  EXPECT_EQ(relu[0], 20);
+  EXPECT_EQ(relu[17], 24);
+  const QuantizedTable up = requantize_table(1.f, 0, 0.5f, 200, 0, 255);
+  EXPECT_EQ(up[100], 255);  // 400 saturates
+  EXPECT_EQ(up[27], 254);
+  EXPECT_TRUE(table_is_clamp(requantize_table(0.07f, 7, 0.07f, 7, 0, 255), 0, 255));
+  EXPECT_TRUE(table_is_clamp(requantize_table(0.07f, 7, 0.07f, 7, 7, 200), 7, 200));
+  EXPECT_FALSE(table_is_clamp(requantize_table(0.07f, 7, 0.07f, 8, 0, 255), 0, 255));
+  uint8_t x[] = {0, 15, 17, 255}, y[4];
+  qlookup_ref(r, x, y, 4);
+  EXPECT_EQ(y[1], 22);
+  EXPECT_EQ(y[3], 142);  // 61.25 / 0.5 = 122.5 -> 122
+  // Every length around the kernel's 8-byte words, at odd offsets, in place too.
+  std::mt19937 rng(3);
+  std::vector<uint8_t> in(40), out(40);
+  for (int64_t n = 0; n <= 33; ++n)
+    for (int64_t at : {0, 3}) {
+      for (auto& v : in) v = static_cast<uint8_t>(rng());
+      std::fill(out.begin(), out.end(), 7);
+      qlookup_ref(r, in.data() + at, out.data() + at, n);
+      for (int64_t i = 0; i < 40; ++i)
+        ASSERT_EQ(out[i], i >= at && i < at + n ? r[in[i]] : 7) << "n " << n << " at " << at << " i " << i;
+      std::vector<uint8_t> same = in;
+      qlookup_ref(r, same.data() + at, same.data() + at, n);
+      for (int64_t i = 0; i < 40; ++i) ASSERT_EQ(same[i], i >= at && i < at + n ? r[in[i]] : in[i]) << "in place";
+    }
   QuantizedAverage a{0, 50, 1.f};
   EXPECT_EQ(a(21, 2), 60);   // 10.5 -> 10
   EXPECT_EQ(a(23, 2), 62);   // 11.5 -> 12

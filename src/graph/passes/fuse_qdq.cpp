@@ -6,8 +6,9 @@
 // DequantizeLinear with the same parameters gets zero point + 128 and a uint8 output, and so do its
 // readers (the same reals; kernels/quantized.h explains why the kernels want uint8). Then:
 //   DQ(x) -> Conv(W = DQ(int8 constant), B) [-> Relu | Clip] -> Q   becomes   ng.QConv
-// and Add islands ng.QAdd, value-moving ops (MaxPool, Reshape, ...) the same op on uint8, and
-// (fuse_qdq_ops.cpp) Gemm/MatMul ng.QGemm, Concat ng.QConcat, average pools ng.Q*AveragePool.
+// and Add islands ng.QAdd, and (fuse_qdq_ops.cpp) Gemm/MatMul ng.QGemm, Concat ng.QConcat, average pools
+// ng.Q*AveragePool; chains of value-moving ops (MaxPool, Reshape, Slice, nearest Resize, ...) run on the
+// uint8 tensor, with one ng.QRequantize where the parameters change (fuse_qdq_moves.cpp).
 // Runs before constant folding, which would turn the weights' DequantizeLinear into a float constant.
 #include <cmath>
 #include <limits>
@@ -148,36 +149,27 @@ int fuse_add_islands(Graph& g) {
   return fused;
 }
 
-// Ops that only move or select values run on the uint8 tensor itself when the DequantizeLinear before
-// and the QuantizeLinear after share their parameters: DQ(x) -> MaxPool -> Q  ->  MaxPool(x).
-bool moves_values_only(const Node& n) {
-  static const char* kOps[] = {"MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat"};
-  for (const char* op : kOps)
-    if (n.op_type == op) return n.op_type != "MaxPool" || n.outputs.size() == 1 || n.outputs[1] < 0;
-  return false;
-}
-
-int fuse_value_moving_islands(Graph& g) {
+// A Concat whose inputs are dequantised with its output's parameters runs on the uint8 tensors itself:
+// Concat(DQ(x_0), DQ(x_1), ...) -> Q  ->  Concat(x_0, x_1, ...). (With differing parameters or an
+// activation it becomes ng.QConcat: fuse_qdq_ops.cpp.)
+int fuse_same_scale_concats(Graph& g) {
   const std::vector<int> prod = g.producers();
   const Uses uses = find_uses(g);
   std::vector<char> dead(g.nodes.size(), 0);
   int fused = 0;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     Node& node = g.nodes[n];
-    if (!moves_values_only(node) || node.outputs.empty() || node.outputs[0] < 0) continue;
+    if (node.op_type != "Concat" || node.outputs.size() != 1 || node.outputs[0] < 0) continue;
     QuantizedOutput y;
     if (!quantized_output(g, uses, node.outputs[0], /*allow_activation=*/false, &y) || !full_range(y)) continue;
-    // Every data input (Reshape's shape and Squeeze's axes are int64 constants and stay) dequantised
-    // with the output's parameters; Concat takes all of its inputs as data.
-    const size_t data_inputs = node.op_type == "Concat" ? node.inputs.size() : 1;
     std::vector<int> sources;
-    for (size_t i = 0; i < data_inputs; ++i) {
+    for (int in : node.inputs) {
       DequantizedInput x;
-      if (!dequantized_input(g, prod, node.inputs[i], &x) || !same_params(x.params, y.params)) break;
+      if (!dequantized_input(g, prod, in, &x) || !same_params(x.params, y.params)) break;
       sources.push_back(x.q);
     }
-    if (sources.size() != data_inputs) continue;
-    for (size_t i = 0; i < data_inputs; ++i) node.inputs[i] = sources[i];
+    if (sources.size() != node.inputs.size()) continue;
+    node.inputs = sources;
     node.outputs[0] = y.q;
     dead[y.quantize] = 1;
     ++fused;
@@ -193,8 +185,8 @@ int fuse_qdq(Graph& g) {
   for (const Node& n : g.nodes) any = any || n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear";
   if (!any) return 0;
   activations_to_uint8(g, find_uses(g));
-  int fused = fuse_conv_islands(g) + fuse_add_islands(g) + fuse_value_moving_islands(g);
-  // After the value-moving islands, which take the Concats whose inputs share the output's parameters.
+  int fused = fuse_conv_islands(g) + fuse_add_islands(g) + fuse_same_scale_concats(g) + fuse_moving_chains(g);
+  // After fuse_same_scale_concats, which takes the Concats whose inputs share the output's parameters.
   fused += fuse_gemm_islands(g) + fuse_concat_islands(g) + fuse_average_pool_islands(g);
   if (fused > 0) remove_dead_nodes(g);
   return fused;

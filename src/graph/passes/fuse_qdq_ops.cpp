@@ -88,8 +88,12 @@ int fuse_concat_islands(Graph& g) {
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     Node& cat = g.nodes[n];
     if (cat.op_type != "Concat" || cat.inputs.empty() || cat.outputs.size() != 1) continue;
+    // A Relu or Clip after the Concat is ng.QConcat's clamp (exact: quantising is monotonic). Not after
+    // an ncnn QuantizeLinear, which rounds its own way (qdq_match.h).
     QuantizedOutput y;
-    if (!quantized_output(g, uses, cat.outputs[0], /*allow_activation=*/false, &y) || !full_range(y)) continue;
+    if (!quantized_output(g, uses, cat.outputs[0], /*allow_activation=*/true, &y) ||
+        g.nodes[y.quantize].attrs.has(kNcnnScale))
+      continue;
     std::vector<int> sources;
     std::vector<float> scales;
     std::vector<int64_t> zero_points;
@@ -109,9 +113,11 @@ int fuse_concat_islands(Graph& g) {
     q.attrs.set("x_scales", Attribute::of_floats(scales));
     q.attrs.set("x_zero_points", Attribute::of_ints(zero_points));
     write_tensor_quant({y.params.scale, y.params.zero_point}, "y", q.attrs);
+    write_qclamp({y.qmin, y.qmax}, q.attrs);
     q.inputs = sources;
     q.outputs = {y.q};
     cat = std::move(q);
+    if (y.act >= 0) dead[y.act] = 1;
     dead[y.quantize] = 1;
     ++fused;
   }

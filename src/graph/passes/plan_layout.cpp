@@ -23,11 +23,11 @@
 //                        attributes and inputs keep the batch and channel axes (blocked_path_valid).
 //   layout-dependent     everything else (Reshape, Softmax, Flatten, Gemm, ...) and graph outputs: plain.
 //
-// The int8 ops: ng.QAdd (same shape) and ng.QConcat are element-wise like Add and Concat, QuantizeLinear and
-// DequantizeLinear with one scale for the whole tensor are unary element-wise (float blocked in, uint8
-// blocked out, and back: a model's float and int8 parts meet without a reorder), and MaxPool,
-// GlobalMaxPool, Pad and Slice on int8 data and ng.QAveragePool / ng.QGlobalAveragePool are layout-tolerant
-// (blocked_dtype_ok).
+// The int8 ops: ng.QAdd (same shape) and ng.QConcat are element-wise like Add and Concat, ng.QRequantize
+// and QuantizeLinear and DequantizeLinear with one scale for the whole tensor are unary element-wise (float
+// blocked in, uint8 blocked out, and back: a model's float and int8 parts meet without a reorder), and
+// MaxPool, GlobalMaxPool, Pad, Slice and (nearest) Resize on int8 data and ng.QAveragePool /
+// ng.QGlobalAveragePool are layout-tolerant (blocked_dtype_ok).
 //
 // Layout-free values (see layout_free_values) are [N, C, 1, 1] at every input size and have the same
 // bytes in every layout: they are never reordered, and the nodes computing them run on plain data.
@@ -47,7 +47,8 @@ namespace {
 
 const std::set<std::string> kUnaryOblivious = {
     "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "ng.Silu", "Elu", "Selu", "Softplus", "Softsign",
-    "Exp", "Abs", "Neg", "Sqrt", "Erf", "Identity", "Dropout", "Clip", "Floor", "Ceil", "Round", "Reciprocal"};
+    "Exp", "Abs", "Neg", "Sqrt", "Erf", "Identity", "Dropout", "Clip", "Floor", "Ceil", "Round", "Reciprocal",
+    "ng.QRequantize"};
 const std::set<std::string> kBinaryOblivious = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean",
                                                  "ng.QAdd"};
 // Binary ops whose kernels broadcast a per-(batch, channel) operand over a blocked input
@@ -202,7 +203,9 @@ bool blocked_dtype_ok(const std::string& op, DataType t) {
   if (t == DataType::Float32) return op != "ng.QAveragePool" && op != "ng.QGlobalAveragePool";
   if (!is_int8_type(t)) return false;
   if (op == "ng.QAveragePool" || op == "ng.QGlobalAveragePool") return t == DataType::UInt8;
-  return op == "MaxPool" || op == "GlobalMaxPool" || op == "Pad" || op == "Slice";
+  // Resize: nearest only on int8 data (the op refuses the other modes), a copy of pixels.
+  return op == "MaxPool" || op == "GlobalMaxPool" || op == "Pad" || op == "Slice" || op == "Resize" ||
+         op == "Upsample";
 }
 
 // Whether a kBlockedOps node can run on blocked data: its input 0 is a 4-D tensor of a type its blocked

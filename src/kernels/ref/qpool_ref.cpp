@@ -40,8 +40,4 @@ void qglobal_average_pool_ref(int64_t plane_size, const QuantizedAverage& q, con
   }
 }
 
-void qrescale_ref(const QuantizedRescale& q, const uint8_t* x, uint8_t* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = q(x[i]);
-}
-
 }  // namespace ninegrid

@@ -20,7 +20,4 @@ void qaverage_pool_ref(const PoolParams& p, bool count_include_pad, const Quanti
 void qglobal_average_pool_ref(int64_t plane_size, const QuantizedAverage& q, const uint8_t* x, uint8_t* y,
                               int64_t plane_begin, int64_t plane_end);
 
-// y[i] = q(x[i]) for i < n (Concat's inputs into the output's scale).
-void qrescale_ref(const QuantizedRescale& q, const uint8_t* x, uint8_t* y, int64_t n);
-
 }  // namespace ninegrid

@@ -1,0 +1,29 @@
+// uint8 -> uint8 maps by table: requantisation of a uint8 tensor into another scale and zero point (with an
+// activation's clamp), as ng.QRequantize and ng.QConcat run it. A uint8 input has 256 values, so the map is
+// built once, by the very float steps of the DequantizeLinear -> [Relu | Clip] -> QuantizeLinear it
+// replaces (kernels/ref/quantize_linear_ref.h), and the fused op is the float path's bytes exactly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace ninegrid {
+
+using QuantizedTable = std::array<uint8_t, 256>;
+
+// table[q] = min(max(QuantizeLinear(DequantizeLinear(q; x_scale, x_zero_point); y_scale, y_zero_point),
+// qmin), qmax): a Relu before the QuantizeLinear is qmin = y_zero_point and a Clip [lo, hi] is qmin =
+// Q(lo), qmax = Q(hi), since quantising is monotonic (graph/passes/qdq_match.cpp's activation_clamp).
+QuantizedTable requantize_table(float x_scale, int32_t x_zero_point, float y_scale, int32_t y_zero_point,
+                                int32_t qmin, int32_t qmax);
+
+// Whether table[q] = min(max(q, qmin), qmax) for every q (the same scale and zero point in and out): the
+// map is then a clamp, or a copy when it spans [0, 255].
+bool table_is_clamp(const QuantizedTable& table, int32_t qmin, int32_t qmax);
+
+// y[i] = table[x[i]] for i < n (x and y may be the same array).
+void qlookup_ref(const QuantizedTable& table, const uint8_t* x, uint8_t* y, int64_t n);
+// y[i] = min(max(x[i], qmin), qmax) for i < n.
+void qclamp_ref(uint8_t qmin, uint8_t qmax, const uint8_t* x, uint8_t* y, int64_t n);
+
+}  // namespace ninegrid

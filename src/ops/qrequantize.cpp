@@ -1,0 +1,57 @@
+// ng.QRequantize: a uint8 tensor into another scale and zero point, with a clamp, what
+// graph/passes/fuse_qdq_moves.cpp makes of DequantizeLinear -> [value-moving ops ->] QuantizeLinear with
+// different parameters. By table (kernels/ref/qlookup_ref.h): the bytes of the float DequantizeLinear ->
+// QuantizeLinear exactly. Attributes: x_scale, x_zero_point, y_scale, y_zero_point, qmin, qmax. Element-wise,
+// so the same in every layout (the layout pass's ng.out_block does not matter).
+#include "core/thread_pool.h"
+#include "ir/quant_attrs.h"
+#include "kernels/ref/qlookup_ref.h"
+#include "ops/op.h"
+
+namespace ninegrid {
+namespace {
+
+class QRequantize final : public Op {
+ public:
+  explicit QRequantize(const Node& node) : Op(node) {
+    try {
+      const TensorQuant x = read_tensor_quant(node.attrs, "x"), y = read_tensor_quant(node.attrs, "y");
+      const QClamp c = read_qclamp(node.attrs);
+      table_ = requantize_table(x.scale, x.zero_point, y.scale, y.zero_point, c.qmin, c.qmax);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  }
+
+  void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
+    expect_inputs(in, 1, 1);
+    expect_dtype(in[0], DataType::UInt8, "input X");
+    out[0].dtype = DataType::UInt8;
+    out[0].shape = in[0].shape;
+  }
+
+  void run(OpContext& ctx) override {
+    const uint8_t* x = ctx.input(0).data_as<uint8_t>();
+    uint8_t* y = ctx.output(0).data_as<uint8_t>();
+    const int64_t n = ctx.input(0).numel();
+    // Chunks of 16 KiB, enough to outweigh a task's cost.
+    constexpr int64_t kChunk = 16 * 1024;
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    auto fn = [&](int64_t b, int64_t e) {
+      const int64_t from = b * kChunk, to = e * kChunk < n ? e * kChunk : n;
+      qlookup_ref(table_, x + from, y + from, to - from);
+    };
+    if (ctx.pool && ctx.pool->size() > 1 && chunks > 1) ctx.pool->parallel_for(chunks, fn);
+    else fn(0, chunks);
+  }
+
+  std::string algorithm() const override { return "int8-table"; }
+
+ private:
+  QuantizedTable table_{};
+};
+
+NINEGRID_REGISTER_OP("ng.QRequantize", QRequantize);
+
+}  // namespace
+}  // namespace ninegrid
