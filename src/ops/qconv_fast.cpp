@@ -61,7 +61,7 @@ bool valid_geometry(const Conv2dParams& p) {
 // The kernel set for a conv, or lanes 0 when none fits. `vnni`: the better of the architecture's two kernel
 // sets (x86-64: VNNI over AVX2; AArch64: dotprod over neon).
 struct QChoice {
-  bool vnni = false, depthwise = false;
+  bool vnni = false, depthwise = false, indirect = false;
   int64_t lanes = 0, depth = 0;
 };
 
@@ -74,7 +74,24 @@ constexpr int32_t kInputShift = kArmInputZeroPointShift;
 constexpr int32_t kInputShift = 0;
 #endif
 
-QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+#if NINEGRID_X86_INT8_CONV
+// Whether Auto runs a conv (not depthwise) on the indirect kernel rather than the direct one, whose vectors
+// (VNNI: 16 lanes, AVX2: 8) hold one group's channels each. The indirect kernel's vectors have 8 lanes, each
+// group padded to whole vectors, so it takes what the direct kernel cannot (groups of output channels that
+// are not a multiple of its lanes, otherwise the reference's) and, under VNNI, the output channel counts
+// that 8-lane vectors fill better than 16-lane ones (a remainder of 1 to 8 past a multiple of 16: RetinaFace's
+// 3->8 first conv and its heads' 64->8/4/20 pointwise convs leave half or more of the 16 lanes idle). Planes
+// of fewer than 4 pixel tiles stay direct: a tile's pixels past the plane are computed and dropped.
+bool prefer_indirect(const Conv2dParams& p, bool vnni, bool direct_fits) {
+  const int64_t pixels = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;
+  if (p.out_h * p.out_w < 4 * pixels) return !direct_fits;
+  if (!direct_fits) return true;
+  const int64_t rest = p.out_channels_per_group() % vnni::kLanes;
+  return vnni && rest >= 1 && rest <= vnni::kQIndirectLanes;
+}
+#endif
+
+QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, QConvKernel kernel) {
   QChoice c;
 #if NINEGRID_X86_INT8_CONV
   isa = runnable_isa(isa);
@@ -84,12 +101,20 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   if (is_depthwise(p)) {
     // qconv2d_depthwise (kernels/x86/qconv_depthwise_impl.h): any block in and out; its lanes per vector
     // come from its weight layout.
+    if (kernel == QConvKernel::Indirect) return c;
     c.vnni = vnni;
     c.depthwise = true;
     c.lanes = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block).lanes;
     return c;
   }
   auto groups_fit = [&](int64_t lanes) { return p.groups == 1 || p.out_channels_per_group() % lanes == 0; };
+  const bool direct_fits = vnni ? groups_fit(vnni::kLanes) : groups_fit(avx2::kLanes);
+  if (kernel == QConvKernel::Indirect || (kernel == QConvKernel::Auto && prefer_indirect(p, vnni, direct_fits))) {
+    c.vnni = vnni, c.indirect = true;
+    c.lanes = vnni ? vnni::kQIndirectLanes : avx2::kQIndirectLanes;
+    c.depth = vnni ? vnni::kDepth : avx2::kInt8Depth;
+    return c;
+  }
   if (vnni && groups_fit(vnni::kLanes)) {
     c.vnni = true, c.lanes = vnni::kLanes, c.depth = vnni::kDepth;
   } else if (groups_fit(avx2::kLanes)) {
@@ -97,7 +122,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   }
 #elif defined(__aarch64__)
   isa = runnable_isa(isa);
-  if (!is_arm_isa(isa) || !valid_geometry(p)) return c;
+  if (!is_arm_isa(isa) || !valid_geometry(p) || kernel == QConvKernel::Indirect) return c;
   if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
   const bool dot = isa == Isa::Dotprod;
   c.vnni = dot;
@@ -111,7 +136,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     c.depth = dot ? dotprod::kInt8Depth : neon::kInt8Depth;
   }
 #else
-  (void)p, (void)in_block, (void)out_block, (void)isa;
+  (void)p, (void)in_block, (void)out_block, (void)isa, (void)kernel;
 #endif
   return c;
 }
@@ -120,20 +145,25 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 }  // namespace
 
-bool FastQConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
-  return choose(p, in_block, out_block, isa).lanes > 0;
+bool FastQConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
+                           QConvKernel kernel) {
+  return choose(p, in_block, out_block, isa, kernel).lanes > 0;
 }
 
 FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point,
-                         Isa isa, int64_t in_block, int64_t out_block)
+                         Isa isa, int64_t in_block, int64_t out_block, QConvKernel kernel)
     : params_(p), in_block_(in_block) {
-  const QChoice c = choose(p, in_block, out_block, isa);
+  const QChoice c = choose(p, in_block, out_block, isa, kernel);
   if (c.lanes == 0)
     throw Error("FastQConv2d: no fast int8 kernel for this convolution (in block " + std::to_string(in_block) +
                 ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
   lanes_ = c.lanes, depth_ = c.depth;
   if (c.depthwise) {
     prepare_depthwise(c.vnni, w, q, x_zero_point, in_block, out_block);
+    return;
+  }
+  if (c.indirect) {
+    prepare_indirect(c.vnni, w, q, x_zero_point, in_block, out_block);
     return;
   }
   const bool pointwise = is_pointwise(p);
@@ -160,25 +190,8 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
 #endif
   const int64_t icpg = p.in_channels_per_group();
   const int64_t P = lanes_, D = depth_, taps = p.kernel_h * p.kernel_w;
-
-  // The kernels read input blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8 block there)
-  // holding whole multiply-add steps of kDepth channels, each group starting on one. Anything else is staged
-  // into a copy with every group's channels padded to a multiple of 4 (which kDepth divides) in the widest
-  // of those blocks that divides the padded count.
-#if defined(__aarch64__)
-  const bool block_readable = in_block == 4;
-#else
-  const bool block_readable = in_block == 16 || in_block == 8 || in_block == 4;
-#endif
-  const bool readable = block_readable && in_block % D == 0 && icpg % D == 0;
-  stage_input_ = !readable;
-  staged_icpg_ = stage_input_ ? round_up(icpg, 4) : icpg;
+  plan_staging(in_block);
   const int64_t kernel_channels = staged_icpg_ * p.groups;
-#if defined(__aarch64__)
-  staged_block_ = 4;
-#else
-  staged_block_ = kernel_channels % 16 == 0 ? 16 : kernel_channels % 8 == 0 ? 8 : 4;
-#endif
   // The zero point of the values the kernels multiply (see kInputShift).
   const int32_t kernel_zero_point = x_zero_point - kInputShift;
 
@@ -224,6 +237,89 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   a.tap_zero_sums = tap_zero_sums_.data();
   a.x_zero_point = kernel_zero_point;
   a.requantize = x86_requantize(q, multiplier_.data());
+}
+
+// The kernels read input blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8 block there)
+// holding whole multiply-add steps of depth_ channels, each group starting on one. Anything else is staged
+// into a copy with every group's channels padded to a multiple of 4 (which the depth divides) in the widest
+// of those blocks that divides the padded count.
+void FastQConv2d::plan_staging(int64_t in_block) {
+  const Conv2dParams& p = params_;
+  const int64_t icpg = p.in_channels_per_group(), D = depth_;
+#if defined(__aarch64__)
+  const bool block_readable = in_block == 4;
+#else
+  const bool block_readable = in_block == 16 || in_block == 8 || in_block == 4;
+#endif
+  const bool readable = block_readable && in_block % D == 0 && icpg % D == 0;
+  stage_input_ = !readable;
+  staged_icpg_ = stage_input_ ? round_up(icpg, 4) : icpg;
+  const int64_t kernel_channels = staged_icpg_ * p.groups;
+#if defined(__aarch64__)
+  staged_block_ = 4;
+#else
+  staged_block_ = kernel_channels % 16 == 0 ? 16 : kernel_channels % 8 == 0 ? 8 : 4;
+#endif
+}
+
+// Indirect (x86-64): weights packed per conv group and vector group as X86QIndirectArgs says, each group's
+// output channels padded to whole vectors of lanes_ (bias, multipliers alike); the indirection buffer built
+// once for the conv's shape; padding taps read a row of the kernels' zero point, so the folded bias is exact
+// and no per-tap sums are needed. Inputs are staged as for the direct kernel.
+void FastQConv2d::prepare_indirect(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                                   int64_t in_block, int64_t out_block) {
+#if NINEGRID_X86_INT8_CONV
+  const Conv2dParams& p = params_;
+  indirect_kernel_ = vnni ? vnni::qconv2d_indirect : avx2::qconv2d_indirect;
+  algorithm_name_ = vnni ? "int8-vnni-indirect" : "int8-avx2-indirect";
+  const int64_t pixel_tile = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;
+  const int64_t group_lanes = lanes_ * (vnni ? vnni::kQIndirectOcVectors : avx2::kQIndirectOcVectors);
+  plan_staging(in_block);
+  const int64_t L = lanes_, D = depth_, taps = p.kernel_h * p.kernel_w;
+  const int64_t icpg = p.in_channels_per_group(), ocpg = p.out_channels_per_group();
+  const int64_t icp = staged_icpg_, steps = icp / D, ocpp = round_up(ocpg, L);
+  const int32_t kernel_zero_point = x_zero_point - kInputShift;
+  weights_.assign(static_cast<size_t>(p.groups * ocpp * taps * icp), 0);
+  bias_.assign(static_cast<size_t>(p.groups * ocpp), 0);
+  multiplier_.assign(static_cast<size_t>(p.groups * ocpp), 0.f);
+  for (int64_t g = 0; g < p.groups; ++g)
+    for (int64_t o = 0; o < ocpg; ++o) {
+      const int64_t oc = g * ocpg + o, cp = g * ocpp + o;
+      const int64_t v = o / group_lanes, lane = o % group_lanes;
+      const int64_t lanes_v = std::min(group_lanes, ocpp - v * group_lanes);
+      const int64_t base = (g * ocpp + v * group_lanes) * taps * icp;
+      int64_t weight_sum = 0;
+      for (int64_t ic = 0; ic < icpg; ++ic)
+        for (int64_t t = 0; t < taps; ++t) {
+          const int8_t value = w[(oc * icpg + ic) * taps + t];
+          weights_[static_cast<size_t>(base + ((t * steps + ic / D) * lanes_v + lane) * D + ic % D)] = value;
+          weight_sum += value;
+        }
+      // As for the direct kernel (the constructor), but exact at the borders too: padding taps read the
+      // zero point.
+      const int64_t folded = (q.bias ? q.bias[oc] : 0) - int64_t(kernel_zero_point) * weight_sum;
+      bias_[static_cast<size_t>(cp)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
+      multiplier_[static_cast<size_t>(cp)] = q.multiplier[oc];
+    }
+  indirection_ = build_indirection(p, pixel_tile);
+  zero_row_.assign(64, static_cast<uint8_t>(kernel_zero_point));
+  X86QIndirectArgs& a = indirect_args_;
+  a.in_channels = icp * p.groups, a.in_plane = p.in_h * p.in_w;
+  a.in_block = stage_input_ ? staged_block_ : in_block;
+  a.out_channels = p.out_channels, a.out_plane = p.out_h * p.out_w, a.out_block = out_block;
+  a.groups = p.groups, a.in_channels_per_group = icp, a.out_channels_per_group = ocpg, a.oc_padded_per_group = ocpp;
+  a.taps = taps;
+  a.tiles = indirection_.tiles;
+  a.indirection = indirection_.entries.data();
+  a.weights = weights_.data();
+  a.bias = bias_.data();
+  a.requantize = x86_requantize(q, multiplier_.data());
+  a.zero_row = zero_row_.data();
+  indirect_items_ = p.groups * ((ocpp + group_lanes - 1) / group_lanes) * indirection_.tiles;
+#else
+  (void)vnni, (void)w, (void)q, (void)x_zero_point, (void)in_block, (void)out_block;
+  throw Error("FastQConv2d: no indirect int8 kernel on this build");
+#endif
 }
 
 // Depthwise: the int8-dw kernels' own weight packing (kernels/qpack_depthwise.h); padding taps read the zero
@@ -370,14 +466,43 @@ void FastQConv2d::stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) con
 
 void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const {
   const Conv2dParams& p = params_;
-  if (!stage_input_) {
-    run_kernel(x, p.in_channels * p.in_h * p.in_w, y, residual, pool);
+  const uint8_t* in = x;
+  int64_t in_image = p.in_channels * p.in_h * p.in_w;
+  if (stage_input_) {
+    in_image = staged_icpg_ * p.groups * p.in_h * p.in_w;
+    uint8_t* staged = reinterpret_cast<uint8_t*>(thread_scratch((p.batch * in_image + 3) / 4));
+    stage(x, staged, pool);
+    in = staged;
+  }
+  if (indirect_kernel_) run_indirect(in, in_image, y, residual, pool);
+  else run_kernel(in, in_image, y, residual, pool);
+}
+
+// The indirect kernel's work items (conv group, vector group, pixel tile) of every image, in contiguous
+// chunks (consecutive items share their weights), a few per thread.
+void FastQConv2d::run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual,
+                               ThreadPool* pool) const {
+  const Conv2dParams& p = params_;
+  const int64_t out_image = p.out_channels * p.out_h * p.out_w;
+  auto image_args = [&](int64_t n) {
+    X86QIndirectArgs a = indirect_args_;
+    a.x = x + n * in_image;
+    a.y = y + n * out_image;
+    a.requantize.residual = residual ? residual + n * out_image : nullptr;
+    return a;
+  };
+  const int threads = pool ? pool->size() : 1;
+  if (threads <= 1) {
+    for (int64_t n = 0; n < p.batch; ++n) indirect_kernel_(image_args(n), 0, indirect_items_);
     return;
   }
-  const int64_t staged_image = staged_icpg_ * p.groups * p.in_h * p.in_w;
-  uint8_t* staged = reinterpret_cast<uint8_t*>(thread_scratch((p.batch * staged_image + 3) / 4));
-  stage(x, staged, pool);
-  run_kernel(staged, staged_image, y, residual, pool);
+  const int64_t chunks = std::min<int64_t>(indirect_items_, 4 * static_cast<int64_t>(threads));
+  pool->parallel_for(p.batch * chunks, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / chunks, k = t % chunks;
+      indirect_kernel_(image_args(n), indirect_items_ * k / chunks, indirect_items_ * (k + 1) / chunks);
+    }
+  });
 }
 
 void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual,
