@@ -302,6 +302,15 @@ void FastQConv2d::prepare_indirect(bool vnni, const int8_t* w, const Requantizat
       multiplier_[static_cast<size_t>(cp)] = q.multiplier[oc];
     }
   indirection_ = build_indirection(p, pixel_tile);
+  // Tiles none of whose taps reads padding take the kernel's path without the zero-row test.
+  const int64_t tile_entries = indirection_.taps * pixel_tile;
+  tile_interior_.assign(static_cast<size_t>(indirection_.tiles), 1);
+  for (int64_t t = 0; t < indirection_.tiles; ++t)
+    for (int64_t i = 0; i < tile_entries; ++i)
+      if (indirection_.entries[static_cast<size_t>(t * tile_entries + i)] < 0) {
+        tile_interior_[static_cast<size_t>(t)] = 0;
+        break;
+      }
   zero_row_.assign(64, static_cast<uint8_t>(kernel_zero_point));
   X86QIndirectArgs& a = indirect_args_;
   a.in_channels = icp * p.groups, a.in_plane = p.in_h * p.in_w;
@@ -311,6 +320,7 @@ void FastQConv2d::prepare_indirect(bool vnni, const int8_t* w, const Requantizat
   a.taps = taps;
   a.tiles = indirection_.tiles;
   a.indirection = indirection_.entries.data();
+  a.tile_interior = tile_interior_.data();
   a.weights = weights_.data();
   a.bias = bias_.data();
   a.requantize = x86_requantize(q, multiplier_.data());

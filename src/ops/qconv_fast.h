@@ -85,7 +85,7 @@ class FastQConv2d {
   IndirectKernel indirect_kernel_ = nullptr;
   X86QIndirectArgs indirect_args_;
   IndirectionBuffer indirection_;
-  std::vector<uint8_t> zero_row_;
+  std::vector<uint8_t> tile_interior_, zero_row_;
   int64_t indirect_items_ = 0;
 };
 

@@ -5,11 +5,14 @@
 //   Args, In, Wt, T, X, W   the kernel arguments, input and weight element types, accumulator, broadcast
 //                           input and weight vectors
 //   kLanes, kDepth          output channels per vector; input channels per multiply-add (fp32: 1)
+//   kInteriorTiles, interior(a, tile)  whether the kernel has a path for tiles without padding entries, and
+//                           whether tile `tile` is one
 //   zero_row(a)             what the indirection buffer's padding entries read: at least 16 inputs whose
 //                           products vanish from the result (fp32: zeros; int8: the input zero point, which
 //                           the folded bias cancels)
 //   load_weights, broadcast, madd, start(a, cp)   (start: where the sums of padded channel cp's vector begin)
-//   store(a, v, cp, c, pixel)                     one vector of padded channel cp (real channel c) at pixel
+//   store_tile<MR, NB>(a, acc, cp, c, pixel0, rows)  the tile's sums of padded channels [cp, cp + NB L)
+//                           (real channels from c, all in one conv group) at its first `rows` pixels
 // Weights are packed per conv group and vector group [tap][icpg / kDepth][lanes of the vector group][kDepth].
 // Include only from ISA files (after the simd header); internal linkage throughout.
 #pragma once
@@ -38,10 +41,24 @@ struct FloatIndirectArith {
   static constexpr int kLanes = V::kLanes;
   static constexpr int kDepth = 1;
   static const float* zero_row(const Args&) { return kIndirectZeroRow; }
+  static constexpr bool kInteriorTiles = false;  // (one path for every tile, as before the int8 policy)
+  static bool interior(const Args&, int64_t) { return false; }
   __attribute__((always_inline)) static W load_weights(const float* p) { return V::load(p); }
   __attribute__((always_inline)) static X broadcast(const float* p) { return V::broadcast(p); }
   __attribute__((always_inline)) static T madd(X x, W w, T acc) { return V::fmadd(x, w, acc); }
   __attribute__((always_inline)) static T start(const Args& a, int64_t cp) { return V::load(a.bias + cp); }
+  // One store per vector. (Fully unrolled so the accumulators are only ever indexed by constants and stay
+  // in registers.)
+  template <int MR, int NB>
+  __attribute__((always_inline)) static void store_tile(const Args& a, T (&acc)[MR][NB], int64_t cp, int64_t c,
+                                                        int64_t pixel0, int64_t rows) {
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      if (r >= rows) break;
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) store(a, acc[r][j], cp + j * kLanes, c + j * kLanes, pixel0 + r);
+    }
+  }
   // Residual, activation, one store in the output's block.
   __attribute__((always_inline)) static void store(const Args& a, T value, int64_t cp, int64_t c, int64_t pixel) {
     constexpr int L = kLanes;
@@ -105,34 +122,42 @@ inline void indirect_channel_runs(const typename A::Args& a, const int32_t* entr
   }
 }
 
-// One register tile: output pixels [pixel0, pixel0 + MR) (entries: their tile of the indirection buffer)
-// x NB vectors of output channels starting at padded channel `cp` (real channel `c`) of conv group
-// `group`; w: the packed weights of those vectors. PIN: the input's channel block.
-template <class A, int MR, int NB, int PIN>
-inline void indirect_tile(const typename A::Args& a, const int32_t* entries, const typename A::Wt* w, int64_t group,
-                          int64_t cp, int64_t c, int64_t pixel0) {
-  using T = typename A::T;
+// The accumulation over a group whose channels fill whole input blocks (the common case): taps outermost,
+// so the row pointers are set up once per tap, then each steps from block to block, the channels of a block
+// streaming by. INTERIOR: no entry of the tile is padding (A::interior), so the pointers need no test and
+// step together (one offset in the addressing, not MR additions): with few channels per tap (a first
+// layer's 4) the setup is most of the work per tap. Otherwise a padding row reads A::zero_row and steps by 0.
+template <class A, int MR, int NB, int PIN, bool INTERIOR>
+__attribute__((always_inline)) inline void indirect_blocks(const typename A::Args& a, const int32_t* entries,
+                                                           const typename A::Wt* w, const typename A::In* x0,
+                                                           int64_t icpg, typename A::T (&acc)[MR][NB]) {
   using In = typename A::In;
   using Wt = typename A::Wt;
   constexpr int L = A::kLanes, D = A::kDepth;
-  T acc[MR][NB];
-#pragma GCC unroll 4
-  for (int j = 0; j < NB; ++j) {
-    const T bias = A::start(a, cp + j * L);
+  const In* const zero = A::zero_row(a);
+  const int64_t block_step = a.in_plane * PIN;
+  for (int64_t tap = 0; tap < a.taps; ++tap) {
+    const int32_t* e = entries + tap * MR;
+    const Wt* wt = w + tap * icpg * (NB * L);
+    if constexpr (INTERIOR) {
+      const In* in[MR];
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) acc[r][j] = bias;
-  }
-  const int64_t icpg = a.in_channels_per_group;
-  const int64_t ic_begin = group * icpg, ic_end = ic_begin + icpg;
-  if (ic_begin % PIN == 0 && icpg % PIN == 0) {
-    // The group's channels fill whole input blocks (the common case): taps outermost, so the row pointers
-    // are set up once per tap, then each steps from block to block (a padding row steps by 0 over its
-    // zeros), the channels of a block streaming by.
-    const In* x0 = a.x + (ic_begin / PIN) * a.in_plane * PIN;
-    const In* const zero = A::zero_row(a);
-    const int64_t block_step = a.in_plane * PIN;
-    for (int64_t tap = 0; tap < a.taps; ++tap) {
-      const int32_t* e = entries + tap * MR;
+      for (int r = 0; r < MR; ++r) in[r] = x0 + static_cast<int64_t>(e[r]) * PIN;
+      for (int64_t offset = 0; offset < icpg / PIN * block_step; offset += block_step) {
+        for (int i = 0; i < PIN; i += D) {
+          typename A::W wv[NB];
+#pragma GCC unroll 4
+          for (int j = 0; j < NB; ++j) wv[j] = A::load_weights(wt + i * (NB * L) + j * L * D);
+#pragma GCC unroll 16
+          for (int r = 0; r < MR; ++r) {
+            const typename A::X bv = A::broadcast(in[r] + offset + i);
+#pragma GCC unroll 4
+            for (int j = 0; j < NB; ++j) acc[r][j] = A::madd(bv, wv[j], acc[r][j]);
+          }
+        }
+        wt += PIN * (NB * L);
+      }
+    } else {
       const In* in[MR];
       int64_t step[MR];
 #pragma GCC unroll 16
@@ -141,7 +166,6 @@ inline void indirect_tile(const typename A::Args& a, const int32_t* entries, con
         in[r] = inside ? x0 + e[r] * PIN : zero;
         step[r] = inside ? block_step : 0;
       }
-      const Wt* wt = w + tap * icpg * (NB * L);
       for (int64_t b = 0; b < icpg / PIN; ++b) {
         for (int i = 0; i < PIN; i += D) {
           typename A::W wv[NB];
@@ -159,28 +183,49 @@ inline void indirect_tile(const typename A::Args& a, const int32_t* entries, con
         for (int r = 0; r < MR; ++r) in[r] += step[r];
       }
     }
+  }
+}
+
+// One register tile: output pixels [pixel0, pixel0 + MR) (entries: their tile of the indirection buffer)
+// x NB vectors of output channels starting at padded channel `cp` (real channel `c`) of conv group
+// `group`; w: the packed weights of those vectors. PIN: the input's channel block. interior: no entry of
+// the tile is padding (only ever true for policies with kInteriorTiles).
+template <class A, int MR, int NB, int PIN>
+inline void indirect_tile(const typename A::Args& a, const int32_t* entries, const typename A::Wt* w, int64_t group,
+                          int64_t cp, int64_t c, int64_t pixel0, bool interior) {
+  using T = typename A::T;
+  using In = typename A::In;
+  constexpr int L = A::kLanes;
+  T acc[MR][NB];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) {
+    const T bias = A::start(a, cp + j * L);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) acc[r][j] = bias;
+  }
+  const int64_t icpg = a.in_channels_per_group;
+  const int64_t ic_begin = group * icpg, ic_end = ic_begin + icpg;
+  if (ic_begin % PIN == 0 && icpg % PIN == 0) {
+    const In* x0 = a.x + (ic_begin / PIN) * a.in_plane * PIN;
+    if (A::kInteriorTiles && interior) indirect_blocks<A, MR, NB, PIN, A::kInteriorTiles>(a, entries, w, x0, icpg, acc);
+    else indirect_blocks<A, MR, NB, PIN, false>(a, entries, w, x0, icpg, acc);
   } else {
     // Groups that split input blocks: runs of channels within one block, pointers set up per run and tap.
     indirect_channel_runs<A, MR, NB, PIN>(a, entries, w, ic_begin, ic_end, acc);
   }
-  // Epilogue: one store per vector; pixels past the plane are not stored. (Fully unrolled so the
-  // accumulators are only ever indexed by constants and stay in registers.)
-  const int64_t rows = imin(MR, a.out_plane - pixel0);
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-    if (r >= rows) break;
-#pragma GCC unroll 4
-    for (int j = 0; j < NB; ++j) A::store(a, acc[r][j], cp + j * L, c + j * L, pixel0 + r);
-  }
+  // Epilogue: the tile's first `rows` pixels (those inside the plane) stored.
+  A::template store_tile<MR, NB>(a, acc, cp, c, pixel0, imin(MR, a.out_plane - pixel0));
 }
 
 template <class A, int MR, int NB, int PIN>
 inline void indirect_tile_vectors(int64_t vectors, const typename A::Args& a, const int32_t* entries,
-                                  const typename A::Wt* w, int64_t group, int64_t cp, int64_t c, int64_t pixel0) {
+                                  const typename A::Wt* w, int64_t group, int64_t cp, int64_t c, int64_t pixel0,
+                                  bool interior) {
   if (vectors < NB) {
-    if constexpr (NB > 1) indirect_tile_vectors<A, MR, NB - 1, PIN>(vectors, a, entries, w, group, cp, c, pixel0);
+    if constexpr (NB > 1)
+      indirect_tile_vectors<A, MR, NB - 1, PIN>(vectors, a, entries, w, group, cp, c, pixel0, interior);
   } else {
-    indirect_tile<A, MR, NB, PIN>(a, entries, w, group, cp, c, pixel0);
+    indirect_tile<A, MR, NB, PIN>(a, entries, w, group, cp, c, pixel0, interior);
   }
 }
 
@@ -196,7 +241,8 @@ void indirect_items(const typename A::Args& a, int64_t item_begin, int64_t item_
     const int64_t cp = group * a.oc_padded_per_group + vg * group_lanes;  // padded channel
     const int64_t c = group * a.out_channels_per_group + vg * group_lanes;  // real channel
     const typename A::Wt* w = a.weights + cp * a.taps * a.in_channels_per_group;
-    indirect_tile_vectors<A, MR, NB, PIN>(vectors, a, a.indirection + tile * a.taps * MR, w, group, cp, c, tile * MR);
+    indirect_tile_vectors<A, MR, NB, PIN>(vectors, a, a.indirection + tile * a.taps * MR, w, group, cp, c, tile * MR,
+                                          A::interior(a, tile));
   }
 }
 

@@ -32,44 +32,83 @@ struct QuantIndirectArith {
   static constexpr int kDepth = QV::kDepth;
 
   static const uint8_t* zero_row(const Args& a) { return a.zero_row; }
+  static constexpr bool kInteriorTiles = true;
+  static bool interior(const Args& a, int64_t tile) { return a.tile_interior[tile] != 0; }
   __attribute__((always_inline)) static W load_weights(const int8_t* p) { return QV::load_weights(p); }
   __attribute__((always_inline)) static X broadcast(const uint8_t* p) { return QV::broadcast_inputs(p); }
   __attribute__((always_inline)) static T madd(X x, W w, T acc) { return QV::madd(x, w, acc); }
   __attribute__((always_inline)) static T start(const Args& a, int64_t cp) { return QV::load_acc(a.bias + cp); }
 
-  // One vector of sums of padded channel cp (real channel c, its group's channels ending at
-  // (c / out_channels_per_group + 1) * out_channels_per_group) at `pixel`, requantised and stored. A whole
-  // vector within one output block, or in two half blocks, is inlined, so the tile's sums go from registers
-  // through the requantisation to memory; anything else (a group's last, narrower vector, plain NCHW, a
-  // block that splits the vector otherwise) is a call, on the vector's value, so that the accumulators'
-  // address never escapes (as in QuantConvArith::store_tile, qconv_arith_impl.h).
-  __attribute__((always_inline)) static void store(const Args& a, T v, int64_t cp, int64_t c, int64_t pixel) {
-    constexpr int L = kLanes;
-    const int64_t ocpg = a.out_channels_per_group;
-    const int64_t lanes = imin(L, (c / ocpg + 1) * ocpg - c);
+  // The tile's sums of padded channels [cp, cp + NB L) (real channels from c, one conv group's, which ends at
+  // (c / out_channels_per_group + 1) * out_channels_per_group) at pixels [pixel0, pixel0 + rows),
+  // requantised and stored. A whole vector within one output block (four pixels at a time packed when the
+  // block is the vector's and the multipliers allow: qconv_epilogue_impl.h), or in two half blocks, is
+  // inlined, so the sums go from registers through the requantisation to memory; anything else (a group's
+  // last, narrower vector, plain NCHW, other blocks) is a call on the vector's value, so that the
+  // accumulators' address never escapes (as in QuantConvArith::store_tile, qconv_arith_impl.h). Everything
+  // per vector is worked out once per tile: after the first byte store the compiler must assume `a` changed.
+  template <int MR, int NB>
+  __attribute__((always_inline)) static void store_tile(const Args& a, T (&acc)[MR][NB], int64_t cp, int64_t c,
+                                                        int64_t pixel0, int64_t rows) {
+    constexpr int L = kLanes, H = L / 2;
+    const int64_t ocpg = a.out_channels_per_group, B = a.out_block, plane = a.out_plane;
+    const int64_t group_end = (c / ocpg + 1) * ocpg;
+    uint8_t* const y = a.y;
     const uint8_t* const residual = a.requantize.residual;
-    if (lanes == L && a.out_block % L == 0 && c % L == 0) {  // the vector's L bytes lie together
-      const RequantizeBlock<QV> k = requantize_block<QV>(a.requantize, cp / L);
-      const int64_t B = a.out_block, at = ((c / B) * a.out_plane + pixel) * B + c % B;
-      QV::store_u8(a.y + at, requantize_vector<QV>(k, v, residual ? residual + at : nullptr));
-      return;
-    }
-    constexpr int H = L / 2;
-    if (lanes > H && a.out_block == H && c % H == 0) {
-      const RequantizeBlock<QV> k = requantize_block<QV>(a.requantize, cp / L);
-      const int64_t lo = ((c / H) * a.out_plane + pixel) * H, hi = lo + a.out_plane * H;
-      const bool has_hi = lanes == L;
-      T q;
-      if (residual) {
-        const T r = QV::load_u8_halves(residual + lo, has_hi ? residual + hi : nullptr);
-        q = requantize_lanes<QV>(k, v, &r);
-      } else {
-        q = requantize_lanes<QV>(k, v, nullptr);
+    const X86Requantize& q = a.requantize;
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) {
+      const int64_t cj = c + j * L, lanes = imin(L, group_end - cj);
+      const RequantizeBlock<QV> k = requantize_block<QV>(q, cp / L + j);
+      if (lanes == L && B % L == 0 && cj % L == 0) {
+        const int64_t at = ((cj / B) * plane + pixel0) * B + cj % B;
+        uint8_t* const yj = y + at;
+        const uint8_t* const rj = residual ? residual + at : nullptr;
+        if (B == L) {
+          const RequantizePacked<QV> kp = requantize_packed_block<QV>(q, cp / L + j, (cp / L + j + 1) * L);
+          if (kp.usable) {
+#pragma GCC unroll 4
+            for (int r = 0; r < MR; r += 4) {
+              if (r >= rows) break;
+              T quad[4];
+#pragma GCC unroll 4
+              for (int i = 0; i < 4; ++i) quad[i] = acc[r + i < MR ? r + i : r][j];  // (past MR: never stored)
+              const int n = static_cast<int>(imin(4, rows - r));
+              requantize_store_packed<QV>(k, kp, quad, n, yj + r * L, rj ? rj + r * L : nullptr);
+            }
+            continue;
+          }
+        }
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          if (r >= rows) break;
+          QV::store_u8(yj + r * B, requantize_vector<QV>(k, acc[r][j], rj ? rj + r * B : nullptr));
+        }
+        continue;
       }
-      QV::store_u8_halves(a.y + lo, has_hi ? a.y + hi : nullptr, q);
-      return;
+      if ((lanes == L || lanes == H) && B == H && cj % H == 0) {
+        const int64_t lo = ((cj / H) * plane + pixel0) * H, hi = lo + plane * H;
+        const bool has_hi = lanes == L;
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          if (r >= rows) break;
+          T v;
+          if (residual) {
+            const T rv = QV::load_u8_halves(residual + lo + r * H, has_hi ? residual + hi + r * H : nullptr);
+            v = requantize_lanes<QV>(k, acc[r][j], &rv);
+          } else {
+            v = requantize_lanes<QV>(k, acc[r][j], nullptr);
+          }
+          QV::store_u8_halves(y + lo + r * H, has_hi ? y + hi + r * H : nullptr, v);
+        }
+        continue;
+      }
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        if (r >= rows) break;
+        store_scattered(a, acc[r][j], cp + j * L, cj, lanes, pixel0 + r);
+      }
     }
-    store_scattered(a, v, cp, c, lanes, pixel);
   }
 
   // The first `lanes` lanes of v to channels c, c + 1, ... of `pixel`, wherever the output's block puts them.

@@ -94,6 +94,7 @@ struct X86QIndirectArgs {
   int64_t taps = 1;
   int64_t tiles = 0;                     // tiles of kQIndirectPixels output pixels
   const int32_t* indirection = nullptr;  // IndirectionBuffer::entries for kQIndirectPixels
+  const uint8_t* tile_interior = nullptr;  // per tile: 1 when none of its entries is padding
   // Packed per conv group g and vector group v (kQIndirectOcVectors vectors of L channels, the last one of a
   // group maybe narrower): [g][v][tap][icpg / depth][lanes of v][depth], zeros for padding channels.
   const int8_t* weights = nullptr;
