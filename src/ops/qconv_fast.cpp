@@ -80,12 +80,14 @@ constexpr int32_t kInputShift = 0;
 // group padded to whole vectors, so it takes what the direct kernel cannot (groups of output channels that
 // are not a multiple of its lanes, otherwise the reference's) and, under VNNI, the output channel counts
 // that 8-lane vectors fill better than 16-lane ones (a remainder of 1 to 8 past a multiple of 16: RetinaFace's
-// 3->8 first conv and its heads' 64->8/4/20 pointwise convs leave half or more of the 16 lanes idle). Planes
-// of fewer than 4 pixel tiles stay direct: a tile's pixels past the plane are computed and dropped.
-bool prefer_indirect(const Conv2dParams& p, bool vnni, bool direct_fits) {
+// 3->8 first conv and its heads' 64->8/4/20 pointwise convs leave half or more of the 16 lanes idle), and
+// outputs in plain NCHW (a detection head's, read by a DequantizeLinear and a Reshape), which the indirect
+// kernel stores four pixels per channel at a time where the direct kernel's store scatters byte by byte.
+// Planes of fewer than 4 pixel tiles stay direct: a tile's pixels past the plane are computed and dropped.
+bool prefer_indirect(const Conv2dParams& p, bool vnni, bool direct_fits, int64_t out_block) {
   const int64_t pixels = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;
   if (p.out_h * p.out_w < 4 * pixels) return !direct_fits;
-  if (!direct_fits) return true;
+  if (!direct_fits || out_block == 1) return true;
   const int64_t rest = p.out_channels_per_group() % vnni::kLanes;
   return vnni && rest >= 1 && rest <= vnni::kQIndirectLanes;
 }
@@ -109,7 +111,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   }
   auto groups_fit = [&](int64_t lanes) { return p.groups == 1 || p.out_channels_per_group() % lanes == 0; };
   const bool direct_fits = vnni ? groups_fit(vnni::kLanes) : groups_fit(avx2::kLanes);
-  if (kernel == QConvKernel::Indirect || (kernel == QConvKernel::Auto && prefer_indirect(p, vnni, direct_fits))) {
+  if (kernel == QConvKernel::Indirect || (kernel == QConvKernel::Auto && prefer_indirect(p, vnni, direct_fits, out_block))) {
     c.vnni = vnni, c.indirect = true;
     c.lanes = vnni ? vnni::kQIndirectLanes : avx2::kQIndirectLanes;
     c.depth = vnni ? vnni::kDepth : avx2::kInt8Depth;
