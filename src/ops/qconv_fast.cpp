@@ -1,6 +1,7 @@
 #include "ops/qconv_fast.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "core/thread_pool.h"
@@ -276,11 +277,36 @@ void FastQConv2d::prepare_indirect(bool vnni, const int8_t* w, const Requantizat
   algorithm_name_ = vnni ? "int8-vnni-indirect" : "int8-avx2-indirect";
   const int64_t pixel_tile = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;
   const int64_t group_lanes = lanes_ * (vnni ? vnni::kQIndirectOcVectors : avx2::kQIndirectOcVectors);
-  plan_staging(in_block);
-  const int64_t L = lanes_, D = depth_, taps = p.kernel_h * p.kernel_w;
+  const int64_t L = lanes_, D = depth_;
   const int64_t icpg = p.in_channels_per_group(), ocpg = p.out_channels_per_group();
-  const int64_t icp = staged_icpg_, steps = icp / D, ocpp = round_up(ocpg, L);
   const int32_t kernel_zero_point = x_zero_point - kInputShift;
+
+  // A plain image of a few channels with adjacent kernel columns (a first layer) runs as packed rows
+  // (kernels/x86/qconv_indirect_impl.h): its taps are (kernel row, group of 4 columns), its channels
+  // (channel, column in the group), read from a copy of the image padded with the zero point on every
+  // side; everything else as the direct kernel reads it (plan_staging).
+  const int64_t column_groups = (p.kernel_w + 3) / 4;
+  // (Every row and column an output reads lies inside the copy, whatever the pads' consistency with out_h.)
+  const int64_t padded_h =
+      std::max(p.in_h + p.pad_top + p.pad_bottom, (p.out_h - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1);
+  const int64_t padded_w = std::max(p.in_w + p.pad_left + p.pad_right, (p.out_w - 1) * p.stride_w + 4 * column_groups);
+  packed_rows_ = in_block == 1 && p.groups == 1 && p.in_channels <= 4 && p.dilation_w == 1 &&
+                 padded_h * padded_w < (int64_t(1) << 31);
+  int64_t taps, icp;
+  if (packed_rows_) {
+    stage_input_ = true;
+    padded_h_ = padded_h, padded_w_ = padded_w;
+    taps = p.kernel_h * column_groups;
+    icp = 4 * icpg;
+  } else {
+    plan_staging(in_block);
+    taps = p.kernel_h * p.kernel_w;
+    icp = staged_icpg_;
+  }
+  // (kernel tap, input channel) of weight (ic, kh, kw) as the kernel reads it.
+  auto kernel_tap = [&](int64_t kh, int64_t kw) { return packed_rows_ ? kh * column_groups + kw / 4 : kh * p.kernel_w + kw; };
+  auto kernel_channel = [&](int64_t ic, int64_t kw) { return packed_rows_ ? ic * 4 + kw % 4 : ic; };
+  const int64_t steps = icp / D, ocpp = round_up(ocpg, L);
   weights_.assign(static_cast<size_t>(p.groups * ocpp * taps * icp), 0);
   bias_.assign(static_cast<size_t>(p.groups * ocpp), 0);
   multiplier_.assign(static_cast<size_t>(p.groups * ocpp), 0.f);
@@ -292,18 +318,39 @@ void FastQConv2d::prepare_indirect(bool vnni, const int8_t* w, const Requantizat
       const int64_t base = (g * ocpp + v * group_lanes) * taps * icp;
       int64_t weight_sum = 0;
       for (int64_t ic = 0; ic < icpg; ++ic)
-        for (int64_t t = 0; t < taps; ++t) {
-          const int8_t value = w[(oc * icpg + ic) * taps + t];
-          weights_[static_cast<size_t>(base + ((t * steps + ic / D) * lanes_v + lane) * D + ic % D)] = value;
-          weight_sum += value;
-        }
+        for (int64_t kh = 0; kh < p.kernel_h; ++kh)
+          for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+            const int8_t value = w[((oc * icpg + ic) * p.kernel_h + kh) * p.kernel_w + kw];
+            const int64_t t = kernel_tap(kh, kw), k = kernel_channel(ic, kw);
+            weights_[static_cast<size_t>(base + ((t * steps + k / D) * lanes_v + lane) * D + k % D)] = value;
+            weight_sum += value;
+          }
       // As for the direct kernel (the constructor), but exact at the borders too: padding taps read the
       // zero point.
       const int64_t folded = (q.bias ? q.bias[oc] : 0) - int64_t(kernel_zero_point) * weight_sum;
       bias_[static_cast<size_t>(cp)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
       multiplier_[static_cast<size_t>(cp)] = q.multiplier[oc];
     }
-  indirection_ = build_indirection(p, pixel_tile);
+  if (packed_rows_) {
+    // Entry of output pixel (oh, ow) at tap (kh, group): the byte of padded row oh * stride_h + kh *
+    // dilation_h, column ow * stride_w + 4 * group (padded coordinates: every read is inside the copy).
+    IndirectionBuffer& b = indirection_;
+    b.pixel_tile = pixel_tile;
+    b.taps = taps;
+    const int64_t out_plane = p.out_h * p.out_w;
+    b.tiles = (out_plane + pixel_tile - 1) / pixel_tile;
+    b.entries.assign(static_cast<size_t>(b.tiles * taps * pixel_tile), IndirectionBuffer::kZero);
+    for (int64_t pixel = 0; pixel < out_plane; ++pixel) {
+      const int64_t oh = pixel / p.out_w, ow = pixel % p.out_w;
+      int32_t* tile = b.entries.data() + (pixel / pixel_tile) * taps * pixel_tile;
+      for (int64_t kh = 0; kh < p.kernel_h; ++kh)
+        for (int64_t cg = 0; cg < column_groups; ++cg)
+          tile[(kh * column_groups + cg) * pixel_tile + pixel % pixel_tile] =
+              static_cast<int32_t>((oh * p.stride_h + kh * p.dilation_h) * padded_w + ow * p.stride_w + 4 * cg);
+    }
+  } else {
+    indirection_ = build_indirection(p, pixel_tile);
+  }
   // Tiles none of whose taps reads padding take the kernel's path without the zero-row test.
   const int64_t tile_entries = indirection_.taps * pixel_tile;
   tile_interior_.assign(static_cast<size_t>(indirection_.tiles), 1);
@@ -315,8 +362,10 @@ void FastQConv2d::prepare_indirect(bool vnni, const int8_t* w, const Requantizat
       }
   zero_row_.assign(64, static_cast<uint8_t>(kernel_zero_point));
   X86QIndirectArgs& a = indirect_args_;
-  a.in_channels = icp * p.groups, a.in_plane = p.in_h * p.in_w;
-  a.in_block = stage_input_ ? staged_block_ : in_block;
+  a.in_channels = icp * p.groups;
+  a.in_plane = packed_rows_ ? padded_h * padded_w : p.in_h * p.in_w;
+  a.in_block = packed_rows_ ? 4 : stage_input_ ? staged_block_ : in_block;
+  a.packed_rows = packed_rows_;
   a.out_channels = p.out_channels, a.out_plane = p.out_h * p.out_w, a.out_block = out_block;
   a.groups = p.groups, a.in_channels_per_group = icp, a.out_channels_per_group = ocpg, a.oc_padded_per_group = ocpp;
   a.taps = taps;
@@ -399,6 +448,29 @@ void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantiza
 // sequential stream per channel.
 void FastQConv2d::stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) const {
   const Conv2dParams& p = params_;
+  if (packed_rows_) {
+    // Packed rows: each channel's rows copied into a plane of padded_h_ x padded_w_ bytes, the zero point
+    // around them. Tasks are (image, channel).
+    const uint8_t zp = indirect_args_.zero_row[0];
+    const int64_t plane = p.in_h * p.in_w, padded = padded_h_ * padded_w_;
+    auto run = [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const uint8_t* in = x + t * plane;
+        uint8_t* out = staged + t * padded;
+        std::memset(out, zp, static_cast<size_t>(p.pad_top * padded_w_));
+        out += p.pad_top * padded_w_;
+        for (int64_t r = 0; r < p.in_h; ++r, in += p.in_w, out += padded_w_) {
+          std::memset(out, zp, static_cast<size_t>(p.pad_left));
+          std::memcpy(out + p.pad_left, in, static_cast<size_t>(p.in_w));
+          std::memset(out + p.pad_left + p.in_w, zp, static_cast<size_t>(padded_w_ - p.pad_left - p.in_w));
+        }
+        std::memset(out, zp, static_cast<size_t>((padded_h_ - p.pad_top - p.in_h) * padded_w_));
+      }
+    };
+    if (pool && pool->size() > 1) pool->parallel_for(p.batch * p.in_channels, run);
+    else run(0, p.batch * p.in_channels);
+    return;
+  }
   const int64_t plane = p.in_h * p.in_w, icpg = p.in_channels_per_group(), B = staged_block_;
   const int64_t staged_channels = staged_icpg_ * p.groups, blocks = staged_channels / B;
   static const uint8_t kZero = 0;
@@ -481,7 +553,7 @@ void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, Thr
   const uint8_t* in = x;
   int64_t in_image = p.in_channels * p.in_h * p.in_w;
   if (stage_input_) {
-    in_image = staged_icpg_ * p.groups * p.in_h * p.in_w;
+    in_image = packed_rows_ ? p.in_channels * padded_h_ * padded_w_ : staged_icpg_ * p.groups * p.in_h * p.in_w;
     uint8_t* staged = reinterpret_cast<uint8_t*>(thread_scratch((p.batch * in_image + 3) / 4));
     stage(x, staged, pool);
     in = staged;

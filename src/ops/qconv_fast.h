@@ -86,6 +86,9 @@ class FastQConv2d {
   X86QIndirectArgs indirect_args_;
   IndirectionBuffer indirection_;
   std::vector<uint8_t> tile_interior_, zero_row_;
+  // Packed rows (prepare_indirect): the input staged as planes of padded_h_ x padded_w_ bytes.
+  bool packed_rows_ = false;
+  int64_t padded_h_ = 0, padded_w_ = 0;
   int64_t indirect_items_ = 0;
 };
 

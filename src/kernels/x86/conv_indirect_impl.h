@@ -7,6 +7,7 @@
 //   kLanes, kDepth          output channels per vector; input channels per multiply-add (fp32: 1)
 //   kInteriorTiles, interior(a, tile)  whether the kernel has a path for tiles without padding entries, and
 //                           whether tile `tile` is one
+//   kPackedRows             whether Args may ask for packed rows (a.packed_rows; qconv_indirect_impl.h)
 //   zero_row(a)             what the indirection buffer's padding entries read: at least 16 inputs whose
 //                           products vanish from the result (fp32: zeros; int8: the input zero point, which
 //                           the folded bias cancels)
@@ -42,6 +43,7 @@ struct FloatIndirectArith {
   static constexpr int kDepth = 1;
   static const float* zero_row(const Args&) { return kIndirectZeroRow; }
   static constexpr bool kInteriorTiles = false;  // (one path for every tile, as before the int8 policy)
+  static constexpr bool kPackedRows = false;
   static bool interior(const Args&, int64_t) { return false; }
   __attribute__((always_inline)) static W load_weights(const float* p) { return V::load(p); }
   __attribute__((always_inline)) static X broadcast(const float* p) { return V::broadcast(p); }
@@ -88,7 +90,7 @@ struct FloatIndirectArith {
 
 // The accumulation over input channels [ic_begin, ic_end) in runs that stay within one input block (for
 // groups whose channels do not start or end on a block boundary; runs are whole steps of kDepth).
-template <class A, int MR, int NB, int PIN>
+template <class A, int MR, int NB, int PIN, int PS>
 inline void indirect_channel_runs(const typename A::Args& a, const int32_t* entries, const typename A::Wt* w,
                                   int64_t ic_begin, int64_t ic_end, typename A::T (&acc)[MR][NB]) {
   using In = typename A::In;
@@ -99,12 +101,12 @@ inline void indirect_channel_runs(const typename A::Args& a, const int32_t* entr
   for (int64_t ic = ic_begin; ic < ic_end;) {
     // Channels ic .. ic + run - 1 sit in one input block: PIN-interleaved at every pixel.
     const int64_t run = imin(PIN - ic % PIN, ic_end - ic);
-    const In* base = a.x + (ic / PIN) * a.in_plane * PIN + ic % PIN;
+    const In* base = a.x + (ic / PIN) * a.in_plane * PS + ic % PIN;
     for (int64_t tap = 0; tap < a.taps; ++tap) {
       const int32_t* e = entries + tap * MR;
       const In* in[MR];
 #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) in[r] = e[r] >= 0 ? base + e[r] * PIN : zero;
+      for (int r = 0; r < MR; ++r) in[r] = e[r] >= 0 ? base + e[r] * PS : zero;
       const Wt* wt = w + (tap * icpg + (ic - ic_begin)) * (NB * L);
       for (int64_t i = 0; i < run; i += D) {
         typename A::W wv[NB];
@@ -127,7 +129,7 @@ inline void indirect_channel_runs(const typename A::Args& a, const int32_t* entr
 // streaming by. INTERIOR: no entry of the tile is padding (A::interior), so the pointers need no test and
 // step together (one offset in the addressing, not MR additions): with few channels per tap (a first
 // layer's 4) the setup is most of the work per tap. Otherwise a padding row reads A::zero_row and steps by 0.
-template <class A, int MR, int NB, int PIN, bool INTERIOR>
+template <class A, int MR, int NB, int PIN, int PS, bool INTERIOR>
 __attribute__((always_inline)) inline void indirect_blocks(const typename A::Args& a, const int32_t* entries,
                                                            const typename A::Wt* w, const typename A::In* x0,
                                                            int64_t icpg, typename A::T (&acc)[MR][NB]) {
@@ -135,14 +137,14 @@ __attribute__((always_inline)) inline void indirect_blocks(const typename A::Arg
   using Wt = typename A::Wt;
   constexpr int L = A::kLanes, D = A::kDepth;
   const In* const zero = A::zero_row(a);
-  const int64_t block_step = a.in_plane * PIN;
+  const int64_t block_step = a.in_plane * PS;
   for (int64_t tap = 0; tap < a.taps; ++tap) {
     const int32_t* e = entries + tap * MR;
     const Wt* wt = w + tap * icpg * (NB * L);
     if constexpr (INTERIOR) {
       const In* in[MR];
 #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) in[r] = x0 + static_cast<int64_t>(e[r]) * PIN;
+      for (int r = 0; r < MR; ++r) in[r] = x0 + static_cast<int64_t>(e[r]) * PS;
       for (int64_t offset = 0; offset < icpg / PIN * block_step; offset += block_step) {
         for (int i = 0; i < PIN; i += D) {
           typename A::W wv[NB];
@@ -163,7 +165,7 @@ __attribute__((always_inline)) inline void indirect_blocks(const typename A::Arg
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
         const bool inside = e[r] >= 0;
-        in[r] = inside ? x0 + e[r] * PIN : zero;
+        in[r] = inside ? x0 + e[r] * PS : zero;
         step[r] = inside ? block_step : 0;
       }
       for (int64_t b = 0; b < icpg / PIN; ++b) {
@@ -190,7 +192,7 @@ __attribute__((always_inline)) inline void indirect_blocks(const typename A::Arg
 // x NB vectors of output channels starting at padded channel `cp` (real channel `c`) of conv group
 // `group`; w: the packed weights of those vectors. PIN: the input's channel block. interior: no entry of
 // the tile is padding (only ever true for policies with kInteriorTiles).
-template <class A, int MR, int NB, int PIN>
+template <class A, int MR, int NB, int PIN, int PS>
 inline void indirect_tile(const typename A::Args& a, const int32_t* entries, const typename A::Wt* w, int64_t group,
                           int64_t cp, int64_t c, int64_t pixel0, bool interior) {
   using T = typename A::T;
@@ -206,30 +208,34 @@ inline void indirect_tile(const typename A::Args& a, const int32_t* entries, con
   const int64_t icpg = a.in_channels_per_group;
   const int64_t ic_begin = group * icpg, ic_end = ic_begin + icpg;
   if (ic_begin % PIN == 0 && icpg % PIN == 0) {
-    const In* x0 = a.x + (ic_begin / PIN) * a.in_plane * PIN;
-    if (A::kInteriorTiles && interior) indirect_blocks<A, MR, NB, PIN, A::kInteriorTiles>(a, entries, w, x0, icpg, acc);
-    else indirect_blocks<A, MR, NB, PIN, false>(a, entries, w, x0, icpg, acc);
+    const In* x0 = a.x + (ic_begin / PIN) * a.in_plane * PS;
+    if (A::kInteriorTiles && interior)
+      indirect_blocks<A, MR, NB, PIN, PS, A::kInteriorTiles>(a, entries, w, x0, icpg, acc);
+    else
+      indirect_blocks<A, MR, NB, PIN, PS, false>(a, entries, w, x0, icpg, acc);
   } else {
     // Groups that split input blocks: runs of channels within one block, pointers set up per run and tap.
-    indirect_channel_runs<A, MR, NB, PIN>(a, entries, w, ic_begin, ic_end, acc);
+    indirect_channel_runs<A, MR, NB, PIN, PS>(a, entries, w, ic_begin, ic_end, acc);
   }
   // Epilogue: the tile's first `rows` pixels (those inside the plane) stored.
   A::template store_tile<MR, NB>(a, acc, cp, c, pixel0, imin(MR, a.out_plane - pixel0));
 }
 
-template <class A, int MR, int NB, int PIN>
+template <class A, int MR, int NB, int PIN, int PS>
 inline void indirect_tile_vectors(int64_t vectors, const typename A::Args& a, const int32_t* entries,
                                   const typename A::Wt* w, int64_t group, int64_t cp, int64_t c, int64_t pixel0,
                                   bool interior) {
   if (vectors < NB) {
     if constexpr (NB > 1)
-      indirect_tile_vectors<A, MR, NB - 1, PIN>(vectors, a, entries, w, group, cp, c, pixel0, interior);
+      indirect_tile_vectors<A, MR, NB - 1, PIN, PS>(vectors, a, entries, w, group, cp, c, pixel0, interior);
   } else {
-    indirect_tile<A, MR, NB, PIN>(a, entries, w, group, cp, c, pixel0, interior);
+    indirect_tile<A, MR, NB, PIN, PS>(a, entries, w, group, cp, c, pixel0, interior);
   }
 }
 
-template <class A, int MR, int NB, int PIN>
+// Work items [item_begin, item_end) on an input whose channel blocks hold PIN channels and whose
+// indirection entries count pixels of PS elements (PS = PIN: the blocked layout; A::kPackedRows' rows: PS 1).
+template <class A, int MR, int NB, int PIN, int PS>
 void indirect_items(const typename A::Args& a, int64_t item_begin, int64_t item_end) {
   constexpr int L = A::kLanes;
   const int64_t group_lanes = NB * L;
@@ -241,26 +247,32 @@ void indirect_items(const typename A::Args& a, int64_t item_begin, int64_t item_
     const int64_t cp = group * a.oc_padded_per_group + vg * group_lanes;  // padded channel
     const int64_t c = group * a.out_channels_per_group + vg * group_lanes;  // real channel
     const typename A::Wt* w = a.weights + cp * a.taps * a.in_channels_per_group;
-    indirect_tile_vectors<A, MR, NB, PIN>(vectors, a, a.indirection + tile * a.taps * MR, w, group, cp, c, tile * MR,
+    indirect_tile_vectors<A, MR, NB, PIN, PS>(vectors, a, a.indirection + tile * a.taps * MR, w, group, cp, c, tile * MR,
                                           A::interior(a, tile));
   }
 }
 
-// The kernel for the policy A, on the input blocks its Args can hold (PINS: the blocks instantiated besides
-// 16 and 8; any other runs with PIN 1 when kDepth is 1).
+// The kernel for the policy A, on the input blocks its Args can hold (16 and 8; 4 for NEON's 4 lanes and
+// for int8; 1, plain NCHW, for fp32), or on packed rows where A::kPackedRows and the arguments say so.
 template <class A, int MR, int NB>
 void indirect_conv_tiles(const typename A::Args& a, int64_t item_begin, int64_t item_end) {
+  if constexpr (A::kPackedRows) {
+    if (a.packed_rows) {
+      indirect_items<A, MR, NB, 4, 1>(a, item_begin, item_end);
+      return;
+    }
+  }
   switch (a.in_block) {
-    case 16: indirect_items<A, MR, NB, 16>(a, item_begin, item_end); break;
-    case 8: indirect_items<A, MR, NB, 8>(a, item_begin, item_end); break;
-    case 4:  // NCHW4c: NEON's block, and int8's staged first layer
+    case 16: indirect_items<A, MR, NB, 16, 16>(a, item_begin, item_end); break;
+    case 8: indirect_items<A, MR, NB, 8, 8>(a, item_begin, item_end); break;
+    case 4:  // NCHW4c: NEON's block, and int8's staged inputs
       if constexpr (A::kLanes == 4 || A::kDepth > 1) {
-        indirect_items<A, MR, NB, 4>(a, item_begin, item_end);
+        indirect_items<A, MR, NB, 4, 4>(a, item_begin, item_end);
         break;
       }
       [[fallthrough]];
     default:
-      if constexpr (A::kDepth == 1) indirect_items<A, MR, NB, 1>(a, item_begin, item_end);
+      if constexpr (A::kDepth == 1) indirect_items<A, MR, NB, 1, 1>(a, item_begin, item_end);
       break;
   }
 }

@@ -8,6 +8,14 @@
 // skips it, and the bias's correction (minus x_zero_point times all the channel's weights) is exact
 // everywhere: unlike the direct kernels' nine-grid borders, no tile needs a per-tap correction.
 //
+// Packed rows (X86QIndirectArgs::packed_rows): a first layer reads its plain image without interleaving
+// channels. Each multiply-add takes kDepth consecutive bytes of one row of one channel (kernel columns
+// kw .. kw + kDepth - 1 of one tap row), so the kernel's "channels" are (channel, column within a group of 4)
+// and its taps (kernel row, group of 4 columns): a 3-channel 3x3 conv is 3 taps of 12 such channels (one
+// column of 4 unused), the same 36 bytes a pixel as 9 taps of 4 channels (one unused) in NCHW4c, but one
+// indirection entry serves 3 multiply-adds instead of one, and the input is copied row by row (padded with
+// the zero point) instead of interleaved. conv_indirect_impl.h runs it as input block 4 with pixel stride 1.
+//
 // Include only from ISA files (after the int8 simd header); internal linkage throughout.
 #pragma once
 
@@ -57,6 +65,7 @@ struct QuantIndirectArith {
 
   static const uint8_t* zero_row(const Args& a) { return a.zero_row; }
   static constexpr bool kInteriorTiles = true;
+  static constexpr bool kPackedRows = true;
   static bool interior(const Args& a, int64_t tile) { return a.tile_interior[tile] != 0; }
   __attribute__((always_inline)) static W load_weights(const int8_t* p) { return QV::load_weights(p); }
   __attribute__((always_inline)) static X broadcast(const uint8_t* p) { return QV::broadcast_inputs(p); }

@@ -103,6 +103,10 @@ struct X86QIndirectArgs {
   const int32_t* bias = nullptr;
   X86Requantize requantize;
   const uint8_t* zero_row = nullptr;  // 64 bytes of the input zero point
+  // Packed rows (qconv_indirect_impl.h): x is in_channels / 4 planes of in_plane bytes (an image's rows,
+  // padded), an entry addresses the byte x + entry, and every 4 "input channels" of a group are 4
+  // consecutive bytes from there; in_block is 4. Otherwise entries count pixels of in_block bytes.
+  bool packed_rows = false;
   const uint8_t* x = nullptr;         // one image, NCHW[in_block]c
   uint8_t* y = nullptr;               // NCHW[out_block]c (out_block: any dividing out_channels)
 };
