@@ -136,7 +136,6 @@ __attribute__((always_inline)) inline void indirect_blocks(const typename A::Arg
   using In = typename A::In;
   using Wt = typename A::Wt;
   constexpr int L = A::kLanes, D = A::kDepth;
-  const In* const zero = A::zero_row(a);
   const int64_t block_step = a.in_plane * PS;
   for (int64_t tap = 0; tap < a.taps; ++tap) {
     const int32_t* e = entries + tap * MR;
@@ -160,6 +159,7 @@ __attribute__((always_inline)) inline void indirect_blocks(const typename A::Arg
         wt += PIN * (NB * L);
       }
     } else {
+      const In* const zero = A::zero_row(a);
       const In* in[MR];
       int64_t step[MR];
 #pragma GCC unroll 16
