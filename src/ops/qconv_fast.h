@@ -20,7 +20,7 @@
 #include "kernels/conv_params.h"
 #include "kernels/indirection.h"
 #include "kernels/quantized.h"
-#include "kernels/x86/qconv_kernels_x86.h"
+#include "kernels/x86/qconv_indirect_x86.h"  // (and qconv_kernels_x86.h)
 
 namespace ninegrid {
 

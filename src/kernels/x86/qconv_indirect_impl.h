@@ -25,7 +25,7 @@
 
 #include "kernels/x86/conv_indirect_impl.h"
 #include "kernels/x86/qconv_epilogue_impl.h"
-#include "kernels/x86/qconv_kernels_x86.h"
+#include "kernels/x86/qconv_indirect_x86.h"
 
 namespace ninegrid {
 namespace {

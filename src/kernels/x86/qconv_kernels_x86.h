@@ -79,38 +79,6 @@ struct X86QConvArgs {
   uint8_t* y = nullptr;        // the output, NCHW[out_block]c
 };
 
-// One image's quantised indirect convolution (qconv_indirect_impl.h on conv_indirect_impl.h's tiles; the
-// int8 twin of IndirectX86Args, kernels/x86/conv_indirect_x86.h, whose geometry fields it shares): a
-// register tile is kQIndirectPixels output pixels (one tile of the indirection buffer, kernels/indirection.h)
-// x up to kQIndirectOcVectors vectors of L output channels (L = kQIndirectLanes). Any kernel, stride,
-// dilation and padding; any number of output channels per group (each group padded to whole vectors);
-// input blocks 16, 8 or 4 with in_channels_per_group a multiple of the multiply-add depth (the op stages
-// other inputs, as for the direct kernel). Padding taps read zero_row, kernel-size input values equal to the
-// zero point, so the folded bias is exact everywhere (no per-tap correction).
-struct X86QIndirectArgs {
-  int64_t in_channels = 0, in_plane = 0, in_block = 4;
-  int64_t out_channels = 0, out_plane = 0, out_block = 1;
-  int64_t groups = 1, in_channels_per_group = 0, out_channels_per_group = 0, oc_padded_per_group = 0;
-  int64_t taps = 1;
-  int64_t tiles = 0;                     // tiles of kQIndirectPixels output pixels
-  const int32_t* indirection = nullptr;  // IndirectionBuffer::entries for kQIndirectPixels
-  const uint8_t* tile_interior = nullptr;  // per tile: 1 when none of its entries is padding
-  // Packed per conv group g and vector group v (kQIndirectOcVectors vectors of L channels, the last one of a
-  // group maybe narrower): [g][v][tap][icpg / depth][lanes of v][depth], zeros for padding channels.
-  const int8_t* weights = nullptr;
-  // groups * oc_padded_per_group values each (padding channels: anything finite): the bias minus the zero
-  // point times the channel's weight sum, and the requantisation's multipliers (requantize.multiplier).
-  const int32_t* bias = nullptr;
-  X86Requantize requantize;
-  const uint8_t* zero_row = nullptr;  // 64 bytes of the input zero point
-  // Packed rows (qconv_indirect_impl.h): x is in_channels / 4 planes of in_plane bytes (an image's rows,
-  // padded), an entry addresses the byte x + entry, and every 4 "input channels" of a group are 4
-  // consecutive bytes from there; in_block is 4. Otherwise entries count pixels of in_block bytes.
-  bool packed_rows = false;
-  const uint8_t* x = nullptr;         // one image, NCHW[in_block]c
-  uint8_t* y = nullptr;               // NCHW[out_block]c (out_block: any dividing out_channels)
-};
-
 // How an x86 int8 depthwise kernel (qconv2d_depthwise below) reads its weights; kernels/qpack_depthwise.h
 // packs them so. The kernel computes `lanes` channels per vector: X86ConvRange's channel blocks count such
 // vectors, and X86QConvArgs' bias and requantize.multiplier are padded to a whole number of them. Each
@@ -141,12 +109,7 @@ struct X86QDepthwiseLayout {
   /* QuantizeLinear / DequantizeLinear between float and uint8 with one scale and zero point, element by     \
      element (quantize_linear_impl.h; bit for bit quantize_linear_ref / dequantize_linear_ref). */          \
   void quantize_u8(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n);                  \
-  void dequantize_u8(const uint8_t* q, float scale, int32_t zero_point, float* x, int64_t n);                 \
-  /* Indirect convolution (X86QIndirectArgs above): work items [item_begin, item_end) of groups *           \
-     vector_groups * tiles, item = (g * vector_groups + v) * tiles + tile, vector_groups =                   \
-     ceil(oc_padded_per_group / (kQIndirectOcVectors * kQIndirectLanes)). Disjoint items write disjoint     \
-     outputs. */                                                                                            \
-  void qconv2d_indirect(const X86QIndirectArgs& a, int64_t item_begin, int64_t item_end);
+  void dequantize_u8(const uint8_t* q, float scale, int32_t zero_point, float* x, int64_t n);
 
 // Depthwise convolution (groups == in_channels == out_channels), declared in both namespaces below: any
 // kernel, stride, dilation and padding, any input and output block. Kernels 3x3 and 5x5 with stride 1 or 2
@@ -165,12 +128,6 @@ constexpr int kLanes = 16;
 constexpr int kDepth = 4;  // input channels per vpdpbusd
 // Output blocks the direct and pointwise kernels handle together (as conv_kernels_x86.h's).
 constexpr int kOcBlocksPerTile = 2;
-// The indirect kernel's vectors: 8 lanes (vpdpbusd on ymm, AVX512VL), which on this design's target (few
-// output channels per group: a first layer, detection heads, narrow groups) waste half as many lanes as 16;
-// 32 registers hold 12 pixels x 2 vectors of sums beside 2 weight vectors and the broadcast input.
-constexpr int kQIndirectLanes = 8;
-constexpr int kQIndirectPixels = 12;
-constexpr int kQIndirectOcVectors = 2;
 NINEGRID_X86_INT8_KERNELS
 void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
 X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
@@ -178,11 +135,6 @@ X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
 
 namespace avx2 {
 constexpr int kInt8Depth = 2;  // input channels per vpmaddwd (kLanes, 8, and kOcBlocksPerTile: conv_kernels_x86.h)
-// The indirect kernel: 16 registers hold 5 pixels x 2 vectors of sums, 2 weight vectors, the broadcast input
-// and vpmaddwd's product (as the direct kernel's tile).
-constexpr int kQIndirectLanes = 8;
-constexpr int kQIndirectPixels = 5;
-constexpr int kQIndirectOcVectors = 2;
 NINEGRID_X86_INT8_KERNELS
 void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
 X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
