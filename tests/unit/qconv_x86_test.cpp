@@ -1,5 +1,6 @@
-// The x86 int8 direct and pointwise kernels (kernels/x86/qconv_arith_impl.h on conv_direct_impl.h's tiles),
-// through ops/qconv_fast.h (which packs the weights, folds the zero point, stages unreadable inputs and splits
+// The x86 int8 direct and pointwise kernels (kernels/x86/qconv_arith_impl.h on conv_direct_impl.h's tiles)
+// and the indirect kernel (qconv_indirect_impl.h on conv_indirect_impl.h's tiles: groups of any width,
+// padded to 8-lane vectors; a plain image of up to 4 channels as packed rows), through ops/qconv_fast.h (which packs the weights, folds the zero point, stages unreadable inputs and splits
 // the work), against the integer reference qconv2d_ref bit for bit: random shapes with odd channel counts,
 // strides 1-3, padding, dilation, groups, input blocks 1/4/8/16, output blocks P/8/4/1, zero points 0, 255
 // and between, saturating multipliers, fused residuals (added before the rounding, or a quantised addition
