@@ -353,9 +353,12 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   std::vector<float> m(32, 0.01f);
   Requantization q;
   q.multiplier = m.data();
-  FastQConv2d avx2_conv(p, w.data(), q, 0, Isa::Avx2, 1, 1);
+  FastQConv2d avx2_conv(p, w.data(), q, 0, Isa::Avx2, 1, 8);
   EXPECT_STREQ(avx2_conv.algorithm(), "int8-avx2-direct");
   EXPECT_TRUE(avx2_conv.stages_input());  // plain NCHW input
+  // A plain NCHW output (a detection head's): the indirect kernel, which stores it four pixels at a time.
+  FastQConv2d plain_out(p, w.data(), q, 0, Isa::Avx2, 8, 1);
+  EXPECT_STREQ(plain_out.algorithm(), "int8-avx2-indirect");
   FastQConv2d best(p, w.data(), q, 0, Isa::Avx512, 16, 16);
   EXPECT_STREQ(best.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-direct");
   EXPECT_FALSE(best.stages_input());
