@@ -4,11 +4,15 @@
 // layer. Each reports GOP/s (2 x multiply-accumulates per second) and, for int8, the fraction of this core's
 // vpdpbusd peak, both in thread CPU time (measured at start-up, as conv_kernels_bench.cpp does for fp32).
 //
+// Each int8 layer runs three ways: int8-ISA/LAYER (the kernel FastQConv2d chooses), int8-ISA/direct/LAYER and
+// int8-ISA/indirect/LAYER (each family forced; direct includes pointwise).
+//
 //   ninegrid_qconv_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <random>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -28,6 +32,7 @@ struct Layer {
   std::string name;
   int64_t in_c, out_c, h, w, k, stride, pad;
   bool residual = false;
+  bool plain_out = false;  // output in plain NCHW (the layout plan's choice for a detection head)
 };
 
 Conv2dParams params_of(const Layer& l) {
@@ -41,17 +46,20 @@ Conv2dParams params_of(const Layer& l) {
   return p;
 }
 
+// The int8 layout plan's block for a channel count (graph/passes: the vector's lanes, else 8, else 4).
 int64_t block_for(int64_t channels, int64_t lanes) {
   if (channels % lanes == 0) return lanes;
   if (channels % 8 == 0) return 8;
+  if (channels % 4 == 0) return 4;
   return 1;
 }
 
-void bench_int8(benchmark::State& state, Layer layer, Isa isa) {
+void bench_int8(benchmark::State& state, Layer layer, Isa isa, QConvKernel kernel) {
   const Conv2dParams p = params_of(layer);
   const int64_t lanes = isa == Isa::Avx512 ? 16 : 8;
-  const int64_t in_block = block_for(p.in_channels, lanes), out_block = block_for(p.out_channels, lanes);
-  if (!FastQConv2d::supports(p, in_block, out_block, isa)) {
+  const int64_t in_block = block_for(p.in_channels, lanes);
+  const int64_t out_block = layer.plain_out ? 1 : block_for(p.out_channels, lanes);
+  if (!FastQConv2d::supports(p, in_block, out_block, isa, kernel)) {
     state.SkipWithError("no int8 kernel for this layer");
     return;
   }
@@ -74,7 +82,7 @@ void bench_int8(benchmark::State& state, Layer layer, Isa isa) {
   q.multiplier = multiplier.data();
   q.out_zero_point = 3, q.qmin = 3, q.qmax = 255;  // a fused ReLU
   q.residual_zero_point = 128, q.residual_multiplier = 0.5f;
-  const FastQConv2d conv(p, w.data(), q, 128, isa, in_block, out_block);
+  const FastQConv2d conv(p, w.data(), q, 128, isa, in_block, out_block, kernel);
   for (auto _ : state) {
     conv.run(x.data(), y.data(), layer.residual ? residual.data() : nullptr, nullptr);
     benchmark::DoNotOptimize(y.data());
@@ -134,6 +142,11 @@ const std::vector<Layer>& layers() {
       {"retina/pw_64to64_80", 64, 64, 80, 80, 1, 1, 0},
       {"retina/pw_128to128_40", 128, 128, 40, 40, 1, 1, 0},
       {"retina/pw_256to256_20", 256, 256, 20, 20, 1, 1, 0},
+      // RetinaFace's detection heads at the 80x80 level (landmarks, boxes, scores: 2 anchors x 10, 4, 2),
+      // written in plain NCHW as the layout plan makes them (a DequantizeLinear and a Reshape read them).
+      {"retina/head_64to20_80", 64, 20, 80, 80, 1, 1, 0, false, true},
+      {"retina/head_64to8_80", 64, 8, 80, 80, 1, 1, 0, false, true},
+      {"retina/head_64to4_80", 64, 4, 80, 80, 1, 1, 0, false, true},
       // ResNet-18/50.
       {"resnet/3x3_64to64_56", 64, 64, 56, 56, 3, 1, 1},
       {"resnet/3x3_128to128_28", 128, 128, 28, 28, 3, 1, 1},
@@ -167,13 +180,20 @@ int main(int argc, char** argv) {
   g_fp32_peak = measure_fma_peak_gflops(hardware_isa() == Isa::Avx512 ? "avx512" : "avx2", PeakClock::ThreadCpu);
   std::printf("one core, per CPU second: vpdpbusd peak %.1f GOP/s, fp32 FMA peak %.1f GFLOP/s\n", g_vnni_peak,
               g_fp32_peak);
+  // Per ISA: the kernel FastQConv2d chooses (Auto), and each family forced (direct covers pointwise).
+  const std::pair<const char*, QConvKernel> kernels[] = {
+      {"", QConvKernel::Auto}, {"direct/", QConvKernel::Direct}, {"indirect/", QConvKernel::Indirect}};
   for (const Layer& l : layers()) {
-    if (cpu_features().avx512vnni)
-      benchmark::RegisterBenchmark(("int8-vnni/" + l.name).c_str(), bench_int8, l, Isa::Avx512)
-          ->Unit(benchmark::kMicrosecond);
-    if (cpu_features().avx2)
-      benchmark::RegisterBenchmark(("int8-avx2/" + l.name).c_str(), bench_int8, l, Isa::Avx2)
-          ->Unit(benchmark::kMicrosecond);
+    for (const auto& [tag, kernel] : kernels) {
+      if (cpu_features().avx512vnni)
+        benchmark::RegisterBenchmark(("int8-vnni/" + std::string(tag) + l.name).c_str(), bench_int8, l, Isa::Avx512,
+                                     kernel)
+            ->Unit(benchmark::kMicrosecond);
+      if (cpu_features().avx2)
+        benchmark::RegisterBenchmark(("int8-avx2/" + std::string(tag) + l.name).c_str(), bench_int8, l, Isa::Avx2,
+                                     kernel)
+            ->Unit(benchmark::kMicrosecond);
+    }
     benchmark::RegisterBenchmark(("fp32/" + l.name).c_str(), bench_fp32, l)->Unit(benchmark::kMicrosecond);
   }
   benchmark::RunSpecifiedBenchmarks();

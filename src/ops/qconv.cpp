@@ -113,13 +113,21 @@ class QConv final : public Op {
   }
 
   // The fast kernels (ops/qconv_fast.h) for settings.isa when one fits; otherwise run() keeps the reference.
+  // settings.conv_algorithms chooses between the int8 direct and indirect kernels as it does for float convs:
+  // without "indirect" the direct family only; with "indirect" but not "direct", the indirect kernel wherever
+  // it runs the conv (not depthwise ones).
   void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
     fast_.reset();
-    if (settings.isa == Isa::Ref || !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa)) return;
+    QConvKernel kernel = QConvKernel::Auto;
+    if (!(settings.conv_algorithms & kConvIndirect)) kernel = QConvKernel::Direct;
+    else if (!(settings.conv_algorithms & kConvDirect)) kernel = QConvKernel::Indirect;
+    if (kernel == QConvKernel::Indirect && !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa, kernel))
+      kernel = QConvKernel::Auto;
+    if (settings.isa == Isa::Ref || !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa, kernel)) return;
     Requantization q = requantization_constants();
     q.bias = in.size() > 2 && in[2].present ? in[2].value->data_as<int32_t>() : nullptr;
     fast_ = std::make_shared<const FastQConv2d>(p_, in[1].value->data_as<int8_t>(), q, q_.x_zero_point, settings.isa,
-                                          in_block_, out_block_);
+                                                in_block_, out_block_, kernel);
   }
 
   void run(OpContext& ctx) override {

@@ -1,6 +1,7 @@
 #include "ops/qconv_fast.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "core/thread_pool.h"
@@ -61,7 +62,7 @@ bool valid_geometry(const Conv2dParams& p) {
 // The kernel set for a conv, or lanes 0 when none fits. `vnni`: the better of the architecture's two kernel
 // sets (x86-64: VNNI over AVX2; AArch64: dotprod over neon).
 struct QChoice {
-  bool vnni = false, depthwise = false;
+  bool vnni = false, depthwise = false, indirect = false;
   int64_t lanes = 0, depth = 0;
 };
 
@@ -74,7 +75,26 @@ constexpr int32_t kInputShift = kArmInputZeroPointShift;
 constexpr int32_t kInputShift = 0;
 #endif
 
-QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
+#if NINEGRID_X86_INT8_CONV
+// Whether Auto runs a conv (not depthwise) on the indirect kernel rather than the direct one, whose vectors
+// (VNNI: 16 lanes, AVX2: 8) hold one group's channels each. The indirect kernel's vectors have 8 lanes, each
+// group padded to whole vectors, so it takes what the direct kernel cannot (groups of output channels that
+// are not a multiple of its lanes, otherwise the reference's) and, under VNNI, the output channel counts
+// that 8-lane vectors fill better than 16-lane ones (a remainder of 1 to 8 past a multiple of 16: RetinaFace's
+// 3->8 first conv and its heads' 64->8/4/20 pointwise convs leave half or more of the 16 lanes idle), and
+// outputs in plain NCHW (a detection head's, read by a DequantizeLinear and a Reshape), which the indirect
+// kernel stores four pixels per channel at a time where the direct kernel's store scatters byte by byte.
+// Planes of fewer than 4 pixel tiles stay direct: a tile's pixels past the plane are computed and dropped.
+bool prefer_indirect(const Conv2dParams& p, bool vnni, bool direct_fits, int64_t out_block) {
+  const int64_t pixels = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;
+  if (p.out_h * p.out_w < 4 * pixels) return !direct_fits;
+  if (!direct_fits || out_block == 1) return true;
+  const int64_t rest = p.out_channels_per_group() % vnni::kLanes;
+  return vnni && rest >= 1 && rest <= vnni::kQIndirectLanes;
+}
+#endif
+
+QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, QConvKernel kernel) {
   QChoice c;
 #if NINEGRID_X86_INT8_CONV
   isa = runnable_isa(isa);
@@ -84,12 +104,20 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   if (is_depthwise(p)) {
     // qconv2d_depthwise (kernels/x86/qconv_depthwise_impl.h): any block in and out; its lanes per vector
     // come from its weight layout.
+    if (kernel == QConvKernel::Indirect) return c;
     c.vnni = vnni;
     c.depthwise = true;
     c.lanes = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block).lanes;
     return c;
   }
   auto groups_fit = [&](int64_t lanes) { return p.groups == 1 || p.out_channels_per_group() % lanes == 0; };
+  const bool direct_fits = vnni ? groups_fit(vnni::kLanes) : groups_fit(avx2::kLanes);
+  if (kernel == QConvKernel::Indirect || (kernel == QConvKernel::Auto && prefer_indirect(p, vnni, direct_fits, out_block))) {
+    c.vnni = vnni, c.indirect = true;
+    c.lanes = vnni ? vnni::kQIndirectLanes : avx2::kQIndirectLanes;
+    c.depth = vnni ? vnni::kDepth : avx2::kInt8Depth;
+    return c;
+  }
   if (vnni && groups_fit(vnni::kLanes)) {
     c.vnni = true, c.lanes = vnni::kLanes, c.depth = vnni::kDepth;
   } else if (groups_fit(avx2::kLanes)) {
@@ -97,7 +125,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   }
 #elif defined(__aarch64__)
   isa = runnable_isa(isa);
-  if (!is_arm_isa(isa) || !valid_geometry(p)) return c;
+  if (!is_arm_isa(isa) || !valid_geometry(p) || kernel == QConvKernel::Indirect) return c;
   if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
   const bool dot = isa == Isa::Dotprod;
   c.vnni = dot;
@@ -111,7 +139,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     c.depth = dot ? dotprod::kInt8Depth : neon::kInt8Depth;
   }
 #else
-  (void)p, (void)in_block, (void)out_block, (void)isa;
+  (void)p, (void)in_block, (void)out_block, (void)isa, (void)kernel;
 #endif
   return c;
 }
@@ -120,20 +148,25 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 }  // namespace
 
-bool FastQConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa) {
-  return choose(p, in_block, out_block, isa).lanes > 0;
+bool FastQConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
+                           QConvKernel kernel) {
+  return choose(p, in_block, out_block, isa, kernel).lanes > 0;
 }
 
 FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point,
-                         Isa isa, int64_t in_block, int64_t out_block)
+                         Isa isa, int64_t in_block, int64_t out_block, QConvKernel kernel)
     : params_(p), in_block_(in_block) {
-  const QChoice c = choose(p, in_block, out_block, isa);
+  const QChoice c = choose(p, in_block, out_block, isa, kernel);
   if (c.lanes == 0)
     throw Error("FastQConv2d: no fast int8 kernel for this convolution (in block " + std::to_string(in_block) +
                 ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
   lanes_ = c.lanes, depth_ = c.depth;
   if (c.depthwise) {
     prepare_depthwise(c.vnni, w, q, x_zero_point, in_block, out_block);
+    return;
+  }
+  if (c.indirect) {
+    prepare_indirect(c.vnni, w, q, x_zero_point, in_block, out_block);
     return;
   }
   const bool pointwise = is_pointwise(p);
@@ -160,25 +193,8 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
 #endif
   const int64_t icpg = p.in_channels_per_group();
   const int64_t P = lanes_, D = depth_, taps = p.kernel_h * p.kernel_w;
-
-  // The kernels read input blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8 block there)
-  // holding whole multiply-add steps of kDepth channels, each group starting on one. Anything else is staged
-  // into a copy with every group's channels padded to a multiple of 4 (which kDepth divides) in the widest
-  // of those blocks that divides the padded count.
-#if defined(__aarch64__)
-  const bool block_readable = in_block == 4;
-#else
-  const bool block_readable = in_block == 16 || in_block == 8 || in_block == 4;
-#endif
-  const bool readable = block_readable && in_block % D == 0 && icpg % D == 0;
-  stage_input_ = !readable;
-  staged_icpg_ = stage_input_ ? round_up(icpg, 4) : icpg;
+  plan_staging(in_block);
   const int64_t kernel_channels = staged_icpg_ * p.groups;
-#if defined(__aarch64__)
-  staged_block_ = 4;
-#else
-  staged_block_ = kernel_channels % 16 == 0 ? 16 : kernel_channels % 8 == 0 ? 8 : 4;
-#endif
   // The zero point of the values the kernels multiply (see kInputShift).
   const int32_t kernel_zero_point = x_zero_point - kInputShift;
 
@@ -224,6 +240,147 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   a.tap_zero_sums = tap_zero_sums_.data();
   a.x_zero_point = kernel_zero_point;
   a.requantize = x86_requantize(q, multiplier_.data());
+}
+
+// The kernels read input blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8 block there)
+// holding whole multiply-add steps of depth_ channels, each group starting on one. Anything else is staged
+// into a copy with every group's channels padded to a multiple of 4 (which the depth divides) in the widest
+// of those blocks that divides the padded count.
+void FastQConv2d::plan_staging(int64_t in_block) {
+  const Conv2dParams& p = params_;
+  const int64_t icpg = p.in_channels_per_group(), D = depth_;
+#if defined(__aarch64__)
+  const bool block_readable = in_block == 4;
+#else
+  const bool block_readable = in_block == 16 || in_block == 8 || in_block == 4;
+#endif
+  const bool readable = block_readable && in_block % D == 0 && icpg % D == 0;
+  stage_input_ = !readable;
+  staged_icpg_ = stage_input_ ? round_up(icpg, 4) : icpg;
+  const int64_t kernel_channels = staged_icpg_ * p.groups;
+#if defined(__aarch64__)
+  staged_block_ = 4;
+#else
+  staged_block_ = kernel_channels % 16 == 0 ? 16 : kernel_channels % 8 == 0 ? 8 : 4;
+#endif
+}
+
+// Indirect (x86-64): weights packed per conv group and vector group as X86QIndirectArgs says, each group's
+// output channels padded to whole vectors of lanes_ (bias, multipliers alike); the indirection buffer built
+// once for the conv's shape; padding taps read a row of the kernels' zero point, so the folded bias is exact
+// and no per-tap sums are needed. Inputs are staged as for the direct kernel.
+void FastQConv2d::prepare_indirect(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                                   int64_t in_block, int64_t out_block) {
+#if NINEGRID_X86_INT8_CONV
+  const Conv2dParams& p = params_;
+  indirect_kernel_ = vnni ? vnni::qconv2d_indirect : avx2::qconv2d_indirect;
+  algorithm_name_ = vnni ? "int8-vnni-indirect" : "int8-avx2-indirect";
+  const int64_t pixel_tile = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;
+  const int64_t group_lanes = lanes_ * (vnni ? vnni::kQIndirectOcVectors : avx2::kQIndirectOcVectors);
+  const int64_t L = lanes_, D = depth_;
+  const int64_t icpg = p.in_channels_per_group(), ocpg = p.out_channels_per_group();
+  const int32_t kernel_zero_point = x_zero_point - kInputShift;
+
+  // A plain image of a few channels with adjacent kernel columns (a first layer) runs as packed rows
+  // (kernels/x86/qconv_indirect_impl.h): its taps are (kernel row, group of 4 columns), its channels
+  // (channel, column in the group), read from a copy of the image padded with the zero point on every
+  // side; everything else as the direct kernel reads it (plan_staging).
+  const int64_t column_groups = (p.kernel_w + 3) / 4;
+  // (Every row and column an output reads lies inside the copy, whatever the pads' consistency with out_h.)
+  const int64_t padded_h =
+      std::max(p.in_h + p.pad_top + p.pad_bottom, (p.out_h - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1);
+  const int64_t padded_w = std::max(p.in_w + p.pad_left + p.pad_right, (p.out_w - 1) * p.stride_w + 4 * column_groups);
+  packed_rows_ = in_block == 1 && p.groups == 1 && p.in_channels <= 4 && p.dilation_w == 1 &&
+                 padded_h * padded_w < (int64_t(1) << 31);
+  int64_t taps, icp;
+  if (packed_rows_) {
+    stage_input_ = true;
+    padded_h_ = padded_h, padded_w_ = padded_w;
+    taps = p.kernel_h * column_groups;
+    icp = 4 * icpg;
+  } else {
+    plan_staging(in_block);
+    taps = p.kernel_h * p.kernel_w;
+    icp = staged_icpg_;
+  }
+  // (kernel tap, input channel) of weight (ic, kh, kw) as the kernel reads it.
+  auto kernel_tap = [&](int64_t kh, int64_t kw) { return packed_rows_ ? kh * column_groups + kw / 4 : kh * p.kernel_w + kw; };
+  auto kernel_channel = [&](int64_t ic, int64_t kw) { return packed_rows_ ? ic * 4 + kw % 4 : ic; };
+  const int64_t steps = icp / D, ocpp = round_up(ocpg, L);
+  weights_.assign(static_cast<size_t>(p.groups * ocpp * taps * icp), 0);
+  bias_.assign(static_cast<size_t>(p.groups * ocpp), 0);
+  multiplier_.assign(static_cast<size_t>(p.groups * ocpp), 0.f);
+  for (int64_t g = 0; g < p.groups; ++g)
+    for (int64_t o = 0; o < ocpg; ++o) {
+      const int64_t oc = g * ocpg + o, cp = g * ocpp + o;
+      const int64_t v = o / group_lanes, lane = o % group_lanes;
+      const int64_t lanes_v = std::min(group_lanes, ocpp - v * group_lanes);
+      const int64_t base = (g * ocpp + v * group_lanes) * taps * icp;
+      int64_t weight_sum = 0;
+      for (int64_t ic = 0; ic < icpg; ++ic)
+        for (int64_t kh = 0; kh < p.kernel_h; ++kh)
+          for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+            const int8_t value = w[((oc * icpg + ic) * p.kernel_h + kh) * p.kernel_w + kw];
+            const int64_t t = kernel_tap(kh, kw), k = kernel_channel(ic, kw);
+            weights_[static_cast<size_t>(base + ((t * steps + k / D) * lanes_v + lane) * D + k % D)] = value;
+            weight_sum += value;
+          }
+      // As for the direct kernel (the constructor), but exact at the borders too: padding taps read the
+      // zero point.
+      const int64_t folded = (q.bias ? q.bias[oc] : 0) - int64_t(kernel_zero_point) * weight_sum;
+      bias_[static_cast<size_t>(cp)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
+      multiplier_[static_cast<size_t>(cp)] = q.multiplier[oc];
+    }
+  if (packed_rows_) {
+    // Entry of output pixel (oh, ow) at tap (kh, group): the byte of padded row oh * stride_h + kh *
+    // dilation_h, column ow * stride_w + 4 * group (padded coordinates: every read is inside the copy).
+    IndirectionBuffer& b = indirection_;
+    b.pixel_tile = pixel_tile;
+    b.taps = taps;
+    const int64_t out_plane = p.out_h * p.out_w;
+    b.tiles = (out_plane + pixel_tile - 1) / pixel_tile;
+    b.entries.assign(static_cast<size_t>(b.tiles * taps * pixel_tile), IndirectionBuffer::kZero);
+    for (int64_t pixel = 0; pixel < out_plane; ++pixel) {
+      const int64_t oh = pixel / p.out_w, ow = pixel % p.out_w;
+      int32_t* tile = b.entries.data() + (pixel / pixel_tile) * taps * pixel_tile;
+      for (int64_t kh = 0; kh < p.kernel_h; ++kh)
+        for (int64_t cg = 0; cg < column_groups; ++cg)
+          tile[(kh * column_groups + cg) * pixel_tile + pixel % pixel_tile] =
+              static_cast<int32_t>((oh * p.stride_h + kh * p.dilation_h) * padded_w + ow * p.stride_w + 4 * cg);
+    }
+  } else {
+    indirection_ = build_indirection(p, pixel_tile);
+  }
+  // Tiles none of whose taps reads padding take the kernel's path without the zero-row test.
+  const int64_t tile_entries = indirection_.taps * pixel_tile;
+  tile_interior_.assign(static_cast<size_t>(indirection_.tiles), 1);
+  for (int64_t t = 0; t < indirection_.tiles; ++t)
+    for (int64_t i = 0; i < tile_entries; ++i)
+      if (indirection_.entries[static_cast<size_t>(t * tile_entries + i)] < 0) {
+        tile_interior_[static_cast<size_t>(t)] = 0;
+        break;
+      }
+  zero_row_.assign(64, static_cast<uint8_t>(kernel_zero_point));
+  X86QIndirectArgs& a = indirect_args_;
+  a.in_channels = icp * p.groups;
+  a.in_plane = packed_rows_ ? padded_h * padded_w : p.in_h * p.in_w;
+  a.in_block = packed_rows_ ? 4 : stage_input_ ? staged_block_ : in_block;
+  a.packed_rows = packed_rows_;
+  a.out_channels = p.out_channels, a.out_plane = p.out_h * p.out_w, a.out_block = out_block;
+  a.groups = p.groups, a.in_channels_per_group = icp, a.out_channels_per_group = ocpg, a.oc_padded_per_group = ocpp;
+  a.taps = taps;
+  a.tiles = indirection_.tiles;
+  a.indirection = indirection_.entries.data();
+  a.tile_interior = tile_interior_.data();
+  a.weights = weights_.data();
+  a.bias = bias_.data();
+  a.requantize = x86_requantize(q, multiplier_.data());
+  a.zero_row = zero_row_.data();
+  indirect_items_ = p.groups * ((ocpp + group_lanes - 1) / group_lanes) * indirection_.tiles;
+#else
+  (void)vnni, (void)w, (void)q, (void)x_zero_point, (void)in_block, (void)out_block;
+  throw Error("FastQConv2d: no indirect int8 kernel on this build");
+#endif
 }
 
 // Depthwise: the int8-dw kernels' own weight packing (kernels/qpack_depthwise.h); padding taps read the zero
@@ -291,6 +448,29 @@ void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantiza
 // sequential stream per channel.
 void FastQConv2d::stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) const {
   const Conv2dParams& p = params_;
+  if (packed_rows_) {
+    // Packed rows: each channel's rows copied into a plane of padded_h_ x padded_w_ bytes, the zero point
+    // around them. Tasks are (image, channel).
+    const uint8_t zp = indirect_args_.zero_row[0];
+    const int64_t plane = p.in_h * p.in_w, padded = padded_h_ * padded_w_;
+    auto run = [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const uint8_t* in = x + t * plane;
+        uint8_t* out = staged + t * padded;
+        std::memset(out, zp, static_cast<size_t>(p.pad_top * padded_w_));
+        out += p.pad_top * padded_w_;
+        for (int64_t r = 0; r < p.in_h; ++r, in += p.in_w, out += padded_w_) {
+          std::memset(out, zp, static_cast<size_t>(p.pad_left));
+          std::memcpy(out + p.pad_left, in, static_cast<size_t>(p.in_w));
+          std::memset(out + p.pad_left + p.in_w, zp, static_cast<size_t>(padded_w_ - p.pad_left - p.in_w));
+        }
+        std::memset(out, zp, static_cast<size_t>((padded_h_ - p.pad_top - p.in_h) * padded_w_));
+      }
+    };
+    if (pool && pool->size() > 1) pool->parallel_for(p.batch * p.in_channels, run);
+    else run(0, p.batch * p.in_channels);
+    return;
+  }
   const int64_t plane = p.in_h * p.in_w, icpg = p.in_channels_per_group(), B = staged_block_;
   const int64_t staged_channels = staged_icpg_ * p.groups, blocks = staged_channels / B;
   static const uint8_t kZero = 0;
@@ -370,14 +550,43 @@ void FastQConv2d::stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) con
 
 void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const {
   const Conv2dParams& p = params_;
-  if (!stage_input_) {
-    run_kernel(x, p.in_channels * p.in_h * p.in_w, y, residual, pool);
+  const uint8_t* in = x;
+  int64_t in_image = p.in_channels * p.in_h * p.in_w;
+  if (stage_input_) {
+    in_image = packed_rows_ ? p.in_channels * padded_h_ * padded_w_ : staged_icpg_ * p.groups * p.in_h * p.in_w;
+    uint8_t* staged = reinterpret_cast<uint8_t*>(thread_scratch((p.batch * in_image + 3) / 4));
+    stage(x, staged, pool);
+    in = staged;
+  }
+  if (indirect_kernel_) run_indirect(in, in_image, y, residual, pool);
+  else run_kernel(in, in_image, y, residual, pool);
+}
+
+// The indirect kernel's work items (conv group, vector group, pixel tile) of every image, in contiguous
+// chunks (consecutive items share their weights), a few per thread.
+void FastQConv2d::run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual,
+                               ThreadPool* pool) const {
+  const Conv2dParams& p = params_;
+  const int64_t out_image = p.out_channels * p.out_h * p.out_w;
+  auto image_args = [&](int64_t n) {
+    X86QIndirectArgs a = indirect_args_;
+    a.x = x + n * in_image;
+    a.y = y + n * out_image;
+    a.requantize.residual = residual ? residual + n * out_image : nullptr;
+    return a;
+  };
+  const int threads = pool ? pool->size() : 1;
+  if (threads <= 1) {
+    for (int64_t n = 0; n < p.batch; ++n) indirect_kernel_(image_args(n), 0, indirect_items_);
     return;
   }
-  const int64_t staged_image = staged_icpg_ * p.groups * p.in_h * p.in_w;
-  uint8_t* staged = reinterpret_cast<uint8_t*>(thread_scratch((p.batch * staged_image + 3) / 4));
-  stage(x, staged, pool);
-  run_kernel(staged, staged_image, y, residual, pool);
+  const int64_t chunks = std::min<int64_t>(indirect_items_, 4 * static_cast<int64_t>(threads));
+  pool->parallel_for(p.batch * chunks, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / chunks, k = t % chunks;
+      indirect_kernel_(image_args(n), indirect_items_ * k / chunks, indirect_items_ * (k + 1) / chunks);
+    }
+  });
 }
 
 void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual,

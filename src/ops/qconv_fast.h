@@ -1,6 +1,6 @@
 // The fast int8 2-D convolution behind ng.QConv (x86-64 and AArch64): chooses the kernel (VNNI or AVX2,
-// kernels/x86/qconv_kernels_x86.h; dotprod or neon, kernels/arm/qconv_kernels_arm.h; direct, pointwise or
-// depthwise), prepares its arguments once (packed weights, the zero point
+// kernels/x86/qconv_kernels_x86.h; dotprod or neon, kernels/arm/qconv_kernels_arm.h; direct, pointwise,
+// depthwise or, on x86-64, indirect), prepares its arguments once (packed weights, the zero point
 // folded into the bias, per-tap zero-point sums for the borders, per-channel multipliers) and runs it split
 // over the thread pool. Inputs whose channel block or per-group channel count the kernels cannot read (a
 // plain NCHW image, channels not a multiple of the multiply-add depth) are staged per run into a zero-padded
@@ -18,12 +18,19 @@
 
 #include "core/cpu_features.h"
 #include "kernels/conv_params.h"
+#include "kernels/indirection.h"
 #include "kernels/quantized.h"
-#include "kernels/x86/qconv_kernels_x86.h"
+#include "kernels/x86/qconv_indirect_x86.h"  // (and qconv_kernels_x86.h)
 
 namespace ninegrid {
 
 class ThreadPool;
+
+// The kernel family of a conv that is not depthwise. Auto: the indirect kernel (x86-64) where its 8-lane
+// vectors waste fewer lanes than the direct kernel's, or where the direct kernel cannot take the groups
+// (see qconv_fast.cpp, prefer_indirect); else direct or pointwise. The others force one family (tests,
+// benchmarks); depthwise convs always run the depthwise kernel, and Indirect is refused for them.
+enum class QConvKernel { Auto, Direct, Indirect };
 
 class FastQConv2d {
  public:
@@ -31,28 +38,35 @@ class FastQConv2d {
   // avx512vnni, AVX2 when isa is at least avx2; on AArch64 dotprod when isa is dotprod and the CPU has it,
   // neon when isa is at least neon; one group, or output channels per group a multiple of the
   // vector's lanes; positive strides and dilations, non-negative pads; any channel blocks dividing their
-  // counts; depthwise convs (groups == channels) on qconv2d_depthwise, any blocks.
-  static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa);
+  // counts; depthwise convs (groups == channels) on qconv2d_depthwise, any blocks. On x86-64 the indirect
+  // kernel takes any number of output channels per group.
+  static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
+                       QConvKernel kernel = QConvKernel::Auto);
   // w: OIHW int8 weights; q: bias (out_channels int32 values or null), multiplier (out_channels floats),
   // out_zero_point, qmin, qmax and the residual's zero point and multiplier (q.residual itself is ignored
   // here: run() takes it). Throws Error when !supports(...).
   FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point, Isa isa,
-              int64_t in_block, int64_t out_block);
+              int64_t in_block, int64_t out_block, QConvKernel kernel = QConvKernel::Auto);
   // y = requantize(conv(x - x_zero_point) + bias [+ residual]) for the whole batch: x in the input block,
   // y and the optional residual (may be y itself) in the output block. `pool` may be null (one thread).
   void run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
-  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", and the same with "int8-avx2-",
-  // "int8-dotprod-" and "int8-neon-".
+  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", "int8-vnni-indirect", and the same
+  // with "int8-avx2-"; "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
   const char* algorithm() const { return algorithm_name_; }
   // Whether run() stages the input into a padded blocked copy first.
   bool stages_input() const { return stage_input_; }
 
  private:
   using Kernel = void (*)(const X86QConvArgs&, const X86ConvRange&);
+  using IndirectKernel = void (*)(const X86QIndirectArgs&, int64_t, int64_t);
+  void plan_staging(int64_t in_block);
   void prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
                          int64_t in_block, int64_t out_block);
+  void prepare_indirect(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                        int64_t in_block, int64_t out_block);
   void stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) const;
   void run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
+  void run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
 
   Conv2dParams params_;
   int64_t lanes_ = 16, depth_ = 4;
@@ -67,6 +81,15 @@ class FastQConv2d {
   std::vector<int32_t> bias_, tap_zero_sums_;
   std::vector<float> multiplier_;
   X86QConvArgs args_;  // everything but the tensors
+  // The indirect kernel (set instead of kernel_): its arguments, buffer, zero-point row and work items.
+  IndirectKernel indirect_kernel_ = nullptr;
+  X86QIndirectArgs indirect_args_;
+  IndirectionBuffer indirection_;
+  std::vector<uint8_t> tile_interior_, zero_row_;
+  // Packed rows (prepare_indirect): the input staged as planes of padded_h_ x padded_w_ bytes.
+  bool packed_rows_ = false;
+  int64_t padded_h_ = 0, padded_w_ = 0;
+  int64_t indirect_items_ = 0;
 };
 
 }  // namespace ninegrid

@@ -1,5 +1,6 @@
-// The x86 int8 direct and pointwise kernels (kernels/x86/qconv_arith_impl.h on conv_direct_impl.h's tiles),
-// through ops/qconv_fast.h (which packs the weights, folds the zero point, stages unreadable inputs and splits
+// The x86 int8 direct and pointwise kernels (kernels/x86/qconv_arith_impl.h on conv_direct_impl.h's tiles)
+// and the indirect kernel (qconv_indirect_impl.h on conv_indirect_impl.h's tiles: groups of any width,
+// padded to 8-lane vectors; a plain image of up to 4 channels as packed rows), through ops/qconv_fast.h (which packs the weights, folds the zero point, stages unreadable inputs and splits
 // the work), against the integer reference qconv2d_ref bit for bit: random shapes with odd channel counts,
 // strides 1-3, padding, dilation, groups, input blocks 1/4/8/16, output blocks P/8/4/1, zero points 0, 255
 // and between, saturating multipliers, fused residuals (added before the rounding, or a quantised addition
@@ -145,14 +146,16 @@ int64_t block_for(Rng& rng, const std::vector<int64_t>& choices, int64_t channel
   return channels % b == 0 ? b : 1;
 }
 
-// Runs c on the fast kernels of `isa` (threads 1 or 2) and on the reference; returns the mismatches.
-int64_t mismatches(const Case& c, const Int8Isa& isa, int threads, std::string* algorithm) {
+// Runs c on the fast kernels of `isa` (threads 1 or 2; `kernel`: the family, as FastQConv2d takes it) and on
+// the reference; returns the mismatches.
+int64_t mismatches(const Case& c, const Int8Isa& isa, int threads, std::string* algorithm,
+                   QConvKernel kernel = QConvKernel::Auto) {
   std::vector<uint8_t> expected(static_cast<size_t>(c.p.batch * c.p.out_channels * c.p.out_h * c.p.out_w));
   std::vector<uint8_t> got(expected.size(), 0xA5);
   Requantization q = c.q;
   q.residual = c.with_residual ? c.residual.data() : nullptr;
   qconv2d_ref(c.p, q, c.x_zero_point, c.in_block, c.out_block, c.x.data(), c.w.data(), expected.data());
-  FastQConv2d conv(c.p, c.w.data(), c.q, c.x_zero_point, isa.isa, c.in_block, c.out_block);
+  FastQConv2d conv(c.p, c.w.data(), c.q, c.x_zero_point, isa.isa, c.in_block, c.out_block, kernel);
   *algorithm = conv.algorithm();
   ThreadPool pool(threads);
   conv.run(c.x.data(), got.data(), q.residual, &pool);
@@ -162,7 +165,7 @@ int64_t mismatches(const Case& c, const Int8Isa& isa, int threads, std::string* 
 }
 
 // Random direct convolutions (any kernel, stride, dilation, padding; groups whose output channels fill
-// vectors), every input and output block.
+// vectors), every input and output block; the direct kernel forced (Auto gives some to the indirect one).
 TEST(QConvX86, DirectMatchesReferenceBitForBit) {
   Rng rng(20261128);
   int tested = 0;
@@ -191,8 +194,9 @@ TEST(QConvX86, DirectMatchesReferenceBitForBit) {
       fill(c, rng);
       std::string algorithm;
       const int threads = rng(0, 3) == 0 ? 2 : 1;
-      EXPECT_EQ(mismatches(c, isa, threads, &algorithm), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(mismatches(c, isa, threads, &algorithm, QConvKernel::Direct), 0) << isa.name << " " << c.describe();
       EXPECT_EQ(algorithm.rfind(isa.prefix, 0), 0u) << algorithm;
+      EXPECT_EQ(algorithm.find("indirect"), std::string::npos) << algorithm;
       ++tested;
     }
   }
@@ -221,7 +225,7 @@ TEST(QConvX86, PointwiseMatchesReferenceBitForBit) {
       fill(c, rng);
       std::string algorithm;
       const int threads = rng(0, 3) == 0 ? 2 : 1;
-      EXPECT_EQ(mismatches(c, isa, threads, &algorithm), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(mismatches(c, isa, threads, &algorithm, QConvKernel::Direct), 0) << isa.name << " " << c.describe();
       EXPECT_EQ(algorithm, std::string(isa.prefix) + "pointwise");
       ++tested;
     }
@@ -340,19 +344,113 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   Conv2dParams depthwise = p;
   depthwise.groups = 32;
   EXPECT_TRUE(FastQConv2d::supports(depthwise, 1, 1, Isa::Avx512));
+  EXPECT_FALSE(FastQConv2d::supports(depthwise, 1, 1, Isa::Avx512, QConvKernel::Indirect));
   Conv2dParams small_groups = p;
-  small_groups.groups = 8;  // 4 output channels per group
-  EXPECT_FALSE(FastQConv2d::supports(small_groups, 1, 1, Isa::Avx512));
+  small_groups.groups = 8;  // 4 output channels per group: the indirect kernel's, not the direct one's
+  EXPECT_FALSE(FastQConv2d::supports(small_groups, 1, 1, Isa::Avx512, QConvKernel::Direct));
+  EXPECT_TRUE(FastQConv2d::supports(small_groups, 1, 1, Isa::Avx512));
   std::vector<int8_t> w(static_cast<size_t>(32 * 32 * 9), 1);
   std::vector<float> m(32, 0.01f);
   Requantization q;
   q.multiplier = m.data();
-  FastQConv2d avx2_conv(p, w.data(), q, 0, Isa::Avx2, 1, 1);
+  FastQConv2d avx2_conv(p, w.data(), q, 0, Isa::Avx2, 1, 8);
   EXPECT_STREQ(avx2_conv.algorithm(), "int8-avx2-direct");
   EXPECT_TRUE(avx2_conv.stages_input());  // plain NCHW input
+  // A plain NCHW output (a detection head's): the indirect kernel, which stores it four pixels at a time.
+  FastQConv2d plain_out(p, w.data(), q, 0, Isa::Avx2, 8, 1);
+  EXPECT_STREQ(plain_out.algorithm(), "int8-avx2-indirect");
   FastQConv2d best(p, w.data(), q, 0, Isa::Avx512, 16, 16);
   EXPECT_STREQ(best.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-direct");
   EXPECT_FALSE(best.stages_input());
+  FastQConv2d grouped(small_groups, w.data(), q, 0, Isa::Avx512, 1, 1);
+  EXPECT_STREQ(grouped.algorithm(), cpu_features().avx512vnni ? "int8-vnni-indirect" : "int8-avx2-indirect");
+  // A 3-channel image to 8 channels (RetinaFace's first conv) under VNNI: 8-lane vectors, indirect; the
+  // same with 32 output channels fills 16-lane vectors: direct.
+  Conv2dParams first = p;
+  first.in_channels = 3, first.out_channels = 8, first.in_h = first.in_w = 32, first.out_h = first.out_w = 16;
+  first.stride_h = first.stride_w = 2;
+  FastQConv2d first_conv(first, w.data(), q, 0, Isa::Avx512, 1, 8);
+  EXPECT_STREQ(first_conv.algorithm(), cpu_features().avx512vnni ? "int8-vnni-indirect" : "int8-avx2-direct");
+  first.out_channels = 32;
+  FastQConv2d first_wide(first, w.data(), q, 0, Isa::Avx512, 1, 16);
+  EXPECT_STREQ(first_wide.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-direct");
+}
+
+// The indirect kernel forced on random convolutions: any kernel, stride, dilation and padding, groups of
+// any number of output channels (1 up to past two vectors, so narrower last vectors and padded groups),
+// odd input channel counts (staged), every input and output block, zero points at both extremes,
+// saturating multipliers, residuals of both kinds, one and two threads; bit for bit.
+TEST(QConvX86, IndirectMatchesReferenceBitForBit) {
+  Rng rng(4242);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    for (int iter = 0; iter < 160; ++iter) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.batch = rng(1, 2);
+      p.groups = rng(0, 2) == 0 ? rng(2, 4) : 1;
+      const int64_t ocpg = rng(0, 3) == 0 ? rng.pick<int64_t>({8, 16, 24}) : rng(1, 20);
+      p.out_channels = p.groups * ocpg;
+      const int64_t icpg = rng.pick<int64_t>({1, 2, 3, 4, 5, 7, 8, 12, 16, 19, 32, 33});
+      p.in_channels = icpg * p.groups;
+      p.kernel_h = rng(1, 5), p.kernel_w = rng(1, 5);
+      p.stride_h = rng(1, 3), p.stride_w = rng(1, 3);
+      p.dilation_h = rng(0, 3) == 0 ? 2 : 1, p.dilation_w = rng(0, 3) == 0 ? 2 : 1;
+      p.pad_top = rng(0, 2), p.pad_left = rng(0, 2), p.pad_bottom = rng(0, 2), p.pad_right = rng(0, 2);
+      p.in_h = rng(1, 14), p.in_w = rng(1, 20);
+      p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom);
+      p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left, p.pad_right);
+      if (p.out_h < 1 || p.out_w < 1) continue;
+      c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
+      c.out_block = block_for(rng, {16, 8, 4, 1}, p.out_channels);
+      fill(c, rng);
+      std::string algorithm;
+      const int threads = rng(0, 3) == 0 ? 2 : 1;
+      EXPECT_EQ(mismatches(c, isa, threads, &algorithm, QConvKernel::Indirect), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm, std::string(isa.prefix) + "indirect");
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// The layers Auto gives the indirect kernel in RetinaFace (its 3->8 3x3/2 first conv from a plain image,
+// the heads' 64->20/8/4 pointwise convs from NCHW16c into the blocks the layout plan gives them) and a
+// dilated grouped conv with 12 output channels per group, at sizes with several pixel tiles per row and a
+// partial last tile; bit for bit, whichever kernel Auto chose.
+TEST(QConvX86, IndirectModelShapedLayersMatchReference) {
+  Rng rng(99);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    struct Shape {
+      int64_t in_c, out_c, groups, h, w, k, stride, dilation, pad, in_block, out_block;
+    };
+    const Shape shapes[] = {{3, 8, 1, 41, 37, 3, 2, 1, 1, 1, 8},     {64, 20, 1, 13, 11, 1, 1, 1, 0, 16, 4},
+                            {64, 8, 1, 13, 11, 1, 1, 1, 0, 16, 8},   {64, 4, 1, 13, 11, 1, 1, 1, 0, 16, 4},
+                            {64, 20, 1, 13, 11, 1, 1, 1, 0, 16, 1},  {32, 24, 2, 15, 16, 3, 1, 2, 2, 16, 8}};
+    for (const Shape& s : shapes) {
+      for (QConvKernel kernel : {QConvKernel::Auto, QConvKernel::Indirect}) {
+        Case c;
+        Conv2dParams& p = c.p;
+        p.in_channels = s.in_c, p.out_channels = s.out_c, p.groups = s.groups;
+        p.in_h = s.h, p.in_w = s.w;
+        p.kernel_h = p.kernel_w = s.k;
+        p.stride_h = p.stride_w = s.stride;
+        p.dilation_h = p.dilation_w = s.dilation;
+        p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = s.pad;
+        p.out_h = out_size(s.h, s.k, s.stride, s.dilation, s.pad, s.pad);
+        p.out_w = out_size(s.w, s.k, s.stride, s.dilation, s.pad, s.pad);
+        c.in_block = s.in_block, c.out_block = s.out_block;
+        fill(c, rng);
+        std::string algorithm;
+        EXPECT_EQ(mismatches(c, isa, 1, &algorithm, kernel), 0) << isa.name << " " << algorithm << " " << c.describe();
+        ++tested;
+      }
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }
 #endif
 
