@@ -138,7 +138,8 @@ TEST_P(TunedTorchvision, MatchesPyTorch) {
 INSTANTIATE_TEST_SUITE_P(Models, TunedTorchvision,
                          ::testing::Values("mobilenet_v2", "mobilenet_v3_large", "resnet18", "resnet50",
                                            "shufflenet_v2_x1_0", "efficientnet_b0", "squeezenet1_1", "googlenet",
-                                           "regnet_y_400mf"));
+                                           "regnet_y_400mf"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 TEST(TunedRetinaFace, MatchesPyTorch) {
   const std::string dir = cache_dir() + "/models/";
