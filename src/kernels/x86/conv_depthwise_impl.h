@@ -64,7 +64,11 @@ constexpr bool kWideRegisterFile = V::kRegisters == 32;
 // Input row r and column c of the window feed output (ro, co) through tap (r - ro * S, c - co * S) when
 // that tap exists; the unrolled loops resolve those conditions at compile time, so each input vector is
 // loaded once.
-template <class V, int K, int S, int ROWS, int COLS, int SKIP_LEFT = 0, int SKIP_RIGHT = 0>
+// OPAQUE_ROWS: each window row's pointer is made opaque to the compiler, so that the row's loads address
+// it with constant offsets; otherwise, in a loop over tiles (depthwise_centre_run), GCC keeps every row
+// and column offset of the window as a separate loop invariant, more than x86 has registers for, and
+// reloads them from the stack around the loads.
+template <class V, int K, int S, int ROWS, int COLS, int SKIP_LEFT = 0, int SKIP_RIGHT = 0, bool OPAQUE_ROWS = false>
 __attribute__((always_inline)) inline void depthwise_window_accumulate(const float* x0, int64_t row_stride,
                                                                        const typename V::T* w,
                                                                        typename V::T (&acc)[ROWS][COLS],
@@ -75,9 +79,11 @@ __attribute__((always_inline)) inline void depthwise_window_accumulate(const flo
 #pragma GCC unroll 16
   for (int r = 0; r < kInRows; ++r) {
     if (r < skip_top || r >= kInRows - skip_bottom) continue;
+    const float* row = x0 + (r - skip_top) * row_stride;
+    if constexpr (OPAQUE_ROWS) __asm__("" : "+r"(row));
 #pragma GCC unroll 32
     for (int c = SKIP_LEFT; c < kInCols - SKIP_RIGHT; ++c) {
-      T v = V::load(x0 + (r - skip_top) * row_stride + (c - SKIP_LEFT) * P);
+      T v = V::load(row + (c - SKIP_LEFT) * P);
       if constexpr (kWideRegisterFile<V>) V::pin(v);  // keep v in a register: see above
 #pragma GCC unroll 4
       for (int ro = 0; ro < ROWS; ++ro) {
@@ -150,11 +156,7 @@ __attribute__((noinline)) void depthwise_centre_run(const float* x0, int64_t in_
     for (int ro = 0; ro < ROWS; ++ro)
 #pragma GCC unroll 16
       for (int co = 0; co < COLS; ++co) acc[ro][co] = bias;
-    // x0 made opaque to the compiler each tile: otherwise it derives a separate induction variable (or a
-    // stack slot) for each of the window's row and column offsets, and reloads them around the loads.
-    const float* x = x0;
-    __asm__("" : "+r"(x));
-    depthwise_window_accumulate<V, K, S, ROWS, COLS>(x, in_row, w, acc);
+    depthwise_window_accumulate<V, K, S, ROWS, COLS, 0, 0, true>(x0, in_row, w, acc);
 #pragma GCC unroll 4
     for (int ro = 0; ro < ROWS; ++ro)
 #pragma GCC unroll 16
@@ -279,38 +281,48 @@ inline void centre_row_tiles(const X86ConvArgs& a, int64_t* begin, int64_t* end)
   *end = imax(*begin, last < 0 ? 0 : imin(full, last / kStep + 1));
 }
 
-// Output rows [oh, oh + ROWS), every column. When the rows' input windows lie inside the image, the output
-// is blocked and the activation a clamp (the common case), the centre tiles run in one
-// depthwise_centre_run; the border tiles (and every tile of other rows and cases) take depthwise_tile.
+// The centre tiles of every row: [begin, end) of the row's COLS-wide tiles, empty unless the output is
+// blocked and the activation a clamp (what depthwise_centre_run writes).
+struct CentreTiles {
+  int64_t begin = 0, end = 0;
+};
+
+template <class V, int K, int S, int COLS>
+inline CentreTiles centre_tiles(const X86ConvArgs& a) {
+  CentreTiles t;
+  if (a.out_block == V::kLanes && clamp_activation(a.activation)) centre_row_tiles<K, S, COLS>(a, &t.begin, &t.end);
+  return t;
+}
+
+// Output rows [oh, oh + ROWS), every column. When the rows' input windows lie inside the image and the row
+// has centre tiles, those run in one depthwise_centre_run; the border tiles (and every tile of other rows
+// and cases) take depthwise_tile.
 template <class V, int K, int S, int ROWS, int COLS>
-void depthwise_tile_rows(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias,
-                         int64_t block, int64_t oh) {
+__attribute__((always_inline)) inline void depthwise_tile_rows(const X86ConvArgs& a, const float* xb,
+                                                               const typename V::T* w, typename V::T bias,
+                                                               int64_t block, int64_t oh, CentreTiles centre) {
   using T = typename V::T;
   constexpr int P = V::kLanes;
   constexpr int kInRows = (ROWS - 1) * S + K;
-  const int64_t ih0 = oh * S - a.pad_top;
-  int64_t run_begin = 0, run_end = 0;
-  if (ih0 >= 0 && ih0 + kInRows <= a.in_h && a.out_block == P && clamp_activation(a.activation))
-    centre_row_tiles<K, S, COLS>(a, &run_begin, &run_end);
   auto tile = [&](auto width, int64_t ow) {
     depthwise_tile<V, K, S, ROWS, decltype(width)::value>(a, xb, w, bias, block, oh, ow);
   };
-  for (int64_t t = 0; t < run_begin; ++t) tile(IntConstant<COLS>{}, t * COLS);
-  if (run_end > run_begin) {
-    const int64_t ow0 = run_begin * COLS, offset = (block * a.out_h * a.out_w + oh * a.out_w + ow0) * P;
-    const float* x0 = xb + (ih0 * a.in_w + ow0 * S - a.pad_left) * P;
-    const ClampBounds bounds = clamp_bounds(a);
-    const T lo = V::set1(bounds.lo), hi = V::set1(bounds.hi);
-    const float* residual = a.residual ? a.residual + offset : nullptr;
-    if (a.activation == ActivationKind::Clip)
-      depthwise_centre_run<V, K, S, ROWS, COLS, true>(x0, a.in_w * P, w, bias, a.y + offset, residual, a.out_w * P,
-                                                      run_end - run_begin, lo, hi);
-    else
-      depthwise_centre_run<V, K, S, ROWS, COLS, false>(x0, a.in_w * P, w, bias, a.y + offset, residual,
-                                                       a.out_w * P, run_end - run_begin, lo, hi);
-  }
+  const int64_t ih0 = oh * S - a.pad_top;
+  if (centre.end == centre.begin || ih0 < 0 || ih0 + kInRows > a.in_h) return for_each_row_tile<COLS>(a.out_w, tile);
+  for (int64_t t = 0; t < centre.begin; ++t) tile(IntConstant<COLS>{}, t * COLS);
+  const int64_t ow0 = centre.begin * COLS, offset = (block * a.out_h * a.out_w + oh * a.out_w + ow0) * P;
+  const float* x0 = xb + (ih0 * a.in_w + ow0 * S - a.pad_left) * P;
+  const ClampBounds bounds = clamp_bounds(a);
+  const T lo = V::set1(bounds.lo), hi = V::set1(bounds.hi);
+  const float* residual = a.residual ? a.residual + offset : nullptr;
+  if (a.activation == ActivationKind::Clip)
+    depthwise_centre_run<V, K, S, ROWS, COLS, true>(x0, a.in_w * P, w, bias, a.y + offset, residual, a.out_w * P,
+                                                    centre.end - centre.begin, lo, hi);
+  else
+    depthwise_centre_run<V, K, S, ROWS, COLS, false>(x0, a.in_w * P, w, bias, a.y + offset, residual, a.out_w * P,
+                                                     centre.end - centre.begin, lo, hi);
   const int64_t full = full_row_tiles<COLS>(a.out_w);
-  for (int64_t t = run_end; t < full; ++t) tile(IntConstant<COLS>{}, t * COLS);
+  for (int64_t t = centre.end; t < full; ++t) tile(IntConstant<COLS>{}, t * COLS);
   rest_row_tiles<COLS>(a.out_w, full * COLS, tile);
 }
 
@@ -327,6 +339,7 @@ inline void depthwise_kxk_blocks(const X86ConvArgs& a, const X86ConvRange& r, Pl
   using T = typename V::T;
   constexpr int P = V::kLanes;
   constexpr int ROWS = kDepthwiseTileRows<V, K>, COLS = kDepthwiseTileCols<V, K>;
+  const CentreTiles centre = centre_tiles<V, K, S, COLS>(a);
   for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
     const float* xb = xb_of(block);
     const float* wb = a.weights + block * K * K * P;
@@ -336,8 +349,9 @@ inline void depthwise_kxk_blocks(const X86ConvArgs& a, const X86ConvRange& r, Pl
     const T bias = V::load(a.bias + block * P);
     int64_t oh = r.row_begin;
     if (ROWS == 2)
-      for (; oh + 2 <= r.row_end; oh += 2) depthwise_tile_rows<V, K, S, (ROWS == 2 ? 2 : 1), COLS>(a, xb, w, bias, block, oh);
-    for (; oh < r.row_end; ++oh) depthwise_tile_rows<V, K, S, 1, COLS>(a, xb, w, bias, block, oh);
+      for (; oh + 2 <= r.row_end; oh += 2)
+        depthwise_tile_rows<V, K, S, (ROWS == 2 ? 2 : 1), COLS>(a, xb, w, bias, block, oh, centre);
+    for (; oh < r.row_end; ++oh) depthwise_tile_rows<V, K, S, 1, COLS>(a, xb, w, bias, block, oh, centre);
   }
 }
 
