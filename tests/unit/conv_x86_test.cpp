@@ -267,17 +267,72 @@ TEST_P(ConvX86, DepthwiseSmallPlanesEveryWidth) {
   for (int64_t w : {20, 28, 40}) widths.push_back(w);
   for (int64_t kernel : {3, 5})
     for (int64_t stride : {1, 2})
-      for (int64_t width : widths) {
-        Conv2dParams p;
-        p.groups = p.in_channels = p.out_channels = 2 * lanes;
-        p.in_h = width + trial % 2, p.in_w = width * stride;
-        p.kernel_h = p.kernel_w = kernel;
-        p.stride_h = p.stride_w = stride;
-        p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = kernel / 2;
-        ASSERT_TRUE(finish_shape(p));
-        check_case(rng, p, lanes, lanes, isa, ConvAlgorithm::Depthwise, trial++ % 4, stats);
+      for (int64_t pad : {kernel / 2, int64_t{0}})  // unpadded: centre runs from column 0 and row 0
+        for (int64_t width : widths) {
+          Conv2dParams p;
+          p.groups = p.in_channels = p.out_channels = 2 * lanes;
+          p.in_h = width + trial % 2, p.in_w = width * stride + (pad == 0 ? kernel - stride : 0);
+          p.kernel_h = p.kernel_w = kernel;
+          p.stride_h = p.stride_w = stride;
+          p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = pad;
+          if (pad == 0) p.in_h += kernel - 1;
+          ASSERT_TRUE(finish_shape(p));
+          check_case(rng, p, lanes, lanes, isa, ConvAlgorithm::Depthwise, trial++ % 4, stats);
+        }
+  EXPECT_EQ(stats.runs, 8 * static_cast<int>(widths.size()));
+}
+
+// The clamp activations of the depthwise kernels keep the reference's edge cases on every tile (the
+// centre runs' FMAX/FMIN on NEON, the border tiles' store): NaN stays NaN, infinities and the largest
+// floats pass None, Relu keeps +inf, Relu6 and Clip saturate both ways. The special values come in
+// through the bias (the weights are zero and the input finite, so each output is its channel's bias
+// clamped), channel c taking value c % 5; 3x3 and 5x5, strides 1 and 2, on planes with centre tiles.
+TEST_P(ConvX86, DepthwiseClampsKeepNanAndInfinities) {
+  SKIP_WITHOUT(GetParam());
+  const Isa isa = GetParam();
+  const int64_t lanes = lanes_of(isa);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  constexpr int kValues = 5;
+  const float values[kValues] = {nan, inf, -inf, 3e38f, -3e38f};
+  struct Case {
+    Activation activation;
+    float want[kValues];
+  };
+  const Case cases[] = {{Activation::none(), {nan, inf, -inf, 3e38f, -3e38f}},
+                        {Activation::relu(), {nan, inf, 0.f, 3e38f, 0.f}},
+                        {Activation::relu6(), {nan, 6.f, 0.f, 6.f, 0.f}},
+                        {Activation::clip(-0.5f, 0.25f), {nan, 0.25f, -0.5f, 0.25f, -0.5f}}};
+  std::mt19937 rng(31);
+  for (int64_t kernel : {3, 5})
+    for (int64_t stride : {1, 2}) {
+      Conv2dParams p;
+      p.groups = p.in_channels = p.out_channels = 2 * lanes;
+      p.in_h = 9 * stride, p.in_w = 21 * stride;
+      p.kernel_h = p.kernel_w = kernel;
+      p.stride_h = p.stride_w = stride;
+      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = kernel / 2;
+      ASSERT_TRUE(finish_shape(p));
+      const auto x = random_vector(rng, static_cast<size_t>(p.in_channels * p.in_h * p.in_w));
+      const std::vector<float> w(static_cast<size_t>(p.out_channels * kernel * kernel), 0.f);
+      std::vector<float> bias(static_cast<size_t>(p.out_channels));
+      for (size_t c = 0; c < bias.size(); ++c) bias[c] = values[c % kValues];
+      const int64_t plane = p.out_h * p.out_w;
+      for (const Case& c : cases) {
+        std::vector<float> y(static_cast<size_t>(p.out_channels * plane), -1.f);
+        const FastConv2d conv =
+            fast_conv(p, w.data(), bias.data(), c.activation, isa, lanes, lanes, ConvAlgorithm::Depthwise);
+        conv.run(x.data(), y.data(), nullptr, nullptr);
+        for (int64_t ch = 0; ch < p.out_channels; ++ch)
+          for (int64_t i = 0; i < plane; ++i) {
+            // NCHW[lanes]c: channel ch of pixel i.
+            const float got = y[static_cast<size_t>(((ch / lanes) * plane + i) * lanes + ch % lanes)];
+            const float want = c.want[ch % kValues];
+            if (std::isnan(want)) ASSERT_TRUE(std::isnan(got)) << conv.algorithm() << " channel " << ch << " pixel " << i;
+            else ASSERT_EQ(got, want) << conv.algorithm() << " " << activation_name(c.activation.kind) << " channel " << ch
+                                      << " pixel " << i << ", " << describe(p);
+          }
       }
-  EXPECT_EQ(stats.runs, 4 * static_cast<int>(widths.size()));
+    }
 }
 
 // NEON has no first-layer kernel (its octet transposes need 8 lanes or more); the direct kernel reads its

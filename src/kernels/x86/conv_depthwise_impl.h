@@ -56,32 +56,34 @@ void depthwise_pixels(const X86ConvArgs& a, const float* xb, const float* wb, ty
 template <class V>
 constexpr bool kWideRegisterFile = V::kRegisters == 32;
 
-// Outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS); kernel K x K, stride S, dilation 1. The
-// input window (ROWS - 1) * S + K rows by (COLS - 1) * S + K columns, rows row_stride floats apart (the
-// image itself, or a zero-padded copy at the borders); its first SKIP_LEFT and last SKIP_RIGHT columns,
-// and first skip_top and last skip_bottom rows, are padding, never read (their taps add nothing), and x0
-// points at its first row and column that are read.
+// Accumulates output rows [0, ROWS) x columns [0, COLS) of a tile, kernel K x K, stride S, dilation 1, into
+// acc (which holds the bias). The input window is (ROWS - 1) * S + K rows by (COLS - 1) * S + K columns, rows
+// row_stride floats apart (the image itself, or a zero-padded copy at the borders); its first SKIP_LEFT
+// and last SKIP_RIGHT columns, and first skip_top and last skip_bottom rows, are padding, never read (their
+// taps add nothing), and x0 points at its first row and column that are read.
 // Input row r and column c of the window feed output (ro, co) through tap (r - ro * S, c - co * S) when
 // that tap exists; the unrolled loops resolve those conditions at compile time, so each input vector is
 // loaded once.
-template <class V, int K, int S, int ROWS, int COLS, int SKIP_LEFT = 0, int SKIP_RIGHT = 0>
-inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t row_stride, const typename V::T* w,
-                                  typename V::T bias, int64_t block, int64_t oh, int64_t ow0, int skip_top = 0,
-                                  int skip_bottom = 0) {
+// OPAQUE_ROWS: each window row's pointer is made opaque to the compiler, so that the row's loads address
+// it with constant offsets; otherwise, in a loop over tiles (depthwise_centre_run), GCC keeps every row
+// and column offset of the window as a separate loop invariant, more than x86 has registers for, and
+// reloads them from the stack around the loads.
+template <class V, int K, int S, int ROWS, int COLS, int SKIP_LEFT = 0, int SKIP_RIGHT = 0, bool OPAQUE_ROWS = false>
+__attribute__((always_inline)) inline void depthwise_window_accumulate(const float* x0, int64_t row_stride,
+                                                                       const typename V::T* w,
+                                                                       typename V::T (&acc)[ROWS][COLS],
+                                                                       int skip_top = 0, int skip_bottom = 0) {
   using T = typename V::T;
   constexpr int P = V::kLanes;
   constexpr int kInRows = (ROWS - 1) * S + K, kInCols = (COLS - 1) * S + K;
-  T acc[ROWS][COLS];
-#pragma GCC unroll 4
-  for (int ro = 0; ro < ROWS; ++ro)
-#pragma GCC unroll 16
-    for (int co = 0; co < COLS; ++co) acc[ro][co] = bias;
 #pragma GCC unroll 16
   for (int r = 0; r < kInRows; ++r) {
     if (r < skip_top || r >= kInRows - skip_bottom) continue;
+    const float* row = x0 + (r - skip_top) * row_stride;
+    if constexpr (OPAQUE_ROWS) __asm__("" : "+r"(row));
 #pragma GCC unroll 32
     for (int c = SKIP_LEFT; c < kInCols - SKIP_RIGHT; ++c) {
-      T v = V::load(x0 + (r - skip_top) * row_stride + (c - SKIP_LEFT) * P);
+      T v = V::load(row + (c - SKIP_LEFT) * P);
       if constexpr (kWideRegisterFile<V>) V::pin(v);  // keep v in a register: see above
 #pragma GCC unroll 4
       for (int ro = 0; ro < ROWS; ++ro) {
@@ -96,10 +98,78 @@ inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t
       }
     }
   }
+}
+
+// Outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS) from the window at x0 (depthwise_window_accumulate
+// says how it is read), with the whole epilogue (any output layout and activation).
+template <class V, int K, int S, int ROWS, int COLS, int SKIP_LEFT = 0, int SKIP_RIGHT = 0>
+inline void depthwise_window_tile(const X86ConvArgs& a, const float* x0, int64_t row_stride, const typename V::T* w,
+                                  typename V::T bias, int64_t block, int64_t oh, int64_t ow0, int skip_top = 0,
+                                  int skip_bottom = 0) {
+  using T = typename V::T;
+  T acc[ROWS][COLS];
+#pragma GCC unroll 4
+  for (int ro = 0; ro < ROWS; ++ro)
+#pragma GCC unroll 16
+    for (int co = 0; co < COLS; ++co) acc[ro][co] = bias;
+  depthwise_window_accumulate<V, K, S, ROWS, COLS, SKIP_LEFT, SKIP_RIGHT>(x0, row_stride, w, acc, skip_top,
+                                                                          skip_bottom);
 #pragma GCC unroll 4
   for (int ro = 0; ro < ROWS; ++ro) {
     if (kWideRegisterFile<V>) store_tile_pixels<V, COLS>(a, acc[ro], block, (oh + ro) * a.out_w + ow0);
     else store_pixels_inline<V, COLS>(a, acc[ro], block, (oh + ro) * a.out_w + ow0);
+  }
+}
+
+// The clamp activations (None, Relu, Clip) of the centre runs below: max and min that keep a NaN lane NaN,
+// as the reference does, but may return either zero for +0 against -0 (the reference's Relu keeps -0).
+// V::max and V::min by default (one instruction each on x86); an ISA file may specialise this before it
+// instantiates the kernels (NEON: FMAX/FMIN, one instruction each where V::max is a compare and a select).
+template <class V>
+struct DepthwiseClamp {
+  using T = typename V::T;
+  static T lower(T v, T lo) { return V::max(lo, v); }  // V::max returns its second operand, v, when NaN
+  static T upper(T v, T hi) { return V::min(hi, v); }
+};
+
+// The centre tiles of output rows [oh, oh + ROWS): `tiles` tiles of COLS columns, the first one's input
+// window at x0, every window inside the image (no padding read, no window checks), written to the
+// blocked output (out_block == P) at y, the residual (or null) at the same offset, with a clamp to
+// [lo, hi] (UPPER: a Clip; else only lo: Relu with 0, None with -inf). One call per row: the K x K
+// weights, the bias and the bounds stay in registers across the row's tiles, and the tile loop carries
+// only its pointers (the Cortex-A72 analysis in bench/REPORT.md, section Arm64, says what the call per
+// tile, its window checks and its epilogue had cost).
+template <class V, int K, int S, int ROWS, int COLS, bool UPPER>
+__attribute__((noinline)) void depthwise_centre_run(const float* x0, int64_t in_row, const typename V::T* weights,
+                                                    typename V::T bias, float* y, const float* residual,
+                                                    int64_t out_row, int64_t tiles, typename V::T lo,
+                                                    typename V::T hi) {
+  using T = typename V::T;
+  using Clamp = DepthwiseClamp<V>;
+  constexpr int P = V::kLanes;
+  T w[K * K];
+#pragma GCC unroll 32
+  for (int t = 0; t < K * K; ++t) w[t] = weights[t];
+  for (int64_t tile = 0; tile < tiles; ++tile) {
+    T acc[ROWS][COLS];
+#pragma GCC unroll 4
+    for (int ro = 0; ro < ROWS; ++ro)
+#pragma GCC unroll 16
+      for (int co = 0; co < COLS; ++co) acc[ro][co] = bias;
+    depthwise_window_accumulate<V, K, S, ROWS, COLS, 0, 0, true>(x0, in_row, w, acc);
+#pragma GCC unroll 4
+    for (int ro = 0; ro < ROWS; ++ro)
+#pragma GCC unroll 16
+      for (int co = 0; co < COLS; ++co) {
+        T v = acc[ro][co];
+        if (residual) v = V::add(v, V::load(residual + ro * out_row + co * P));
+        v = Clamp::lower(v, lo);
+        if (UPPER) v = Clamp::upper(v, hi);
+        V::store(y + ro * out_row + co * P, v);
+      }
+    x0 += COLS * S * P;
+    y += COLS * P;
+    if (residual) residual += COLS * P;
   }
 }
 
@@ -166,17 +236,21 @@ void depthwise_tile(const X86ConvArgs& a, const float* xb, const typename V::T* 
 // The tiles of one output row: visit(IntConstant<W>{}, ow0) for each tile of W columns at column ow0.
 // Tiles of COLS (8 or 4) columns, then 7 (COLS 8 only), 4, 2 and 1 for the rest; 7 + 7 for a 14-wide
 // plane. (8 + 4 + 1 + 1 had run a quarter of the 14-wide planes' outputs, and three of the 7-wide ones',
-// in single-column tiles.)
-template <int COLS, class Visit>
-inline void for_each_row_tile(int64_t out_w, Visit visit) {
+// in single-column tiles.) full_row_tiles: how many COLS-wide tiles lead the row; rest_row_tiles: the
+// tiles after them, from column ow on.
+template <int COLS>
+inline int64_t full_row_tiles(int64_t out_w) {
   static_assert(COLS == 8 || COLS == 4, "rest widths for 8- and 4-column tiles");
+  return COLS == 8 && out_w == 14 ? 0 : out_w / COLS;
+}
+
+template <int COLS, class Visit>
+inline void rest_row_tiles(int64_t out_w, int64_t ow, Visit visit) {
   if (COLS == 8 && out_w == 14) {
     visit(IntConstant<(COLS == 8 ? 7 : 1)>{}, 0);
     visit(IntConstant<(COLS == 8 ? 7 : 1)>{}, 7);
     return;
   }
-  int64_t ow = 0;
-  for (; ow + COLS <= out_w; ow += COLS) visit(IntConstant<COLS>{}, ow);
   if (COLS == 8 && out_w - ow == 7) return visit(IntConstant<(COLS == 8 ? 7 : 1)>{}, ow);
   if (COLS == 8 && ow + 4 <= out_w) {
     visit(IntConstant<(COLS == 8 ? 4 : 1)>{}, ow);
@@ -189,13 +263,67 @@ inline void for_each_row_tile(int64_t out_w, Visit visit) {
   if (ow < out_w) visit(IntConstant<1>{}, ow);
 }
 
-// Output rows [oh, oh + ROWS), every column.
+template <int COLS, class Visit>
+inline void for_each_row_tile(int64_t out_w, Visit visit) {
+  const int64_t full = full_row_tiles<COLS>(out_w);
+  for (int64_t t = 0; t < full; ++t) visit(IntConstant<COLS>{}, t * COLS);
+  rest_row_tiles<COLS>(out_w, full * COLS, visit);
+}
+
+// The row's leading COLS-wide tiles [*begin, *end) whose input windows lie inside the image's columns
+// (the nine-grid centre of the row; *begin == *end when none does), within [0, full_row_tiles].
+template <int K, int S, int COLS>
+inline void centre_row_tiles(const X86ConvArgs& a, int64_t* begin, int64_t* end) {
+  constexpr int64_t kInCols = (COLS - 1) * S + K, kStep = COLS * S;
+  const int64_t last = a.in_w - kInCols + a.pad_left;  // a centre tile's ow0 * S is at most this
+  const int64_t full = full_row_tiles<COLS>(a.out_w);
+  *begin = imin((a.pad_left + kStep - 1) / kStep, full);
+  *end = imax(*begin, last < 0 ? 0 : imin(full, last / kStep + 1));
+}
+
+// The centre tiles of every row: [begin, end) of the row's COLS-wide tiles, empty unless the output is
+// blocked and the activation a clamp (what depthwise_centre_run writes).
+struct CentreTiles {
+  int64_t begin = 0, end = 0;
+};
+
+template <class V, int K, int S, int COLS>
+inline CentreTiles centre_tiles(const X86ConvArgs& a) {
+  CentreTiles t;
+  if (a.out_block == V::kLanes && clamp_activation(a.activation)) centre_row_tiles<K, S, COLS>(a, &t.begin, &t.end);
+  return t;
+}
+
+// Output rows [oh, oh + ROWS), every column. When the rows' input windows lie inside the image and the row
+// has centre tiles, those run in one depthwise_centre_run; the border tiles (and every tile of other rows
+// and cases) take depthwise_tile.
 template <class V, int K, int S, int ROWS, int COLS>
-void depthwise_tile_rows(const X86ConvArgs& a, const float* xb, const typename V::T* w, typename V::T bias,
-                         int64_t block, int64_t oh) {
-  for_each_row_tile<COLS>(a.out_w, [&](auto width, int64_t ow) {
+__attribute__((always_inline)) inline void depthwise_tile_rows(const X86ConvArgs& a, const float* xb,
+                                                               const typename V::T* w, typename V::T bias,
+                                                               int64_t block, int64_t oh, CentreTiles centre) {
+  using T = typename V::T;
+  constexpr int P = V::kLanes;
+  constexpr int kInRows = (ROWS - 1) * S + K;
+  auto tile = [&](auto width, int64_t ow) {
     depthwise_tile<V, K, S, ROWS, decltype(width)::value>(a, xb, w, bias, block, oh, ow);
-  });
+  };
+  const int64_t ih0 = oh * S - a.pad_top;
+  if (centre.end == centre.begin || ih0 < 0 || ih0 + kInRows > a.in_h) return for_each_row_tile<COLS>(a.out_w, tile);
+  for (int64_t t = 0; t < centre.begin; ++t) tile(IntConstant<COLS>{}, t * COLS);
+  const int64_t ow0 = centre.begin * COLS, offset = (block * a.out_h * a.out_w + oh * a.out_w + ow0) * P;
+  const float* x0 = xb + (ih0 * a.in_w + ow0 * S - a.pad_left) * P;
+  const ClampBounds bounds = clamp_bounds(a);
+  const T lo = V::set1(bounds.lo), hi = V::set1(bounds.hi);
+  const float* residual = a.residual ? a.residual + offset : nullptr;
+  if (a.activation == ActivationKind::Clip)
+    depthwise_centre_run<V, K, S, ROWS, COLS, true>(x0, a.in_w * P, w, bias, a.y + offset, residual, a.out_w * P,
+                                                    centre.end - centre.begin, lo, hi);
+  else
+    depthwise_centre_run<V, K, S, ROWS, COLS, false>(x0, a.in_w * P, w, bias, a.y + offset, residual, a.out_w * P,
+                                                     centre.end - centre.begin, lo, hi);
+  const int64_t full = full_row_tiles<COLS>(a.out_w);
+  for (int64_t t = centre.end; t < full; ++t) tile(IntConstant<COLS>{}, t * COLS);
+  rest_row_tiles<COLS>(a.out_w, full * COLS, tile);
 }
 
 // The tile shape of K x K kernels: the ISA's for 3x3, one row of four columns for 5x5.
@@ -211,6 +339,7 @@ inline void depthwise_kxk_blocks(const X86ConvArgs& a, const X86ConvRange& r, Pl
   using T = typename V::T;
   constexpr int P = V::kLanes;
   constexpr int ROWS = kDepthwiseTileRows<V, K>, COLS = kDepthwiseTileCols<V, K>;
+  const CentreTiles centre = centre_tiles<V, K, S, COLS>(a);
   for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
     const float* xb = xb_of(block);
     const float* wb = a.weights + block * K * K * P;
@@ -220,8 +349,9 @@ inline void depthwise_kxk_blocks(const X86ConvArgs& a, const X86ConvRange& r, Pl
     const T bias = V::load(a.bias + block * P);
     int64_t oh = r.row_begin;
     if (ROWS == 2)
-      for (; oh + 2 <= r.row_end; oh += 2) depthwise_tile_rows<V, K, S, (ROWS == 2 ? 2 : 1), COLS>(a, xb, w, bias, block, oh);
-    for (; oh < r.row_end; ++oh) depthwise_tile_rows<V, K, S, 1, COLS>(a, xb, w, bias, block, oh);
+      for (; oh + 2 <= r.row_end; oh += 2)
+        depthwise_tile_rows<V, K, S, (ROWS == 2 ? 2 : 1), COLS>(a, xb, w, bias, block, oh, centre);
+    for (; oh < r.row_end; ++oh) depthwise_tile_rows<V, K, S, 1, COLS>(a, xb, w, bias, block, oh, centre);
   }
 }
 
