@@ -82,7 +82,7 @@ void bench_int8(benchmark::State& state, Layer layer, Isa isa, QConvKernel kerne
   q.bias = bias.data();
   q.multiplier = multiplier.data();
   q.out_zero_point = 3, q.qmin = 3, q.qmax = 255;  // a fused ReLU
-  q.residual_zero_point = 128, q.residual_multiplier = 0.5f;
+  if (layer.residual) q.residual_zero_point = 128, q.residual_multiplier = 0.5f;  // (only with one, as ng.QConv)
   const FastQConv2d conv(p, w.data(), q, 128, isa, in_block, out_block, kernel);
   for (auto _ : state) {
     conv.run(x.data(), y.data(), layer.residual ? residual.data() : nullptr, nullptr);

@@ -364,16 +364,28 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   EXPECT_FALSE(best.stages_input());
   FastQConv2d grouped(small_groups, w.data(), q, 0, Isa::Avx512, 1, 1);
   EXPECT_STREQ(grouped.algorithm(), cpu_features().avx512vnni ? "int8-vnni-indirect" : "int8-avx2-indirect");
-  // A 3-channel image to 8 channels (RetinaFace's first conv) under VNNI: 8-lane vectors, indirect; the
-  // same with 32 output channels fills 16-lane vectors: direct.
+  // A plain 3-channel image (RetinaFace's 3->8 first conv, MobileNetV2's 3->32): the first-layer kernel,
+  // into NCHW8c on both ISAs and NCHW16c under VNNI; AVX2 has no 16-channel blocks, so there the direct
+  // kernel; with a fused residual, which it does not take, what Auto chose before it (8 channels: VNNI's
+  // indirect kernel).
   Conv2dParams first = p;
   first.in_channels = 3, first.out_channels = 8, first.in_h = first.in_w = 32, first.out_h = first.out_w = 16;
   first.stride_h = first.stride_w = 2;
+  const bool vnni = cpu_features().avx512vnni;
   FastQConv2d first_conv(first, w.data(), q, 0, Isa::Avx512, 1, 8);
-  EXPECT_STREQ(first_conv.algorithm(), cpu_features().avx512vnni ? "int8-vnni-indirect" : "int8-avx2-direct");
+  EXPECT_STREQ(first_conv.algorithm(), vnni ? "int8-vnni-first-layer" : "int8-avx2-first-layer");
+  EXPECT_FALSE(first_conv.stages_input());
+  Requantization with_residual = q;
+  with_residual.residual_multiplier = 0.5f;
+  FastQConv2d first_residual(first, w.data(), with_residual, 0, Isa::Avx512, 1, 8);
+  EXPECT_STREQ(first_residual.algorithm(), vnni ? "int8-vnni-indirect" : "int8-avx2-direct");
+  Conv2dParams dilated = first;  // columns not adjacent: not the first-layer kernel's
+  dilated.dilation_w = 2, dilated.out_w = 15;
+  EXPECT_FALSE(FastQConv2d::supports(dilated, 1, 8, Isa::Avx512, QConvKernel::FirstLayer));
+  EXPECT_TRUE(FastQConv2d::supports(dilated, 1, 8, Isa::Avx512));
   first.out_channels = 32;
   FastQConv2d first_wide(first, w.data(), q, 0, Isa::Avx512, 1, 16);
-  EXPECT_STREQ(first_wide.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-direct");
+  EXPECT_STREQ(first_wide.algorithm(), vnni ? "int8-vnni-first-layer" : "int8-avx2-direct");
 }
 
 // The indirect kernel forced on random convolutions: any kernel, stride, dilation and padding, groups of
