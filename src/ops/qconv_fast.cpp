@@ -101,6 +101,13 @@ bool first_layer_fits(const Conv2dParams& p, int64_t in_block, int64_t out_block
          (p.stride_w == 1 || p.stride_w == 2) && p.kernel_h <= kQFirstLayerMaxKernel &&
          p.kernel_w <= kQFirstLayerMaxKernel && (out_block == 1 || out_block == 8 || (vnni && out_block == 16));
 }
+
+// Whether Auto gives a conv that first_layer_fits to the first-layer kernel. Measured (bench/REPORT.md, "The
+// int8 first-layer kernel"): under AVX2 it beats the direct and indirect kernels on RetinaFace's 3->8,
+// MobileNetV2's 3->32 and ResNet's 3->64 7x7 first convs; under VNNI on the 3->8 (1.6x the indirect
+// kernel), while with 32 output channels it ties with the direct kernel, whose 16-lane vectors are then
+// full, and with 64 loses to it: up to 16 output channels only.
+bool prefer_first_layer(const Conv2dParams& p, bool vnni) { return !vnni || p.out_channels <= 16; }
 #endif
 
 QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, QConvKernel kernel,
@@ -121,7 +128,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     return c;
   }
   if (kernel == QConvKernel::FirstLayer || (kernel == QConvKernel::Auto && allow_first_layer)) {
-    if (first_layer_fits(p, in_block, out_block, vnni)) {
+    if (first_layer_fits(p, in_block, out_block, vnni) && (kernel == QConvKernel::FirstLayer || prefer_first_layer(p, vnni))) {
       c.vnni = vnni, c.first_layer = true;
       c.lanes = vnni ? vnni::kQFirstLayerLanes : avx2::kQFirstLayerLanes;
       c.depth = vnni ? vnni::kQFirstLayerDepth : avx2::kQFirstLayerDepth;

@@ -28,7 +28,8 @@ namespace ninegrid {
 class ThreadPool;
 
 // The kernel family of a conv that is not depthwise. Auto: on x86-64 the first-layer kernel for a plain image
-// of up to 4 channels that it takes (see qconv_fast.cpp, first_layer_fits), else the indirect kernel where
+// of up to 4 channels where it takes and wins it (see qconv_fast.cpp, first_layer_fits and
+// prefer_first_layer), else the indirect kernel where
 // its 8-lane vectors waste fewer lanes than the direct kernel's, or where the direct kernel cannot take the
 // groups (prefer_indirect); else direct or pointwise. The others force one family (tests, benchmarks);
 // depthwise convs always run the depthwise kernel, and Indirect and FirstLayer are refused for them.

@@ -177,14 +177,21 @@ inline int64_t qfirst_span(const X86QFirstLayerArgs& a) {
 }
 
 // Room for the widest window on the stack: every channel and kernel row, each row padded to 128 bytes (the
-// widest span: vnni 2 x 16 x 1 + 4 x 2 + 34 = 74).
+// widest span: vnni 2 x 16 x 2 + 4 x 2 + 34 = 106).
 constexpr int64_t kQFirstWindowRow = 128;
 constexpr int64_t kQFirstWindowBytes = kQFirstLayerMaxChannels * kQFirstLayerMaxKernel * kQFirstWindowRow;
+// (A wider tile must not outgrow the window's rows.)
+template <class FV, int S, int NV>
+constexpr bool qfirst_span_fits() {
+  return S * FV::kLanes * (NV - 1) + FV::kDepth * ((kQFirstLayerMaxKernel + FV::kDepth - 1) / FV::kDepth - 1) +
+             FV::template kWindowBytes<S> <= kQFirstWindowRow;
+}
 
 // Output row oh of one pass: tiles of NV vectors, those at the row's ends from a window copy.
 template <class FV, int S, int NO, int NV>
 void qfirst_row(const X86QFirstLayerArgs& a, int64_t oh, const QFirstPass& pass, uint8_t* window) {
   constexpr int L = FV::kLanes;
+  static_assert(qfirst_span_fits<FV, S, NV>(), "the tile reads past its window's rows");
   int64_t kh_begin, kh_end;
   valid_taps(oh, a.stride_h, a.pad_top, a.dilation_h, a.kernel_h, a.in_h, &kh_begin, &kh_end);
   const int64_t top = oh * a.stride_h - a.pad_top;  // input row of kernel row 0

@@ -1,6 +1,6 @@
 // vnni instantiation of the int8 first-layer convolution (kernels/x86/qconv_first_layer_impl.h): 16 output
-// pixels per zmm, vpdpbusd over 4 kernel columns; tiles of 2 vectors x 8 channels (NCHW8c and plain
-// outputs) or 1 vector x 16 channels (NCHW16c), 16 accumulators either way.
+// pixels per zmm, vpdpbusd over 4 kernel columns; tiles of 3 vectors x 8 channels (NCHW8c and plain
+// outputs: 24 accumulators) or 1 vector x 16 channels (NCHW16c: 16).
 #include "kernels/x86/simd_int8_avx512.h"
 // (the vector type must be declared before the kernel that uses it)
 
@@ -70,7 +70,7 @@ static_assert(QFirstLayerVnni::kLanes == kQFirstLayerLanes && QFirstLayerVnni::k
 
 void qconv2d_first_layer(const X86QFirstLayerArgs& a, int64_t row_begin, int64_t row_end) {
   if (a.pass_channels == 16) qfirst_conv<QFirstLayerVnni, 2, 1>(a, row_begin, row_end);
-  else qfirst_conv<QFirstLayerVnni, 1, 2>(a, row_begin, row_end);
+  else qfirst_conv<QFirstLayerVnni, 1, 3>(a, row_begin, row_end);
 }
 
 }  // namespace vnni
