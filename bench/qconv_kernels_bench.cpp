@@ -5,7 +5,8 @@
 // vpdpbusd peak, both in thread CPU time (measured at start-up, as conv_kernels_bench.cpp does for fp32).
 //
 // Each int8 layer runs three ways: int8-ISA/LAYER (the kernel FastQConv2d chooses), int8-ISA/direct/LAYER and
-// int8-ISA/indirect/LAYER (each family forced; direct includes pointwise).
+// int8-ISA/indirect/LAYER (each family forced; direct includes pointwise); the first layers also
+// int8-ISA/first-layer/LAYER.
 //
 //   ninegrid_qconv_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
 #include <benchmark/benchmark.h>
@@ -81,7 +82,7 @@ void bench_int8(benchmark::State& state, Layer layer, Isa isa, QConvKernel kerne
   q.bias = bias.data();
   q.multiplier = multiplier.data();
   q.out_zero_point = 3, q.qmin = 3, q.qmax = 255;  // a fused ReLU
-  q.residual_zero_point = 128, q.residual_multiplier = 0.5f;
+  if (layer.residual) q.residual_zero_point = 128, q.residual_multiplier = 0.5f;  // (only with one, as ng.QConv)
   const FastQConv2d conv(p, w.data(), q, 128, isa, in_block, out_block, kernel);
   for (auto _ : state) {
     conv.run(x.data(), y.data(), layer.residual ? residual.data() : nullptr, nullptr);
@@ -147,6 +148,12 @@ const std::vector<Layer>& layers() {
       {"retina/head_64to20_80", 64, 20, 80, 80, 1, 1, 0, false, true},
       {"retina/head_64to8_80", 64, 8, 80, 80, 1, 1, 0, false, true},
       {"retina/head_64to4_80", 64, 4, 80, 80, 1, 1, 0, false, true},
+      // RetinaFace's 3x3 convs at the 80x80 level (the FPN merge 64->64, the SSH module's 64->32, 64->16 and
+      // 16->16): most of the int8 model's multiply-adds.
+      {"retina/3x3_64to64_80", 64, 64, 80, 80, 3, 1, 1},
+      {"retina/3x3_64to32_80", 64, 32, 80, 80, 3, 1, 1},
+      {"retina/3x3_64to16_80", 64, 16, 80, 80, 3, 1, 1},
+      {"retina/3x3_16to16_80", 16, 16, 80, 80, 3, 1, 1},
       // ResNet-18/50.
       {"resnet/3x3_64to64_56", 64, 64, 56, 56, 3, 1, 1},
       {"resnet/3x3_128to128_28", 128, 128, 28, 28, 3, 1, 1},
@@ -181,10 +188,13 @@ int main(int argc, char** argv) {
   std::printf("one core, per CPU second: vpdpbusd peak %.1f GOP/s, fp32 FMA peak %.1f GFLOP/s\n", g_vnni_peak,
               g_fp32_peak);
   // Per ISA: the kernel FastQConv2d chooses (Auto), and each family forced (direct covers pointwise).
-  const std::pair<const char*, QConvKernel> kernels[] = {
-      {"", QConvKernel::Auto}, {"direct/", QConvKernel::Direct}, {"indirect/", QConvKernel::Indirect}};
+  const std::pair<const char*, QConvKernel> kernels[] = {{"", QConvKernel::Auto},
+                                                         {"direct/", QConvKernel::Direct},
+                                                         {"indirect/", QConvKernel::Indirect},
+                                                         {"first-layer/", QConvKernel::FirstLayer}};
   for (const Layer& l : layers()) {
     for (const auto& [tag, kernel] : kernels) {
+      if (kernel == QConvKernel::FirstLayer && l.name.rfind("first/", 0) != 0) continue;  // images only
       if (cpu_features().avx512vnni)
         benchmark::RegisterBenchmark(("int8-vnni/" + std::string(tag) + l.name).c_str(), bench_int8, l, Isa::Avx512,
                                      kernel)

@@ -8,14 +8,24 @@
 // pass) the inputs and the output are channel-blocked NCHW[B]c, concatenated on the channel axis: B divides
 // every input's channels, so each image's part of an input is one run of bytes in the output, as in plain
 // NCHW, and the same loop serves.
+//
+// On x86-64 an input that needs its table runs instead as the x86 DequantizeLinear and QuantizeLinear
+// kernels (kernels/x86/qconv_kernels_x86.h: dequantize_u8, quantize_u8, bit for bit the reference's, which
+// built the table) through a float buffer in L1, then the clamp: the table looked up byte by byte took
+// 0.19 ms for RetinaFace's 64x80x80 SSH concat (bench/REPORT.md).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "ir/quant_attrs.h"
 #include "kernels/ref/qlookup_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/op.h"
+#if defined(__x86_64__)
+#include "kernels/x86/qconv_kernels_x86.h"
+#endif
 
 namespace ninegrid {
 namespace {
@@ -46,14 +56,33 @@ class QConcat final : public Op {
         error("x_zero_points " + std::to_string(zero_points[i]) + " (input " + std::to_string(i) +
               ") is outside a uint8's range [0, 255]");
       Input in;
+      in.scale = scales[i], in.zero_point = static_cast<int32_t>(zero_points[i]);
       in.table = requantize_table(scales[i], static_cast<int32_t>(zero_points[i]), y.scale, y.zero_point, clamp.qmin,
                                   clamp.qmax);
       in.clamp_only = table_is_clamp(in.table, clamp.qmin, clamp.qmax);
       inputs_.push_back(in);
     }
     qmin_ = static_cast<uint8_t>(clamp.qmin), qmax_ = static_cast<uint8_t>(clamp.qmax);
+    y_scale_ = y.scale, y_zero_point_ = y.zero_point;
     block_ = read_output_block(*this);
   }
+
+  void prepare(const std::vector<TensorDesc>&, const ExecSettings& settings) override {
+    fast_quantize_ = nullptr, fast_dequantize_ = nullptr;
+    algorithm_ = "";
+#if defined(__x86_64__)
+    const Isa isa = runnable_isa(settings.isa);
+    if (isa == Isa::Ref || is_arm_isa(isa)) return;
+    const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
+    fast_quantize_ = vnni ? vnni::quantize_u8 : avx2::quantize_u8;
+    fast_dequantize_ = vnni ? vnni::dequantize_u8 : avx2::dequantize_u8;
+    algorithm_ = vnni ? "int8-vnni" : "int8-avx2";
+#else
+    (void)settings;
+#endif
+  }
+
+  std::string algorithm() const override { return algorithm_; }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
     expect_inputs(in, 1, 1 << 20);
@@ -104,6 +133,7 @@ class QConcat final : public Op {
         uint8_t* to = y + o * y_row + offset;
         if (copy) std::memcpy(to, xp + o * row, static_cast<size_t>(row));
         else if (p.clamp_only) qclamp_ref(qmin_, qmax_, xp + o * row, to, row);
+        else if (fast_quantize_) requantize_fast(p, xp + o * row, to, row);
         else qlookup_ref(p.table, xp + o * row, to, row);
       }
       offset += row;
@@ -117,9 +147,29 @@ class QConcat final : public Op {
   struct Input {
     QuantizedTable table{};   // x -> y
     bool clamp_only = false;  // the table is the clamp [qmin, qmax]: same parameters in and out
+    float scale = 1.f;        // the input's
+    int32_t zero_point = 0;
   };
+  // The table's steps on the x86 kernels, a chunk at a time: dequantised into a float buffer, quantised
+  // into the output's scale and zero point, clamped.
+  void requantize_fast(const Input& p, const uint8_t* x, uint8_t* y, int64_t n) const {
+    constexpr int64_t kChunk = 1024;
+    float real[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      fast_dequantize_(x + i, p.scale, p.zero_point, real, m);
+      fast_quantize_(real, y_scale_, y_zero_point_, y + i, m);
+      if (qmin_ != 0 || qmax_ != 255) qclamp_ref(qmin_, qmax_, y + i, y + i, m);
+    }
+  }
+
   std::vector<Input> inputs_;
   uint8_t qmin_ = 0, qmax_ = 255;
+  float y_scale_ = 1.f;
+  int32_t y_zero_point_ = 0;
+  void (*fast_quantize_)(const float*, float, int32_t, uint8_t*, int64_t) = nullptr;
+  void (*fast_dequantize_)(const uint8_t*, float, int32_t, float*, int64_t) = nullptr;
+  std::string algorithm_;
   int64_t block_ = 1;  // channel block of the inputs and the output (1 = plain NCHW)
 };
 

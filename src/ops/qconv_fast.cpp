@@ -62,7 +62,7 @@ bool valid_geometry(const Conv2dParams& p) {
 // The kernel set for a conv, or lanes 0 when none fits. `vnni`: the better of the architecture's two kernel
 // sets (x86-64: VNNI over AVX2; AArch64: dotprod over neon).
 struct QChoice {
-  bool vnni = false, depthwise = false, indirect = false;
+  bool vnni = false, depthwise = false, indirect = false, first_layer = false;
   int64_t lanes = 0, depth = 0;
 };
 
@@ -92,9 +92,26 @@ bool prefer_indirect(const Conv2dParams& p, bool vnni, bool direct_fits, int64_t
   const int64_t rest = p.out_channels_per_group() % vnni::kLanes;
   return vnni && rest >= 1 && rest <= vnni::kQIndirectLanes;
 }
+
+// Whether the first-layer kernel (kernels/x86/qconv_first_layer_x86.h) runs this conv: a plain image of up to
+// 4 channels, one group, stride 1 or 2 along the width (dilation 1), kernels up to 11 x 11, an output in
+// blocks of 8 or plain (vnni also 16).
+bool first_layer_fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, bool vnni) {
+  return in_block == 1 && p.groups == 1 && p.in_channels <= kQFirstLayerMaxChannels && p.dilation_w == 1 &&
+         (p.stride_w == 1 || p.stride_w == 2) && p.kernel_h <= kQFirstLayerMaxKernel &&
+         p.kernel_w <= kQFirstLayerMaxKernel && (out_block == 1 || out_block == 8 || (vnni && out_block == 16));
+}
+
+// Whether Auto gives a conv that first_layer_fits to the first-layer kernel. Measured (bench/REPORT.md, "The
+// int8 first-layer kernel"): under AVX2 it beats the direct and indirect kernels on RetinaFace's 3->8,
+// MobileNetV2's 3->32 and ResNet's 3->64 7x7 first convs; under VNNI on the 3->8 (1.6x the indirect
+// kernel), while with 32 output channels it ties with the direct kernel, whose 16-lane vectors are then
+// full, and with 64 loses to it: up to 16 output channels only.
+bool prefer_first_layer(const Conv2dParams& p, bool vnni) { return !vnni || p.out_channels <= 16; }
 #endif
 
-QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, QConvKernel kernel) {
+QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, QConvKernel kernel,
+               bool allow_first_layer = true) {
   QChoice c;
 #if NINEGRID_X86_INT8_CONV
   isa = runnable_isa(isa);
@@ -104,11 +121,20 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   if (is_depthwise(p)) {
     // qconv2d_depthwise (kernels/x86/qconv_depthwise_impl.h): any block in and out; its lanes per vector
     // come from its weight layout.
-    if (kernel == QConvKernel::Indirect) return c;
+    if (kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer) return c;
     c.vnni = vnni;
     c.depthwise = true;
     c.lanes = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block).lanes;
     return c;
+  }
+  if (kernel == QConvKernel::FirstLayer || (kernel == QConvKernel::Auto && allow_first_layer)) {
+    if (first_layer_fits(p, in_block, out_block, vnni) && (kernel == QConvKernel::FirstLayer || prefer_first_layer(p, vnni))) {
+      c.vnni = vnni, c.first_layer = true;
+      c.lanes = vnni ? vnni::kQFirstLayerLanes : avx2::kQFirstLayerLanes;
+      c.depth = vnni ? vnni::kQFirstLayerDepth : avx2::kQFirstLayerDepth;
+      return c;
+    }
+    if (kernel == QConvKernel::FirstLayer) return c;
   }
   auto groups_fit = [&](int64_t lanes) { return p.groups == 1 || p.out_channels_per_group() % lanes == 0; };
   const bool direct_fits = vnni ? groups_fit(vnni::kLanes) : groups_fit(avx2::kLanes);
@@ -124,8 +150,10 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     c.lanes = avx2::kLanes, c.depth = avx2::kInt8Depth;
   }
 #elif defined(__aarch64__)
+  (void)allow_first_layer;
   isa = runnable_isa(isa);
-  if (!is_arm_isa(isa) || !valid_geometry(p) || kernel == QConvKernel::Indirect) return c;
+  if (!is_arm_isa(isa) || !valid_geometry(p) || kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer)
+    return c;
   if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
   const bool dot = isa == Isa::Dotprod;
   c.vnni = dot;
@@ -139,7 +167,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     c.depth = dot ? dotprod::kInt8Depth : neon::kInt8Depth;
   }
 #else
-  (void)p, (void)in_block, (void)out_block, (void)isa, (void)kernel;
+  (void)p, (void)in_block, (void)out_block, (void)isa, (void)kernel, (void)allow_first_layer;
 #endif
   return c;
 }
@@ -156,7 +184,10 @@ bool FastQConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_
 FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point,
                          Isa isa, int64_t in_block, int64_t out_block, QConvKernel kernel)
     : params_(p), in_block_(in_block) {
-  const QChoice c = choose(p, in_block, out_block, isa, kernel);
+  QChoice c = choose(p, in_block, out_block, isa, kernel);
+  // The first-layer kernel fuses no residual: with one, the choice Auto makes without that kernel.
+  if (c.first_layer && (q.residual_add || q.residual_multiplier != 0.f))
+    c = choose(p, in_block, out_block, isa, QConvKernel::Auto, /*allow_first_layer=*/false);
   if (c.lanes == 0)
     throw Error("FastQConv2d: no fast int8 kernel for this convolution (in block " + std::to_string(in_block) +
                 ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
@@ -167,6 +198,10 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   }
   if (c.indirect) {
     prepare_indirect(c.vnni, w, q, x_zero_point, in_block, out_block);
+    return;
+  }
+  if (c.first_layer) {
+    prepare_first_layer(c.vnni, w, q, x_zero_point, out_block);
     return;
   }
   const bool pointwise = is_pointwise(p);
@@ -383,6 +418,69 @@ void FastQConv2d::prepare_indirect(bool vnni, const int8_t* w, const Requantizat
 #endif
 }
 
+// First layer (x86-64): weights as the kernel broadcasts them, one 32-bit word per (pass, input channel,
+// kernel row, group of `depth` columns, output channel): vnni 4 int8 weights, avx2 2 int16 (the columns past
+// the kernel and the channels past out_channels zero). The bias folds x_zero_point times all the channel's
+// weights (the kernel's border windows read the zero point), and the kernel adds back each kernel row's
+// share where it skips the row (outside the image).
+void FastQConv2d::prepare_first_layer(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                                      int64_t out_block) {
+#if NINEGRID_X86_INT8_CONV
+  const Conv2dParams& p = params_;
+  first_layer_kernel_ = vnni ? vnni::qconv2d_first_layer : avx2::qconv2d_first_layer;
+  algorithm_name_ = vnni ? "int8-vnni-first-layer" : "int8-avx2-first-layer";
+  const int64_t D = depth_, C = out_block == 16 ? 16 : 8;
+  const int64_t groups = (p.kernel_w + D - 1) / D, passes = (p.out_channels + C - 1) / C;
+  const int64_t IC = p.in_channels, KH = p.kernel_h, KW = p.kernel_w;
+  first_layer_weights_.assign(static_cast<size_t>(passes * IC * KH * groups * C), 0);
+  row_zero_sums_.assign(static_cast<size_t>(passes * KH * C), 0);
+  bias_.assign(static_cast<size_t>(passes * C), 0);
+  multiplier_.assign(static_cast<size_t>(passes * C), 0.f);
+  for (int64_t oc = 0; oc < p.out_channels; ++oc) {
+    const int64_t pass = oc / C, o = oc % C;
+    int64_t weight_sum = 0;
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      int64_t row_sum = 0;
+      for (int64_t ic = 0; ic < IC; ++ic)
+        for (int64_t g = 0; g < groups; ++g) {
+          uint32_t word = 0;
+          for (int64_t d = 0; d < D; ++d) {
+            const int64_t kw = g * D + d;
+            if (kw >= KW) break;
+            const int8_t value = w[((oc * IC + ic) * KH + kh) * KW + kw];
+            row_sum += value;
+            // vnni: byte d; avx2: the int16 value at word d.
+            word |= vnni ? uint32_t(uint8_t(value)) << (8 * d) : uint32_t(uint16_t(int16_t(value))) << (16 * d);
+          }
+          first_layer_weights_[static_cast<size_t>((((pass * IC + ic) * KH + kh) * groups + g) * C + o)] =
+              static_cast<int32_t>(word);
+        }
+      row_zero_sums_[static_cast<size_t>((pass * KH + kh) * C + o)] =
+          static_cast<int32_t>(static_cast<uint32_t>(int64_t(x_zero_point) * row_sum));
+      weight_sum += row_sum;
+    }
+    const int64_t folded = (q.bias ? q.bias[oc] : 0) - int64_t(x_zero_point) * weight_sum;
+    bias_[static_cast<size_t>(oc)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
+    multiplier_[static_cast<size_t>(oc)] = q.multiplier[oc];
+  }
+  X86QFirstLayerArgs& a = first_layer_args_;
+  a.in_channels = IC, a.in_h = p.in_h, a.in_w = p.in_w;
+  a.out_channels = p.out_channels, a.out_h = p.out_h, a.out_w = p.out_w, a.out_block = out_block;
+  a.kernel_h = KH, a.kernel_w = KW, a.stride_h = p.stride_h, a.stride_w = p.stride_w;
+  a.dilation_h = p.dilation_h, a.pad_top = p.pad_top, a.pad_left = p.pad_left;
+  a.column_groups = groups;
+  a.pass_channels = C;
+  a.weights = first_layer_weights_.data();
+  a.bias = bias_.data();
+  a.row_zero_sums = row_zero_sums_.data();
+  a.x_zero_point = static_cast<uint8_t>(x_zero_point);
+  a.requantize = x86_requantize(q, multiplier_.data());
+#else
+  (void)vnni, (void)w, (void)q, (void)x_zero_point, (void)out_block;
+  throw Error("FastQConv2d: no first-layer int8 kernel on this build");
+#endif
+}
+
 // Depthwise: the int8-dw kernels' own weight packing (kernels/qpack_depthwise.h); padding taps read the zero
 // point there, so only the bias carries the correction (no tap_zero_sums) and no input is staged.
 void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
@@ -558,8 +656,34 @@ void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, Thr
     stage(x, staged, pool);
     in = staged;
   }
-  if (indirect_kernel_) run_indirect(in, in_image, y, residual, pool);
+  if (first_layer_kernel_) run_first_layer(x, y, pool);
+  else if (indirect_kernel_) run_indirect(in, in_image, y, residual, pool);
   else run_kernel(in, in_image, y, residual, pool);
+}
+
+// The first-layer kernel over (image, chunk of output rows), a few chunks per thread. (No residual: the
+// constructor chose another kernel for a conv with one.)
+void FastQConv2d::run_first_layer(const uint8_t* x, uint8_t* y, ThreadPool* pool) const {
+  const Conv2dParams& p = params_;
+  const int64_t in_image = p.in_channels * p.in_h * p.in_w, out_image = p.out_channels * p.out_h * p.out_w;
+  auto image_args = [&](int64_t n) {
+    X86QFirstLayerArgs a = first_layer_args_;
+    a.x = x + n * in_image;
+    a.y = y + n * out_image;
+    return a;
+  };
+  const int threads = pool ? pool->size() : 1;
+  if (threads <= 1) {
+    for (int64_t n = 0; n < p.batch; ++n) first_layer_kernel_(image_args(n), 0, p.out_h);
+    return;
+  }
+  const int64_t chunks = std::min<int64_t>(p.out_h, 4 * static_cast<int64_t>(threads));
+  pool->parallel_for(p.batch * chunks, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / chunks, k = t % chunks;
+      first_layer_kernel_(image_args(n), p.out_h * k / chunks, p.out_h * (k + 1) / chunks);
+    }
+  });
 }
 
 // The indirect kernel's work items (conv group, vector group, pixel tile) of every image, in contiguous

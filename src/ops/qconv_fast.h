@@ -20,17 +20,21 @@
 #include "kernels/conv_params.h"
 #include "kernels/indirection.h"
 #include "kernels/quantized.h"
+#include "kernels/x86/qconv_first_layer_x86.h"
 #include "kernels/x86/qconv_indirect_x86.h"  // (and qconv_kernels_x86.h)
 
 namespace ninegrid {
 
 class ThreadPool;
 
-// The kernel family of a conv that is not depthwise. Auto: the indirect kernel (x86-64) where its 8-lane
-// vectors waste fewer lanes than the direct kernel's, or where the direct kernel cannot take the groups
-// (see qconv_fast.cpp, prefer_indirect); else direct or pointwise. The others force one family (tests,
-// benchmarks); depthwise convs always run the depthwise kernel, and Indirect is refused for them.
-enum class QConvKernel { Auto, Direct, Indirect };
+// The kernel family of a conv that is not depthwise. Auto: on x86-64 the first-layer kernel for a plain image
+// of up to 4 channels where it takes and wins it (see qconv_fast.cpp, first_layer_fits and
+// prefer_first_layer), else the indirect kernel where
+// its 8-lane vectors waste fewer lanes than the direct kernel's, or where the direct kernel cannot take the
+// groups (prefer_indirect); else direct or pointwise. The others force one family (tests, benchmarks);
+// depthwise convs always run the depthwise kernel, and Indirect and FirstLayer are refused for them.
+// FirstLayer takes no fused residual: the constructor chooses as Auto would without it when q has one.
+enum class QConvKernel { Auto, Direct, Indirect, FirstLayer };
 
 class FastQConv2d {
  public:
@@ -50,8 +54,8 @@ class FastQConv2d {
   // y = requantize(conv(x - x_zero_point) + bias [+ residual]) for the whole batch: x in the input block,
   // y and the optional residual (may be y itself) in the output block. `pool` may be null (one thread).
   void run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
-  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", "int8-vnni-indirect", and the same
-  // with "int8-avx2-"; "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
+  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", "int8-vnni-indirect",
+  // "int8-vnni-first-layer", and the same with "int8-avx2-"; "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
   const char* algorithm() const { return algorithm_name_; }
   // Whether run() stages the input into a padded blocked copy first.
   bool stages_input() const { return stage_input_; }
@@ -64,9 +68,12 @@ class FastQConv2d {
                          int64_t in_block, int64_t out_block);
   void prepare_indirect(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
                         int64_t in_block, int64_t out_block);
+  void prepare_first_layer(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                           int64_t out_block);
   void stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) const;
   void run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
   void run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
+  void run_first_layer(const uint8_t* x, uint8_t* y, ThreadPool* pool) const;
 
   Conv2dParams params_;
   int64_t lanes_ = 16, depth_ = 4;
@@ -90,6 +97,11 @@ class FastQConv2d {
   bool packed_rows_ = false;
   int64_t padded_h_ = 0, padded_w_ = 0;
   int64_t indirect_items_ = 0;
+  // The first-layer kernel (set instead of kernel_): its arguments and packed weights (as int32 words).
+  using FirstLayerKernel = void (*)(const X86QFirstLayerArgs&, int64_t, int64_t);
+  FirstLayerKernel first_layer_kernel_ = nullptr;
+  X86QFirstLayerArgs first_layer_args_;
+  std::vector<int32_t> first_layer_weights_, row_zero_sums_;
 };
 
 }  // namespace ninegrid

@@ -55,6 +55,7 @@ struct OpSpec {
   int num_outputs = 1;
   int opset = 0;    // 0: latest semantics
   int threads = 1;
+  std::string isa;  // Options::isa ("" : the best the CPU has)
 };
 
 // Builds the one-node graph, loads it (opt_level 0), runs it once and returns the outputs in order.
@@ -96,6 +97,7 @@ inline std::vector<Tensor> run_op(const OpSpec& spec) {
   Options opts;
   opts.opt_level = 0;
   opts.threads = spec.threads;
+  opts.isa = spec.isa;
   auto model = std::make_shared<Model>(std::make_unique<ModelImpl>(g, opts, "onnx"));
   auto session = model->create_session();
   std::map<std::string, Tensor> outs = session->run(feeds);

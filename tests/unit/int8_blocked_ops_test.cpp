@@ -385,6 +385,44 @@ TEST(Int8BlockedElementwise, QConcatOnChannelsMatchesPlain) {
   expect_blocked_matches_plain(qconcat_spec({16, 32, 16}, 1, 135, {90, 160}), 16, Marks::OutOnly, "QConcat clip", all);
 }
 
+// The x86 path of the inputs that need requantising (DequantizeLinear and QuantizeLinear kernels through a
+// float buffer, ops/qconcat.cpp) against the reference's table, byte for byte: planes longer than the
+// op's 1024-byte chunk and shorter, finer and coarser scales (the coarser saturating), zero points at both
+// ends, no clamp, a ReLU and a Clip, every instruction set the CPU runs.
+#if defined(__x86_64__)
+TEST(Int8BlockedElementwise, QConcatFastPathMatchesTheTable) {
+  const QClamp clamps[] = {{0, 255}, {100, 255}, {90, 160}};
+  for (const QClamp& clamp : clamps) {
+    for (const Shape& shape : {Shape{1, 0, 33, 37}, Shape{2, 0, 5, 3}}) {
+      OpSpec spec{"ng.QConcat", {}, {}};
+      const std::vector<int64_t> channels = {16, 8, 24};
+      const std::vector<float> scales = {0.013f, 0.04f, 0.11f};
+      const std::vector<int64_t> zero_points = {0, 100, 255};
+      for (size_t i = 0; i < channels.size(); ++i) {
+        Shape s = shape;
+        s[1] = channels[i];
+        spec.inputs.push_back(arg(random_bytes(DataType::UInt8, s, 140 + static_cast<unsigned>(i))));
+      }
+      spec.attrs.set("axis", Attribute::of_int(1));
+      spec.attrs.set("x_scales", Attribute::of_floats(scales));
+      spec.attrs.set("x_zero_points", Attribute::of_ints(zero_points));
+      write_tensor_quant({0.04f, 100}, "y", spec.attrs);
+      write_qclamp(clamp, spec.attrs);
+      spec.isa = "ref";
+      const Tensor want = eltest::run_op(spec).at(0);
+      for (const char* isa : {"avx2", "avx512"}) {
+        spec.isa = isa;
+        const Tensor got = eltest::run_op(spec).at(0);
+        ASSERT_EQ(got.numel(), want.numel());
+        int64_t bad = 0;
+        for (int64_t i = 0; i < want.numel(); ++i) bad += got.data_as<uint8_t>()[i] != want.data_as<uint8_t>()[i];
+        EXPECT_EQ(bad, 0) << isa << " " << shape_str(shape) << " clamp " << clamp.qmin << "," << clamp.qmax;
+      }
+    }
+  }
+}
+#endif
+
 TEST(Int8BlockedElementwise, QRequantizeMatchesPlain) {
   for (size_t s = 0; s < kShapes.size(); ++s) {
     Attributes a;

@@ -364,16 +364,30 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   EXPECT_FALSE(best.stages_input());
   FastQConv2d grouped(small_groups, w.data(), q, 0, Isa::Avx512, 1, 1);
   EXPECT_STREQ(grouped.algorithm(), cpu_features().avx512vnni ? "int8-vnni-indirect" : "int8-avx2-indirect");
-  // A 3-channel image to 8 channels (RetinaFace's first conv) under VNNI: 8-lane vectors, indirect; the
-  // same with 32 output channels fills 16-lane vectors: direct.
+  // A plain 3-channel image to 8 channels (RetinaFace's first conv): the first-layer kernel on both ISAs;
+  // with a fused residual, which it does not take, what Auto chose before it (VNNI's indirect kernel). To
+  // 32 channels (MobileNetV2's) in NCHW16c under VNNI: the direct kernel, which fills its 16 lanes there
+  // (as fast, measured); in NCHW8c under AVX2, the first-layer kernel.
   Conv2dParams first = p;
   first.in_channels = 3, first.out_channels = 8, first.in_h = first.in_w = 32, first.out_h = first.out_w = 16;
   first.stride_h = first.stride_w = 2;
+  const bool vnni = cpu_features().avx512vnni;
   FastQConv2d first_conv(first, w.data(), q, 0, Isa::Avx512, 1, 8);
-  EXPECT_STREQ(first_conv.algorithm(), cpu_features().avx512vnni ? "int8-vnni-indirect" : "int8-avx2-direct");
+  EXPECT_STREQ(first_conv.algorithm(), vnni ? "int8-vnni-first-layer" : "int8-avx2-first-layer");
+  EXPECT_FALSE(first_conv.stages_input());
+  Requantization with_residual = q;
+  with_residual.residual_multiplier = 0.5f;
+  FastQConv2d first_residual(first, w.data(), with_residual, 0, Isa::Avx512, 1, 8);
+  EXPECT_STREQ(first_residual.algorithm(), vnni ? "int8-vnni-indirect" : "int8-avx2-direct");
+  Conv2dParams dilated = first;  // columns not adjacent: not the first-layer kernel's
+  dilated.dilation_w = 2, dilated.out_w = 15;
+  EXPECT_FALSE(FastQConv2d::supports(dilated, 1, 8, Isa::Avx512, QConvKernel::FirstLayer));
+  EXPECT_TRUE(FastQConv2d::supports(dilated, 1, 8, Isa::Avx512));
   first.out_channels = 32;
-  FastQConv2d first_wide(first, w.data(), q, 0, Isa::Avx512, 1, 16);
-  EXPECT_STREQ(first_wide.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-direct");
+  FastQConv2d first_wide(first, w.data(), q, 0, Isa::Avx512, 1, vnni ? 16 : 8);
+  EXPECT_STREQ(first_wide.algorithm(), vnni ? "int8-vnni-direct" : "int8-avx2-first-layer");
+  FastQConv2d first_wide_forced(first, w.data(), q, 0, Isa::Avx512, 1, vnni ? 16 : 8, QConvKernel::FirstLayer);
+  EXPECT_STREQ(first_wide_forced.algorithm(), vnni ? "int8-vnni-first-layer" : "int8-avx2-first-layer");
 }
 
 // The indirect kernel forced on random convolutions: any kernel, stride, dilation and padding, groups of
@@ -447,6 +461,97 @@ TEST(QConvX86, IndirectModelShapedLayersMatchReference) {
         std::string algorithm;
         EXPECT_EQ(mismatches(c, isa, 1, &algorithm, kernel), 0) << isa.name << " " << algorithm << " " << c.describe();
         ++tested;
+      }
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// The first-layer kernel forced on random plain images of 1-4 channels: 1-40 output channels, kernels up to
+// 11 wide and high, strides 1-3 down and 1-2 across, dilation 1-2 down, padding, odd heights and widths from
+// a few pixels to rows of several register tiles (so tiles in place and from border windows), outputs in
+// plain NCHW and blocks of 8 (and 16 for vnni), zero points at both extremes, saturating multipliers, one
+// and two threads; bit for bit. No residual (the kernel takes none: see the next test).
+TEST(QConvX86, FirstLayerMatchesReferenceBitForBit) {
+  Rng rng(31337);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    for (int iter = 0; iter < 200; ++iter) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.batch = rng(1, 2);
+      p.in_channels = rng(1, 4);
+      p.out_channels = rng(0, 2) == 0 ? rng.pick<int64_t>({8, 16, 24, 32, 40}) : rng(1, 40);
+      p.kernel_h = rng(0, 3) == 0 ? rng(1, 11) : rng(1, 5);
+      p.kernel_w = rng(0, 3) == 0 ? rng(1, 11) : rng(1, 5);
+      p.stride_h = rng(1, 3), p.stride_w = rng(1, 2);
+      p.dilation_h = rng(0, 3) == 0 ? 2 : 1;
+      p.pad_top = rng(0, 3), p.pad_left = rng(0, 3), p.pad_bottom = rng(0, 3), p.pad_right = rng(0, 3);
+      p.in_h = rng(1, 13), p.in_w = rng(0, 1) ? rng(1, 40) : rng(41, 170);
+      p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom);
+      p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, 1, p.pad_left, p.pad_right);
+      if (p.out_h < 1 || p.out_w < 1) continue;
+      c.out_block = block_for(rng, isa.lanes == 16 ? std::vector<int64_t>{16, 8, 1} : std::vector<int64_t>{8, 1},
+                              p.out_channels);
+      fill(c, rng);
+      c.with_residual = false;
+      c.q.residual_add = false, c.q.residual_multiplier = 0.f, c.q.residual_zero_point = 0;
+      std::string algorithm;
+      const int threads = rng(0, 3) == 0 ? 2 : 1;
+      EXPECT_EQ(mismatches(c, isa, threads, &algorithm, QConvKernel::FirstLayer), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm, std::string(isa.prefix) + "first-layer") << c.describe();
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// The first layers of the benchmark models (RetinaFace's 3->8 3x3/2 into NCHW8c, MobileNetV2's 3->32 3x3/2
+// into the vector's block, ResNet's 3->64 7x7/2) at odd sizes, as Auto chooses and forced; and with a
+// fused residual, which the first-layer kernel does not take: Auto and FirstLayer both
+// fall back to another kernel, still bit for bit.
+TEST(QConvX86, FirstLayerModelShapedLayersMatchReference) {
+  Rng rng(2718);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    struct Shape {
+      int64_t out_c, h, w, k, stride, pad, out_block;
+    };
+    const int64_t wide = isa.lanes == 16 ? 16 : 8;
+    const Shape shapes[] = {{8, 41, 163, 3, 2, 1, 8}, {32, 23, 97, 3, 2, 1, wide}, {64, 15, 67, 7, 2, 3, wide},
+                            {8, 9, 131, 3, 1, 1, 1}};
+    for (const Shape& s : shapes) {
+      for (QConvKernel kernel : {QConvKernel::Auto, QConvKernel::FirstLayer}) {
+        for (bool residual : {false, true}) {
+          Case c;
+          Conv2dParams& p = c.p;
+          p.in_channels = 3, p.out_channels = s.out_c;
+          p.in_h = s.h, p.in_w = s.w;
+          p.kernel_h = p.kernel_w = s.k;
+          p.stride_h = p.stride_w = s.stride;
+          p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = s.pad;
+          p.out_h = out_size(s.h, s.k, s.stride, 1, s.pad, s.pad);
+          p.out_w = out_size(s.w, s.k, s.stride, 1, s.pad, s.pad);
+          c.in_block = 1, c.out_block = s.out_block;
+          fill(c, rng);
+          if (residual && !c.with_residual) {
+            c.with_residual = true;
+            c.residual.assign(static_cast<size_t>(p.out_channels * p.out_h * p.out_w), 77);
+            c.q.residual_zero_point = 3, c.q.residual_multiplier = 0.5f, c.q.residual_add = false;
+          }
+          if (!residual) {
+            c.with_residual = false;
+            c.q.residual_add = false, c.q.residual_multiplier = 0.f, c.q.residual_zero_point = 0;
+          }
+          std::string algorithm;
+          EXPECT_EQ(mismatches(c, isa, 1, &algorithm, kernel), 0) << isa.name << " " << algorithm << " " << c.describe();
+          // Auto: the first-layer kernel up to 16 output channels under VNNI, always under AVX2.
+          const bool first_layer = !residual && (kernel == QConvKernel::FirstLayer || s.out_c <= 16 || isa.lanes == 8);
+          EXPECT_EQ(algorithm == std::string(isa.prefix) + "first-layer", first_layer) << algorithm << " " << c.describe();
+          ++tested;
+        }
       }
     }
   }
