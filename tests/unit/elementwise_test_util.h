@@ -55,7 +55,7 @@ struct OpSpec {
   int num_outputs = 1;
   int opset = 0;    // 0: latest semantics
   int threads = 1;
-  std::string isa;  // Options::isa ("" : the best the CPU has)
+  std::string isa = {};  // Options::isa ("" : the best the CPU has)
 };
 
 // Builds the one-node graph, loads it (opt_level 0), runs it once and returns the outputs in order.
