@@ -18,16 +18,13 @@
 #include <cmath>
 #include <string>
 
-#include "core/cpu_features.h"
 #include "core/thread_pool.h"
 #include "ir/quant_attrs.h"
 #include "kernels/ref/quantize_linear_ref.h"
 #include "ops/blocked_layout.h"
 #include "ops/exec_settings.h"
 #include "ops/op.h"
-#if defined(__x86_64__)
-#include "kernels/x86/qconv_kernels_x86.h"
-#endif
+#include "ops/quantize_kernels.h"
 
 namespace ninegrid {
 namespace {
@@ -103,18 +100,10 @@ class QuantizeBase : public Op {
   }
 
   void prepare(const std::vector<TensorDesc>&, const ExecSettings& settings) override {
-    fast_quantize_ = nullptr, fast_dequantize_ = nullptr;
-    algorithm_ = "";
-#if defined(__x86_64__)
-    const Isa isa = runnable_isa(settings.isa);
-    if (ncnn_ || axis_.channels != 1 || q_type_ != DataType::UInt8 || isa == Isa::Ref || is_arm_isa(isa)) return;
-    const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
-    fast_quantize_ = vnni ? vnni::quantize_u8 : avx2::quantize_u8;
-    fast_dequantize_ = vnni ? vnni::dequantize_u8 : avx2::dequantize_u8;
-    algorithm_ = vnni ? "int8-vnni" : "int8-avx2";
-#else
-    (void)settings;
-#endif
+    QuantizeKernels k;  // none for ncnn's rounding, per-channel parameters or int8
+    if (!ncnn_ && axis_.channels == 1 && q_type_ == DataType::UInt8) k = choose_quantize_kernels(settings.isa);
+    fast_quantize_ = k.quantize, fast_dequantize_ = k.dequantize;
+    algorithm_ = k.algorithm;
   }
 
   std::string algorithm() const override { return algorithm_; }

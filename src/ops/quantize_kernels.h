@@ -1,0 +1,38 @@
+// The vector uint8 quantize and dequantize kernels for an ISA, chosen in one place for the ops that run them
+// (QuantizeLinear, DequantizeLinear, ng.QConcat's requantising inputs).
+#pragma once
+
+#include <cstdint>
+
+#include "core/cpu_features.h"
+
+#if defined(__x86_64__)
+#include "kernels/x86/qconv_kernels_x86.h"
+#endif
+
+namespace ninegrid {
+
+struct QuantizeKernels {
+  void (*quantize)(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n) = nullptr;
+  void (*dequantize)(const uint8_t* q, float scale, int32_t zero_point, float* x, int64_t n) = nullptr;
+  const char* algorithm = "";  // "" when none
+};
+
+// x86-64: VNNI's where the ISA is AVX-512 and the CPU has VNNI, else AVX2's; none (null kernels: the
+// reference runs) for Isa::Ref, Arm and other targets.
+inline QuantizeKernels choose_quantize_kernels(Isa requested) {
+  QuantizeKernels k;
+#if defined(__x86_64__)
+  const Isa isa = runnable_isa(requested);
+  if (isa == Isa::Ref || is_arm_isa(isa)) return k;
+  const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
+  k.quantize = vnni ? vnni::quantize_u8 : avx2::quantize_u8;
+  k.dequantize = vnni ? vnni::dequantize_u8 : avx2::dequantize_u8;
+  k.algorithm = vnni ? "int8-vnni" : "int8-avx2";
+#else
+  (void)requested;
+#endif
+  return k;
+}
+
+}  // namespace ninegrid
