@@ -292,10 +292,10 @@ void FastQConv2d::plan_staging(int64_t in_block) {
   const bool readable = block_readable && in_block % D == 0 && icpg % D == 0;
   stage_input_ = !readable;
   staged_icpg_ = stage_input_ ? round_up(icpg, 4) : icpg;
-  const int64_t kernel_channels = staged_icpg_ * p.groups;
 #if defined(__aarch64__)
   staged_block_ = 4;
 #else
+  const int64_t kernel_channels = staged_icpg_ * p.groups;
   staged_block_ = kernel_channels % 16 == 0 ? 16 : kernel_channels % 8 == 0 ? 8 : 4;
 #endif
 }
@@ -661,6 +661,26 @@ void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, Thr
   else run_kernel(in, in_image, y, residual, pool);
 }
 
+namespace {
+// run(n, begin, end) over items [begin, end) of image n, for every image and all `items`: per image in one
+// call on one thread; else in contiguous chunks, a few per thread, spread over the pool.
+template <class Run>
+void for_each_image_chunk(ThreadPool* pool, int64_t batch, int64_t items, Run run) {
+  const int threads = pool ? pool->size() : 1;
+  if (threads <= 1) {
+    for (int64_t n = 0; n < batch; ++n) run(n, int64_t(0), items);
+    return;
+  }
+  const int64_t chunks = std::min<int64_t>(items, 4 * static_cast<int64_t>(threads));
+  pool->parallel_for(batch * chunks, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / chunks, k = t % chunks;
+      run(n, items * k / chunks, items * (k + 1) / chunks);
+    }
+  });
+}
+}  // namespace
+
 // The first-layer kernel over (image, chunk of output rows), a few chunks per thread. (No residual: the
 // constructor chose another kernel for a conv with one.)
 void FastQConv2d::run_first_layer(const uint8_t* x, uint8_t* y, ThreadPool* pool) const {
@@ -672,17 +692,8 @@ void FastQConv2d::run_first_layer(const uint8_t* x, uint8_t* y, ThreadPool* pool
     a.y = y + n * out_image;
     return a;
   };
-  const int threads = pool ? pool->size() : 1;
-  if (threads <= 1) {
-    for (int64_t n = 0; n < p.batch; ++n) first_layer_kernel_(image_args(n), 0, p.out_h);
-    return;
-  }
-  const int64_t chunks = std::min<int64_t>(p.out_h, 4 * static_cast<int64_t>(threads));
-  pool->parallel_for(p.batch * chunks, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t n = t / chunks, k = t % chunks;
-      first_layer_kernel_(image_args(n), p.out_h * k / chunks, p.out_h * (k + 1) / chunks);
-    }
+  for_each_image_chunk(pool, p.batch, p.out_h, [&](int64_t n, int64_t begin, int64_t end) {
+    first_layer_kernel_(image_args(n), begin, end);
   });
 }
 
@@ -699,17 +710,8 @@ void FastQConv2d::run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, c
     a.requantize.residual = residual ? residual + n * out_image : nullptr;
     return a;
   };
-  const int threads = pool ? pool->size() : 1;
-  if (threads <= 1) {
-    for (int64_t n = 0; n < p.batch; ++n) indirect_kernel_(image_args(n), 0, indirect_items_);
-    return;
-  }
-  const int64_t chunks = std::min<int64_t>(indirect_items_, 4 * static_cast<int64_t>(threads));
-  pool->parallel_for(p.batch * chunks, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t n = t / chunks, k = t % chunks;
-      indirect_kernel_(image_args(n), indirect_items_ * k / chunks, indirect_items_ * (k + 1) / chunks);
-    }
+  for_each_image_chunk(pool, p.batch, indirect_items_, [&](int64_t n, int64_t begin, int64_t end) {
+    indirect_kernel_(image_args(n), begin, end);
   });
 }
 
