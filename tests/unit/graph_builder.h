@@ -66,6 +66,41 @@ struct GraphBuilder {
   }
 };
 
+// A constant of any element type, e.g. a quantisation parameter: add_const<uint8_t>(b, "x_z", DataType::UInt8, {}, {128}).
+template <class T>
+int add_const(GraphBuilder& b, const std::string& name, DataType t, Shape shape, std::vector<T> values) {
+  const int id = b.value(name);
+  b.g.values[id].constant = Tensor::from_vector<T>(t, shape, values);
+  b.g.values[id].dtype = t;
+  b.g.values[id].shape = shape;
+  b.g.values[id].shape_known = true;
+  return id;
+}
+
+// The graph as a model at an optimisation level, on one thread.
+inline std::shared_ptr<Model> model_of(const Graph& g, int level = 2) {
+  Options o;
+  o.opt_level = level;
+  o.threads = 1;
+  return std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
+}
+
+// How many nodes of each type the model's optimised graph has.
+inline std::map<std::string, int> ops_of(const Model& m) {
+  std::map<std::string, int> ops;
+  for (const Node& n : InternalAccess::impl(m).graph().nodes) ++ops[n.op_type];
+  return ops;
+}
+
+// Uniform in [lo, hi).
+inline Tensor uniform(Shape shape, float lo, float hi, unsigned seed) {
+  Tensor t = Tensor::empty(DataType::Float32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
+  return t;
+}
+
 // Uniform in [-2, 2), like a normalised image.
 inline Tensor random_input(Shape shape, unsigned seed) {
   Tensor t = Tensor::empty(DataType::Float32, shape);

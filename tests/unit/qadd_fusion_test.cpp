@@ -98,11 +98,7 @@ QGraph residual_net(int64_t side, unsigned seed) {
 }
 
 Tensor uniform_input(int64_t side, unsigned seed) {
-  Tensor x = Tensor::empty(DataType::Float32, {1, 3, side, side});
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-4.f, 4.f);  // past both ends of the input's uint8 range
-  for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = u(rng);
-  return x;
+  return test_graph::uniform({1, 3, side, side}, -4.f, 4.f, seed);  // past both ends of the input's uint8 range
 }
 
 // Runs `g` as it is (opt_level 0) on the kernels of `isa`.

@@ -16,6 +16,8 @@ namespace ninegrid {
 namespace {
 
 using test_graph::GraphBuilder;
+using test_graph::add_const;
+using test_graph::model_of;
 
 struct QdqCase {
   const char* name;
@@ -28,16 +30,6 @@ struct QdqCase {
 };
 
 void PrintTo(const QdqCase& c, std::ostream* os) { *os << c.name; }
-
-template <class T>
-int add_const(GraphBuilder& b, const std::string& name, DataType t, Shape shape, std::vector<T> values) {
-  const int id = b.value(name);
-  b.g.values[id].constant = Tensor::from_vector<T>(t, shape, values);
-  b.g.values[id].dtype = t;
-  b.g.values[id].shape = shape;
-  b.g.values[id].shape_known = true;
-  return id;
-}
 
 // x (float) -> Q -> DQ -> Conv -> [act] -> Q -> DQ -> y (float).
 GraphBuilder qdq_conv(const QdqCase& c) {
@@ -105,13 +97,6 @@ GraphBuilder qdq_conv(const QdqCase& c) {
   b.node("DequantizeLinear", {"yq", "sy", "zy"}, {"y"});
   b.output("y");
   return b;
-}
-
-std::shared_ptr<Model> model_of(const Graph& g, int level) {
-  Options o;
-  o.opt_level = level;
-  o.threads = 1;
-  return std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
 }
 
 Tensor input_for(const QdqCase& c) {

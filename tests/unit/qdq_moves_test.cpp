@@ -22,21 +22,14 @@ namespace ninegrid {
 namespace {
 
 using test_graph::GraphBuilder;
+using test_graph::add_const;
+using test_graph::model_of;
+using test_graph::ops_of;
 
 struct QParams {
   float scale;
   int zero_point;
 };
-
-template <class T>
-int add_const(GraphBuilder& b, const std::string& name, DataType t, Shape shape, std::vector<T> values) {
-  const int id = b.value(name);
-  b.g.values[id].constant = Tensor::from_vector<T>(t, shape, values);
-  b.g.values[id].dtype = t;
-  b.g.values[id].shape = shape;
-  b.g.values[id].shape_known = true;
-  return id;
-}
 
 // The scale and zero point constants `name`_s, `name`_z (int8 zero point zero_point - 128 when `signed_zp`:
 // the same reals as uint8 zero_point, as ONNX Runtime's quantiser writes them).
@@ -59,19 +52,6 @@ void slice(GraphBuilder& b, const std::string& in, const std::string& out, std::
   add_const<int64_t>(b, out + "_ends", DataType::Int64, {n}, ends);
   add_const<int64_t>(b, out + "_axes", DataType::Int64, {n}, axes);
   b.node("Slice", {in, out + "_starts", out + "_ends", out + "_axes"}, {out});
-}
-
-std::shared_ptr<Model> model_of(const Graph& g, int level) {
-  Options o;
-  o.opt_level = level;
-  o.threads = 1;
-  return std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
-}
-
-std::map<std::string, int> ops_of(const Model& m) {
-  std::map<std::string, int> ops;
-  for (const Node& n : InternalAccess::impl(m).graph().nodes) ++ops[n.op_type];
-  return ops;
 }
 
 // The dtype the optimised graph gives the input of its (first) node of type `op`.

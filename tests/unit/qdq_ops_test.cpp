@@ -23,16 +23,10 @@ namespace ninegrid {
 namespace {
 
 using test_graph::GraphBuilder;
-
-template <class T>
-int add_const(GraphBuilder& b, const std::string& name, DataType t, Shape shape, std::vector<T> values) {
-  const int id = b.value(name);
-  b.g.values[id].constant = Tensor::from_vector<T>(t, shape, values);
-  b.g.values[id].dtype = t;
-  b.g.values[id].shape = shape;
-  b.g.values[id].shape_known = true;
-  return id;
-}
+using test_graph::add_const;
+using test_graph::model_of;
+using test_graph::ops_of;
+using test_graph::uniform;
 
 // in (float) -> QuantizeLinear -> DequantizeLinear -> out, with scale s and zero point zp (int8 when
 // `signed_zp`, ONNX Runtime's default, else uint8).
@@ -42,27 +36,6 @@ void qdq(GraphBuilder& b, const std::string& in, const std::string& out, float s
   else add_const<uint8_t>(b, out + "_zp", DataType::UInt8, {}, {static_cast<uint8_t>(zp)});
   b.node("QuantizeLinear", {in, out + "_s", out + "_zp"}, {out + "_q"});
   b.node("DequantizeLinear", {out + "_q", out + "_s", out + "_zp"}, {out});
-}
-
-std::shared_ptr<Model> model_of(const Graph& g, int level) {
-  Options o;
-  o.opt_level = level;
-  o.threads = 1;
-  return std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
-}
-
-std::map<std::string, int> ops_of(const Model& m) {
-  std::map<std::string, int> ops;
-  for (const Node& n : InternalAccess::impl(m).graph().nodes) ++ops[n.op_type];
-  return ops;
-}
-
-Tensor uniform(Shape shape, float lo, float hi, unsigned seed) {
-  Tensor t = Tensor::empty(DataType::Float32, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
-  return t;
 }
 
 // The fused and unfused graphs on x agree within `step` everywhere and exactly on most values.

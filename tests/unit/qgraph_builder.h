@@ -5,6 +5,7 @@
 
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/quant_attrs.h"
@@ -18,12 +19,7 @@ struct QGraph : GraphBuilder {
 
   template <class T>
   int add_const(const std::string& name, DataType t, Shape shape, std::vector<T> v) {
-    const int id = value(name);
-    g.values[id].constant = Tensor::from_vector<T>(t, shape, v);
-    g.values[id].dtype = t;
-    g.values[id].shape = shape;
-    g.values[id].shape_known = true;
-    return id;
+    return test_graph::add_const<T>(*this, name, t, std::move(shape), std::move(v));
   }
   // Per-tensor quantisation parameters of value `name` (uint8, zero point near the middle).
   void quant_params(const std::string& name, float scale, uint8_t zp) {

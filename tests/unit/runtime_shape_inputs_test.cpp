@@ -15,14 +15,8 @@ namespace ninegrid {
 namespace {
 
 using test_graph::GraphBuilder;
+using test_graph::model_of;
 using test_graph::random_input;
-
-std::shared_ptr<Model> model_of(const Graph& g, int opt_level = 2) {
-  Options o;
-  o.threads = 1;
-  o.opt_level = opt_level;
-  return std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
-}
 
 int add_input(GraphBuilder& b, const std::string& name, DataType dtype, Shape shape) {
   const int id = b.input(name, std::move(shape));
