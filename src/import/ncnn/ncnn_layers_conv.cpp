@@ -52,6 +52,54 @@ Pads read_pads(const ParamDict& p) {
   return pads;
 }
 
+// The parameters Convolution and Deconvolution (and their depthwise forms) share, read and checked.
+struct ConvLayerParams {
+  int64_t num_output, kernel_w, kernel_h, dilation_w, dilation_h, stride_w, stride_h;
+  Pads pads;
+  int bias_term;
+  int64_t weight_data_size, group;
+  int activation_type;
+  std::vector<float> activation_params;
+};
+
+ConvLayerParams read_conv_layer_params(const ParamDict& p, bool depthwise) {
+  ConvLayerParams c;
+  c.num_output = p.get_int(0, 0);
+  c.kernel_w = p.get_int(1, 0);
+  c.kernel_h = p.get_int(11, static_cast<int>(c.kernel_w));
+  c.dilation_w = p.get_int(2, 1);
+  c.dilation_h = p.get_int(12, static_cast<int>(c.dilation_w));
+  c.stride_w = p.get_int(3, 1);
+  c.stride_h = p.get_int(13, static_cast<int>(c.stride_w));
+  c.pads = read_pads(p);
+  c.bias_term = p.get_int(5, 0);
+  c.weight_data_size = p.get_int(6, 0);
+  c.group = depthwise ? p.get_int(7, 1) : 1;
+  c.activation_type = p.get_int(9, 0);
+  c.activation_params = p.get_floats(10);
+  require_positive(c.num_output, "num_output (param 0)");
+  require_positive(c.kernel_w, "kernel_w (param 1)");
+  require_positive(c.kernel_h, "kernel_h (param 11)");
+  require_positive(c.dilation_w, "dilation_w (param 2)");
+  require_positive(c.dilation_h, "dilation_h (param 12)");
+  require_positive(c.stride_w, "stride_w (param 3)");
+  require_positive(c.stride_h, "stride_h (param 13)");
+  require_positive(c.weight_data_size, "weight_data_size (param 6)");
+  require_positive(c.group, "group (param 7)");
+  if (c.num_output % c.group != 0)
+    throw Error("num_output " + str(c.num_output) + " is not divisible by group " + str(c.group));
+  if (c.bias_term != 0 && c.bias_term != 1) throw Error("bias_term (param 5) must be 0 or 1, got " + str(c.bias_term));
+  return c;
+}
+
+// The window attributes of the ONNX Conv or ConvTranspose node (pads are set by the caller).
+void set_window_attrs(Node& n, const ConvLayerParams& c) {
+  n.attrs.set("kernel_shape", Attribute::of_ints({c.kernel_h, c.kernel_w}));
+  n.attrs.set("strides", Attribute::of_ints({c.stride_h, c.stride_w}));
+  n.attrs.set("dilations", Attribute::of_ints({c.dilation_h, c.dilation_w}));
+  n.attrs.set("group", Attribute::of_int(c.group));
+}
+
 void require_image_input(const BlobInfo& x, const char* layer_kind) {
   if (x.dims != -1 && x.dims != 3)
     throw Error(std::string(layer_kind) + " needs a 3-D (c,h,w) input blob, but its input has " + str(x.dims) +
@@ -124,34 +172,15 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   const ParamDict& p = l.params;
   if (p.get_int(19, 0) != 0) throw Error("dynamic_weight (weights from input blobs) is not supported");
   expect_io(l, 1, 1, 1);
-  const int64_t num_output = p.get_int(0, 0);
-  const int64_t kernel_w = p.get_int(1, 0);
-  const int64_t kernel_h = p.get_int(11, static_cast<int>(kernel_w));
-  const int64_t dilation_w = p.get_int(2, 1);
-  const int64_t dilation_h = p.get_int(12, static_cast<int>(dilation_w));
-  const int64_t stride_w = p.get_int(3, 1);
-  const int64_t stride_h = p.get_int(13, static_cast<int>(stride_w));
-  const Pads pads = read_pads(p);
-  const float pad_value = p.get_float(18, 0.f);
-  const int bias_term = p.get_int(5, 0);
-  const int64_t weight_data_size = p.get_int(6, 0);
-  const int64_t group = depthwise ? p.get_int(7, 1) : 1;
-  const int activation_type = p.get_int(9, 0);
-  const std::vector<float> activation_params = p.get_floats(10);
   const int int8_scale_term = p.get_int(8, 0);
   const Int8Layer int8_kind = depthwise ? Int8Layer::ConvolutionDepthWise : Int8Layer::Convolution;
   if (int8_scale_term != 0) check_int8_scale_term(int8_kind, int8_scale_term);
-
-  require_positive(num_output, "num_output (param 0)");
-  require_positive(kernel_w, "kernel_w (param 1)");
-  require_positive(kernel_h, "kernel_h (param 11)");
-  require_positive(dilation_w, "dilation_w (param 2)");
-  require_positive(dilation_h, "dilation_h (param 12)");
-  require_positive(stride_w, "stride_w (param 3)");
-  require_positive(stride_h, "stride_h (param 13)");
-  require_positive(weight_data_size, "weight_data_size (param 6)");
-  require_positive(group, "group (param 7)");
-  if (num_output % group != 0) throw Error("num_output " + str(num_output) + " is not divisible by group " + str(group));
+  const ConvLayerParams c = read_conv_layer_params(p, depthwise);
+  const int64_t num_output = c.num_output, kernel_w = c.kernel_w, kernel_h = c.kernel_h;
+  const int64_t weight_data_size = c.weight_data_size, group = c.group;
+  const Pads& pads = c.pads;
+  const int bias_term = c.bias_term, activation_type = c.activation_type;
+  const float pad_value = p.get_float(18, 0.f);
   const int64_t per_input = checked_mul(checked_mul(num_output, kernel_w), kernel_h);
   if (weight_data_size % per_input != 0)
     throw Error("weight_data_size " + str(weight_data_size) + " is not a multiple of num_output x kernel_h x kernel_w = " +
@@ -161,7 +190,6 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   require_image_input(x, l.type.c_str());
   if (!pads.auto_pad.empty() && pad_value != 0.f)
     throw Error("a nonzero pad_value (param 18) with SAME padding is not supported");
-  if (bias_term != 0 && bias_term != 1) throw Error("bias_term (param 5) must be 0 or 1, got " + str(bias_term));
   if (int8_scale_term != 0 && pad_value != 0.f)
     throw Error("a nonzero pad_value (param 18) in an int8 convolution is not supported");
 
@@ -198,10 +226,7 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   const bool requantize = requantize_scale > 0.f;
   int conv_out = activation_type == 0 && !requantize ? b.out(l, 0, 3) : b.temp(l.name + "/conv");
   Node& n = b.node("Conv", l.name, inputs, {conv_out});
-  n.attrs.set("kernel_shape", Attribute::of_ints({kernel_h, kernel_w}));
-  n.attrs.set("strides", Attribute::of_ints({stride_h, stride_w}));
-  n.attrs.set("dilations", Attribute::of_ints({dilation_h, dilation_w}));
-  n.attrs.set("group", Attribute::of_int(group));
+  set_window_attrs(n, c);
   if (!pads.auto_pad.empty()) {
     n.attrs.set("auto_pad", Attribute::of_string(pads.auto_pad));
   } else if (explicit_pad_node) {
@@ -210,13 +235,13 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
     n.attrs.set("pads", Attribute::of_ints({pads.top, pads.left, pads.bottom, pads.right}));
   }
   if (!requantize) {
-    if (activation_type != 0) add_activation(b, l, activation_type, activation_params, conv_out, b.out(l, 0, 3));
+    if (activation_type != 0) add_activation(b, l, activation_type, c.activation_params, conv_out, b.out(l, 0, 3));
     return;
   }
   int y = conv_out;
   if (activation_type != 0) {
     y = b.temp(l.name + "/activated");
-    add_activation(b, l, activation_type, activation_params, conv_out, y);
+    add_activation(b, l, activation_type, c.activation_params, conv_out, y);
   }
   requantized_output(b, l, y, requantize_scale, 3);
 }
@@ -226,38 +251,19 @@ void map_deconvolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   const ParamDict& p = l.params;
   if (p.get_int(28, 0) != 0) throw Error("dynamic_weight (weights from input blobs) is not supported");
   expect_io(l, 1, 1, 1);
-  const int64_t num_output = p.get_int(0, 0);
-  const int64_t kernel_w = p.get_int(1, 0);
-  const int64_t kernel_h = p.get_int(11, static_cast<int>(kernel_w));
-  const int64_t dilation_w = p.get_int(2, 1);
-  const int64_t dilation_h = p.get_int(12, static_cast<int>(dilation_w));
-  const int64_t stride_w = p.get_int(3, 1);
-  const int64_t stride_h = p.get_int(13, static_cast<int>(stride_w));
-  const Pads pads = read_pads(p);
+  if (p.get_int(8, 0) != 0) throw Error("int8 quantized deconvolution (param 8) is not supported");
+  const ConvLayerParams c = read_conv_layer_params(p, depthwise);
+  const int64_t num_output = c.num_output, kernel_w = c.kernel_w, kernel_h = c.kernel_h;
+  const int64_t weight_data_size = c.weight_data_size, group = c.group;
+  const Pads& pads = c.pads;
+  const int bias_term = c.bias_term, activation_type = c.activation_type;
   const int64_t output_pad_right = p.get_int(18, 0);
   const int64_t output_pad_bottom = p.get_int(19, static_cast<int>(output_pad_right));
   const int64_t output_w = p.get_int(20, 0);
   const int64_t output_h = p.get_int(21, static_cast<int>(output_w));
-  const int bias_term = p.get_int(5, 0);
-  const int64_t weight_data_size = p.get_int(6, 0);
-  const int64_t group = depthwise ? p.get_int(7, 1) : 1;
-  const int activation_type = p.get_int(9, 0);
-  const std::vector<float> activation_params = p.get_floats(10);
-  if (p.get_int(8, 0) != 0) throw Error("int8 quantized deconvolution (param 8) is not supported");
-
-  require_positive(num_output, "num_output (param 0)");
-  require_positive(kernel_w, "kernel_w (param 1)");
-  require_positive(kernel_h, "kernel_h (param 11)");
-  require_positive(dilation_w, "dilation_w (param 2)");
-  require_positive(dilation_h, "dilation_h (param 12)");
-  require_positive(stride_w, "stride_w (param 3)");
-  require_positive(stride_h, "stride_h (param 13)");
-  require_positive(weight_data_size, "weight_data_size (param 6)");
-  require_positive(group, "group (param 7)");
   if (!pads.auto_pad.empty()) throw Error("SAME padding (-233/-234) for deconvolution is not supported");
   if (output_w != 0 || output_h != 0) throw Error("a fixed output size (params 20/21) is not supported");
   if (output_pad_right < 0 || output_pad_bottom < 0) throw Error("output padding (params 18/19) must be >= 0");
-  if (num_output % group != 0) throw Error("num_output " + str(num_output) + " is not divisible by group " + str(group));
   const int64_t maxk = checked_mul(kernel_w, kernel_h);
   const int64_t per_input = checked_mul(num_output, maxk);
   if (weight_data_size % per_input != 0)
@@ -266,7 +272,6 @@ void map_deconvolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   const int64_t out_per_group = num_output / group;
   const BlobInfo x = b.in(l, 0);
   require_image_input(x, l.type.c_str());
-  if (bias_term != 0 && bias_term != 1) throw Error("bias_term (param 5) must be 0 or 1, got " + str(bias_term));
 
   // ncnn: [group][out_per_group][in_per_group][k] (scattered without flipping, as ConvTranspose does).
   // ONNX ConvTranspose: [in_channels][out_per_group][k], in_channels = group * in_per_group.
@@ -285,13 +290,10 @@ void map_deconvolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
 
   int conv_out = activation_type == 0 ? b.out(l, 0, 3) : b.temp(l.name + "/deconv");
   Node& n = b.node("ConvTranspose", l.name, inputs, {conv_out});
-  n.attrs.set("kernel_shape", Attribute::of_ints({kernel_h, kernel_w}));
-  n.attrs.set("strides", Attribute::of_ints({stride_h, stride_w}));
-  n.attrs.set("dilations", Attribute::of_ints({dilation_h, dilation_w}));
-  n.attrs.set("group", Attribute::of_int(group));
+  set_window_attrs(n, c);
   n.attrs.set("pads", Attribute::of_ints({pads.top, pads.left, pads.bottom, pads.right}));
   n.attrs.set("output_padding", Attribute::of_ints({output_pad_bottom, output_pad_right}));
-  if (activation_type != 0) add_activation(b, l, activation_type, activation_params, conv_out, b.out(l, 0, 3));
+  if (activation_type != 0) add_activation(b, l, activation_type, c.activation_params, conv_out, b.out(l, 0, 3));
 }
 
 void map_inner_product(Builder& b, const LayerDecl& l, WeightReader& wr) {
