@@ -176,72 +176,68 @@ void map_convolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   const Int8Layer int8_kind = depthwise ? Int8Layer::ConvolutionDepthWise : Int8Layer::Convolution;
   if (int8_scale_term != 0) check_int8_scale_term(int8_kind, int8_scale_term);
   const ConvLayerParams c = read_conv_layer_params(p, depthwise);
-  const int64_t num_output = c.num_output, kernel_w = c.kernel_w, kernel_h = c.kernel_h;
-  const int64_t weight_data_size = c.weight_data_size, group = c.group;
-  const Pads& pads = c.pads;
-  const int bias_term = c.bias_term, activation_type = c.activation_type;
   const float pad_value = p.get_float(18, 0.f);
-  const int64_t per_input = checked_mul(checked_mul(num_output, kernel_w), kernel_h);
-  if (weight_data_size % per_input != 0)
-    throw Error("weight_data_size " + str(weight_data_size) + " is not a multiple of num_output x kernel_h x kernel_w = " +
+  const int64_t per_input = checked_mul(checked_mul(c.num_output, c.kernel_w), c.kernel_h);
+  if (c.weight_data_size % per_input != 0)
+    throw Error("weight_data_size " + str(c.weight_data_size) + " is not a multiple of num_output x kernel_h x kernel_w = " +
                 str(per_input));
-  const int64_t in_per_group = weight_data_size / per_input;
+  const int64_t in_per_group = c.weight_data_size / per_input;
   const BlobInfo x = b.in(l, 0);
   require_image_input(x, l.type.c_str());
-  if (!pads.auto_pad.empty() && pad_value != 0.f)
+  if (!c.pads.auto_pad.empty() && pad_value != 0.f)
     throw Error("a nonzero pad_value (param 18) with SAME padding is not supported");
   if (int8_scale_term != 0 && pad_value != 0.f)
     throw Error("a nonzero pad_value (param 18) in an int8 convolution is not supported");
 
   // ncnn stores weights as [num_output][in_channels / group][kernel_h][kernel_w]: ONNX's OIHW.
-  const Shape w_shape{num_output, in_per_group, kernel_h, kernel_w};
+  const Shape w_shape{c.num_output, in_per_group, c.kernel_h, c.kernel_w};
   std::vector<int> inputs{x.value, -1};
   float requantize_scale = 0.f;
   if (int8_scale_term == 0) {
-    inputs[1] = b.constant(l.name + "/weight", float_tensor(w_shape, wr.load(weight_data_size, 0, l.name)));
-    if (bias_term) inputs.push_back(b.constant(l.name + "/bias", float_tensor({num_output}, wr.load(num_output, 1, l.name))));
+    inputs[1] = b.constant(l.name + "/weight", float_tensor(w_shape, wr.load(c.weight_data_size, 0, l.name)));
+    if (c.bias_term) inputs.push_back(b.constant(l.name + "/bias", float_tensor({c.num_output}, wr.load(c.num_output, 1, l.name))));
   } else {
-    const WeightReader::Blob w = wr.load_weights(weight_data_size, l.name);
+    const WeightReader::Blob w = wr.load_weights(c.weight_data_size, l.name);
     std::vector<float> bias;
-    if (bias_term) bias = wr.load(num_output, 1, l.name);
-    const Int8Scales scales = read_int8_scales(wr, l.name, int8_kind, int8_scale_term, num_output, group);
+    if (c.bias_term) bias = wr.load(c.num_output, 1, l.name);
+    const Int8Scales scales = read_int8_scales(wr, l.name, int8_kind, int8_scale_term, c.num_output, c.group);
     inputs[0] = quantized_input(b, x.value, scales.bottom, l.name);
-    inputs[1] = dequantized_weights(b, l.name, int8_weights(w, scales.weight, weight_data_size / num_output), w_shape,
+    inputs[1] = dequantized_weights(b, l.name, int8_weights(w, scales.weight, c.weight_data_size / c.num_output), w_shape,
                                     scales.weight, /*axis=*/0);
-    if (bias_term) inputs.push_back(b.constant(l.name + "/bias", float_tensor({num_output}, bias)));
+    if (c.bias_term) inputs.push_back(b.constant(l.name + "/bias", float_tensor({c.num_output}, bias)));
     requantize_scale = scales.top;
   }
 
-  bool explicit_pad_node = pads.auto_pad.empty() && pad_value != 0.f &&
-                           (pads.left > 0 || pads.right > 0 || pads.top > 0 || pads.bottom > 0);
+  bool explicit_pad_node = c.pads.auto_pad.empty() && pad_value != 0.f &&
+                           (c.pads.left > 0 || c.pads.right > 0 || c.pads.top > 0 || c.pads.bottom > 0);
   if (explicit_pad_node) {
     // ONNX Conv pads with zeros only: pad with ncnn's value first.
     int padded = b.temp(l.name + "/padded");
-    int pv = b.ints(l.name + "/pads", {0, 0, pads.top, pads.left, 0, 0, pads.bottom, pads.right});
+    int pv = b.ints(l.name + "/pads", {0, 0, c.pads.top, c.pads.left, 0, 0, c.pads.bottom, c.pads.right});
     int val = b.scalar(l.name + "/pad_value", pad_value);
     b.node("Pad", l.name + "/pad", {x.value, pv, val}, {padded}).attrs.set("mode", Attribute::of_string("constant"));
     inputs[0] = padded;
   }
 
   const bool requantize = requantize_scale > 0.f;
-  int conv_out = activation_type == 0 && !requantize ? b.out(l, 0, 3) : b.temp(l.name + "/conv");
+  int conv_out = c.activation_type == 0 && !requantize ? b.out(l, 0, 3) : b.temp(l.name + "/conv");
   Node& n = b.node("Conv", l.name, inputs, {conv_out});
   set_window_attrs(n, c);
-  if (!pads.auto_pad.empty()) {
-    n.attrs.set("auto_pad", Attribute::of_string(pads.auto_pad));
+  if (!c.pads.auto_pad.empty()) {
+    n.attrs.set("auto_pad", Attribute::of_string(c.pads.auto_pad));
   } else if (explicit_pad_node) {
     n.attrs.set("pads", Attribute::of_ints({0, 0, 0, 0}));
   } else {
-    n.attrs.set("pads", Attribute::of_ints({pads.top, pads.left, pads.bottom, pads.right}));
+    n.attrs.set("pads", Attribute::of_ints({c.pads.top, c.pads.left, c.pads.bottom, c.pads.right}));
   }
   if (!requantize) {
-    if (activation_type != 0) add_activation(b, l, activation_type, c.activation_params, conv_out, b.out(l, 0, 3));
+    if (c.activation_type != 0) add_activation(b, l, c.activation_type, c.activation_params, conv_out, b.out(l, 0, 3));
     return;
   }
   int y = conv_out;
-  if (activation_type != 0) {
+  if (c.activation_type != 0) {
     y = b.temp(l.name + "/activated");
-    add_activation(b, l, activation_type, c.activation_params, conv_out, y);
+    add_activation(b, l, c.activation_type, c.activation_params, conv_out, y);
   }
   requantized_output(b, l, y, requantize_scale, 3);
 }
@@ -253,47 +249,43 @@ void map_deconvolution(Builder& b, const LayerDecl& l, WeightReader& wr) {
   expect_io(l, 1, 1, 1);
   if (p.get_int(8, 0) != 0) throw Error("int8 quantized deconvolution (param 8) is not supported");
   const ConvLayerParams c = read_conv_layer_params(p, depthwise);
-  const int64_t num_output = c.num_output, kernel_w = c.kernel_w, kernel_h = c.kernel_h;
-  const int64_t weight_data_size = c.weight_data_size, group = c.group;
-  const Pads& pads = c.pads;
-  const int bias_term = c.bias_term, activation_type = c.activation_type;
   const int64_t output_pad_right = p.get_int(18, 0);
   const int64_t output_pad_bottom = p.get_int(19, static_cast<int>(output_pad_right));
   const int64_t output_w = p.get_int(20, 0);
   const int64_t output_h = p.get_int(21, static_cast<int>(output_w));
-  if (!pads.auto_pad.empty()) throw Error("SAME padding (-233/-234) for deconvolution is not supported");
+  if (!c.pads.auto_pad.empty()) throw Error("SAME padding (-233/-234) for deconvolution is not supported");
   if (output_w != 0 || output_h != 0) throw Error("a fixed output size (params 20/21) is not supported");
   if (output_pad_right < 0 || output_pad_bottom < 0) throw Error("output padding (params 18/19) must be >= 0");
-  const int64_t maxk = checked_mul(kernel_w, kernel_h);
-  const int64_t per_input = checked_mul(num_output, maxk);
-  if (weight_data_size % per_input != 0)
-    throw Error("weight_data_size " + str(weight_data_size) + " is not a multiple of num_output x kernel_h x kernel_w");
-  const int64_t in_per_group = weight_data_size / per_input;
-  const int64_t out_per_group = num_output / group;
+  const int64_t maxk = checked_mul(c.kernel_w, c.kernel_h);
+  const int64_t per_input = checked_mul(c.num_output, maxk);
+  if (c.weight_data_size % per_input != 0)
+    throw Error("weight_data_size " + str(c.weight_data_size) + " is not a multiple of num_output x kernel_h x kernel_w");
+  const int64_t in_per_group = c.weight_data_size / per_input;
+  const int64_t out_per_group = c.num_output / c.group;
   const BlobInfo x = b.in(l, 0);
   require_image_input(x, l.type.c_str());
 
   // ncnn: [group][out_per_group][in_per_group][k] (scattered without flipping, as ConvTranspose does).
   // ONNX ConvTranspose: [in_channels][out_per_group][k], in_channels = group * in_per_group.
-  std::vector<float> w = wr.load(weight_data_size, 0, l.name);
+  std::vector<float> w = wr.load(c.weight_data_size, 0, l.name);
   std::vector<float> wt(w.size());
-  for (int64_t g = 0; g < group; ++g)
+  for (int64_t g = 0; g < c.group; ++g)
     for (int64_t o = 0; o < out_per_group; ++o)
       for (int64_t i = 0; i < in_per_group; ++i)
         for (int64_t k = 0; k < maxk; ++k)
           wt[((g * in_per_group + i) * out_per_group + o) * maxk + k] =
               w[((g * out_per_group + o) * in_per_group + i) * maxk + k];
   int weight =
-      b.constant(l.name + "/weight", float_tensor({group * in_per_group, out_per_group, kernel_h, kernel_w}, wt));
+      b.constant(l.name + "/weight", float_tensor({c.group * in_per_group, out_per_group, c.kernel_h, c.kernel_w}, wt));
   std::vector<int> inputs{x.value, weight};
-  if (bias_term) inputs.push_back(b.constant(l.name + "/bias", float_tensor({num_output}, wr.load(num_output, 1, l.name))));
+  if (c.bias_term) inputs.push_back(b.constant(l.name + "/bias", float_tensor({c.num_output}, wr.load(c.num_output, 1, l.name))));
 
-  int conv_out = activation_type == 0 ? b.out(l, 0, 3) : b.temp(l.name + "/deconv");
+  int conv_out = c.activation_type == 0 ? b.out(l, 0, 3) : b.temp(l.name + "/deconv");
   Node& n = b.node("ConvTranspose", l.name, inputs, {conv_out});
   set_window_attrs(n, c);
-  n.attrs.set("pads", Attribute::of_ints({pads.top, pads.left, pads.bottom, pads.right}));
+  n.attrs.set("pads", Attribute::of_ints({c.pads.top, c.pads.left, c.pads.bottom, c.pads.right}));
   n.attrs.set("output_padding", Attribute::of_ints({output_pad_bottom, output_pad_right}));
-  if (activation_type != 0) add_activation(b, l, activation_type, c.activation_params, conv_out, b.out(l, 0, 3));
+  if (c.activation_type != 0) add_activation(b, l, c.activation_type, c.activation_params, conv_out, b.out(l, 0, 3));
 }
 
 void map_inner_product(Builder& b, const LayerDecl& l, WeightReader& wr) {
