@@ -337,6 +337,12 @@ void qdw_tile_rows(const QDwBlock<DW>& b, int64_t oh, bool rows_inside) {
     else
       qdw_tile<DW, K, S, SP, ROWS, W, true>(b, oh, ow);
   };
+  // Only the policy's main tile shape has a centre run (compile time: the rows left at the end of a range,
+  // and the narrow shape of planes up to 14 wide, are border rows or have no centre tiles in the models).
+  using Tile = typename DW::template Tile<K, S>;
+  if constexpr (ROWS != Tile::kRows || COLS != Tile::kCols) {
+    return for_each_row_tile<COLS>(a.out_w, tile);
+  } else {
   if (!rows_inside || !b.centre_run || b.centre_begin == b.centre_end) return for_each_row_tile<COLS>(a.out_w, tile);
   for (int64_t t = 0; t < b.centre_begin; ++t) tile(IntConstant<COLS>{}, t * COLS);
   const int64_t ow0 = b.centre_begin * COLS;
@@ -346,6 +352,7 @@ void qdw_tile_rows(const QDwBlock<DW>& b, int64_t oh, bool rows_inside) {
   const int64_t full = full_row_tiles<COLS>(a.out_w);
   for (int64_t t = b.centre_end; t < full; ++t) tile(IntConstant<COLS>{}, t * COLS);
   rest_row_tiles<COLS>(a.out_w, full * COLS, tile);
+  }
 }
 
 // Channel blocks and output rows of r in tiles of ROWS x COLS (then 2 and 1 rows for the last ones), reading
