@@ -243,9 +243,9 @@ __attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64
 // top left pixel at x0, window rows in_row bytes apart; outputs packed (out_block == P, the packed store)
 // from y on, output rows out_row bytes apart. One call per row band, so that the bias, the requantisation
 // constants and (QDwHoldWeights) the weights stay in registers across its tiles, and the tile loop carries
-// only its pointers: per tile, qdw_tile's call, its window checks and its loads of the block's constants had
-// cost about a third of the time of a 64-channel 80x80 layer (bench/REPORT.md, "The int8 depthwise centre
-// run"). The tile is qdw_tile's without EDGES: the same groups, the same sums.
+// only its pointers: per tile, qdw_tile's call, its window checks and its loads of the block's constants
+// were a large share of the time (bench/REPORT.md, "The int8 depthwise centre run"). The tile is qdw_tile's
+// without EDGES: the same groups, the same sums.
 template <class DW, int K, int S, int SP, int ROWS, int COLS>
 __attribute__((noinline)) void qdw_centre_run(const QDwBlock<DW>& b, const uint8_t* x0, int64_t in_row, uint8_t* y,
                                               int64_t out_row, int64_t tiles) {
