@@ -78,9 +78,10 @@ Conv2dParams params_of(const Layer& l) {
   return p;
 }
 
-// The block the layout pass gives a tensor of `channels` (16 with AVX-512, else 8, else plain).
-int64_t block_for(int64_t channels) {
-  if (hardware_isa() == Isa::Avx512 && channels % 16 == 0) return 16;
+// The block the layout pass gives a tensor of `channels` (16 with AVX-512, else 8, else plain); avx2: the
+// int8 AVX2 kernels' own, as the plan of a session capped at avx2 gives it (8, else plain).
+int64_t block_for(int64_t channels, bool avx2 = false) {
+  if (!avx2 && hardware_isa() == Isa::Avx512 && channels % 16 == 0) return 16;
   return channels % 8 == 0 ? 8 : 1;
 }
 
@@ -97,10 +98,10 @@ struct QLayer {
   X86QConvArgs a;
   X86ConvRange r;
 
-  QLayer(const Layer& l, QLayout layout_of) : p(params_of(l)) {
+  QLayer(const Layer& l, QLayout layout_of, bool avx2) : p(params_of(l)) {
     std::mt19937 rng(1);
     auto byte = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-    const int64_t C = l.channels, block = block_for(C);
+    const int64_t C = l.channels, block = block_for(C, avx2);
     x.resize(static_cast<size_t>(C * p.in_h * p.in_w));
     for (uint8_t& v : x) v = static_cast<uint8_t>(byte(0, 255));
     y.resize(static_cast<size_t>(C * p.out_h * p.out_w));
@@ -161,9 +162,9 @@ void set_rate(benchmark::State& state, double gops) {
 }
 
 // The layers in sequence, each `count` times (one layer: a set of one).
-void bench_int8(benchmark::State& state, std::vector<Layer> layers, QKernel kernel, QLayout layout) {
+void bench_int8(benchmark::State& state, std::vector<Layer> layers, QKernel kernel, QLayout layout, bool avx2) {
   std::vector<std::unique_ptr<QLayer>> q;
-  for (const Layer& l : layers) q.push_back(std::make_unique<QLayer>(l, layout));
+  for (const Layer& l : layers) q.push_back(std::make_unique<QLayer>(l, layout, avx2));
   for (auto _ : state) {
     for (size_t i = 0; i < q.size(); ++i)
       for (int n = 0; n < layers[i].count; ++n) kernel(q[i]->a, q[i]->r);
@@ -214,11 +215,12 @@ int main(int argc, char** argv) {
   };
   auto add = [&](const std::string& name, std::vector<Layer> layers) {
     for (const Int8& i : int8) {
+      const bool avx2 = i.isa == "avx2";
       stats(benchmark::RegisterBenchmark(("int8/" + i.isa + "/" + name).c_str(), bench_int8, layers, i.kernel,
-                                         i.layout));
+                                         i.layout, avx2));
       for (const QDepthwiseVariant& v : i.variants)
         stats(benchmark::RegisterBenchmark(("int8/" + i.isa + "/" + v.name + "/" + name).c_str(), bench_int8, layers,
-                                           v.run, i.layout));
+                                           v.run, i.layout, avx2));
     }
     stats(benchmark::RegisterBenchmark(("fp32/" + name).c_str(), bench_fp32, layers));
   };

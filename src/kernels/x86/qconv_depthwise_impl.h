@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/x86/conv_depthwise_impl.h"  // for_each_row_tile, padded_extent: as the fp32 kernel
 #include "kernels/x86/conv_kernels_x86.h"
@@ -87,7 +88,19 @@ struct QDwBlock {
   typename DW::Taps fill;  // a group of zero-point pixels
   alignas(64) uint8_t fill_pixel[64];  // one pixel of zero points (policies that load pixel by pixel)
   int64_t block;
+  // The leading full-width tiles [centre_begin, centre_end) of each row whose windows lie inside the image's
+  // columns, run by qdw_centre_run when the block's outputs take the packed store (centre_run).
+  bool centre_run;
+  int64_t centre_begin, centre_end;
 };
+
+// Whether the policy's centre run holds the tile's weight vectors in registers (DW::kHoldWeights, where
+// the register file has room: 32 vector registers); otherwise each multiply-add reads its weights from
+// the packed weights, as the other tiles do.
+template <class DW, class = void>
+struct QDwHoldWeights : std::false_type {};
+template <class DW>
+struct QDwHoldWeights<DW, std::void_t<decltype(DW::kHoldWeights)>> : std::bool_constant<DW::kHoldWeights> {};
 
 template <class DW>
 inline void init_block(QDwBlock<DW>& b, const X86QConvArgs& a, int64_t block) {
@@ -105,6 +118,21 @@ inline void init_block(QDwBlock<DW>& b, const X86QConvArgs& a, int64_t block) {
   b.packed = requantize_packed_block<typename DW::QV>(a.requantize, block, a.out_channels);
   b.fill = DW::fill(zp);
   for (int i = 0; i < 64; ++i) b.fill_pixel[i] = zp;
+  b.centre_run = a.in_block == DW::kPixelStride && a.out_block == P && b.packed.usable && !a.requantize.residual;
+  b.centre_begin = b.centre_end = 0;
+}
+
+// The centre tiles of a row (QDwBlock::centre_begin, centre_end) for tiles of COLS columns, kernel K, stride
+// S: a tile's window spans (COLS - 1) * S + K input columns from ow0 * S - pad_left, and the groups read
+// none past it (the last group loads only the pixels some output reads).
+template <class DW, int K, int S, int COLS>
+inline void set_centre_tiles(QDwBlock<DW>& b) {
+  const X86QConvArgs& a = *b.a;
+  constexpr int64_t kInCols = (COLS - 1) * S + K, kStep = COLS * S;
+  const int64_t last = a.in_w - kInCols + a.pad_left;  // a centre tile's ow0 * S is at most this
+  const int64_t full = full_row_tiles<COLS>(a.out_w);
+  b.centre_begin = imin((a.pad_left + kStep - 1) / kStep, full);
+  b.centre_end = imax(b.centre_begin, last < 0 ? 0 : imin(full, last / kStep + 1));
 }
 
 // The weight vector of kernel row kh at group offset o (-(G-1) <= o < kernel_w).
@@ -211,18 +239,120 @@ __attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64
   for (int ro = 0; ro < ROWS; ++ro) qdw_store_row<DW, COLS>(b, acc[ro], (oh + ro) * a.out_w + ow0);
 }
 
+// `tiles` tiles of ROWS x COLS outputs along a row band, every window inside the image: the first window's
+// top left pixel at x0, window rows in_row bytes apart; outputs packed (out_block == P, the packed store)
+// from y on, output rows out_row bytes apart. One call per row band, so that the bias, the requantisation
+// constants and (QDwHoldWeights) the weights stay in registers across its tiles, and the tile loop carries
+// only its pointers: per tile, qdw_tile's call, its window checks and its loads of the block's constants
+// were a large share of the time (bench/REPORT.md, "The int8 depthwise centre run"). The tile is qdw_tile's
+// without EDGES: the same groups, the same sums.
+template <class DW, int K, int S, int SP, int ROWS, int COLS>
+__attribute__((noinline)) void qdw_centre_run(const QDwBlock<DW>& b, const uint8_t* x0, int64_t in_row, uint8_t* y,
+                                              int64_t out_row, int64_t tiles) {
+  using QV = typename DW::QV;
+  using Acc = typename QV::Acc;
+  using Taps = typename DW::Taps;
+  using Groups = QDwGroups<K, S, SP, DW::kTaps>;
+  constexpr int G = DW::kTaps, IB = DW::kPixelStride, P = DW::kLanes;
+  constexpr int kInRows = (ROWS - 1) * S + K, kInCols = (COLS - 1) * S + K;
+  constexpr int kGroups = (kInCols - 1) / SP + 1, kOffsets = K + G - 1;
+  constexpr bool kHold = QDwHoldWeights<DW>::value;
+  const int64_t kernel_w = K;
+  // The weight vectors the tile uses (offsets o + G - 1 of every kernel row), copied out of the packed
+  // weights when held in registers.
+  typename DW::W w[kHold ? K : 1][kHold ? kOffsets : 1];
+  if constexpr (kHold) {
+    static_for<0, K>([&](auto kh_) NINEGRID_QDW_INLINE_BODY {
+      constexpr int kh = decltype(kh_)::value;
+      static_for<0, COLS>([&](auto co_) NINEGRID_QDW_INLINE_BODY {
+        constexpr int co = decltype(co_)::value;
+        static_for<0, kGroups>([&](auto g_) NINEGRID_QDW_INLINE_BODY {
+          constexpr int g = decltype(g_)::value;
+          if constexpr (Groups::uses(co, g))
+            w[kh][Groups::offset(co, g) + G - 1] = qdw_weights<DW>(b, kernel_w, kh, Groups::offset(co, g));
+        });
+      });
+    });
+  }
+  const Acc bias = b.bias;
+  const RequantizeBlock<QV> k = b.k;
+  const RequantizePacked<QV> packed = b.packed;
+  for (int64_t tile = 0; tile < tiles; ++tile) {
+    Acc acc[ROWS][COLS];
+#pragma GCC unroll 4
+    for (int ro = 0; ro < ROWS; ++ro)
+#pragma GCC unroll 16
+      for (int co = 0; co < COLS; ++co) acc[ro][co] = bias;
+    static_for<0, kInRows>([&](auto r_) NINEGRID_QDW_INLINE_BODY {
+      constexpr int r = decltype(r_)::value;
+      // Opaque, so that the row's loads address it with constant offsets (as depthwise_window_accumulate's
+      // OPAQUE_ROWS: GCC otherwise keeps an invariant per row and group, more than x86 has registers for).
+      const uint8_t* row = x0 + r * in_row;
+      __asm__("" : "+r"(row));
+      static_for<0, kGroups>([&](auto g_) NINEGRID_QDW_INLINE_BODY {
+        constexpr int g = decltype(g_)::value;
+        if constexpr (Groups::used(g, COLS)) {
+          constexpr int n = kInCols - g * SP < G ? kInCols - g * SP : G;  // pixels some output reads
+          const Taps t = DW::template load<n>(row + g * SP * IB);
+          static_for<0, ROWS>([&](auto ro_) NINEGRID_QDW_INLINE_BODY {
+            constexpr int ro = decltype(ro_)::value, kh = r - ro * S;
+            if constexpr (kh >= 0 && kh < K) {
+              static_for<0, COLS>([&](auto co_) NINEGRID_QDW_INLINE_BODY {
+                constexpr int co = decltype(co_)::value;
+                if constexpr (Groups::uses(co, g)) {
+                  constexpr int o = Groups::offset(co, g);
+                  if constexpr (kHold)
+                    acc[ro][co] = DW::madd(t, w[kh][o + G - 1], acc[ro][co]);
+                  else
+                    acc[ro][co] = DW::madd(t, qdw_weights<DW>(b, kernel_w, kh, o), acc[ro][co]);
+                }
+              });
+            }
+          });
+        }
+      });
+    });
+#pragma GCC unroll 4
+    for (int ro = 0; ro < ROWS; ++ro)
+#pragma GCC unroll 4
+      for (int i = 0; i < COLS; i += 4)
+        requantize_store_packed<QV>(k, packed, acc[ro] + i, COLS - i < 4 ? COLS - i : 4, y + ro * out_row + i * P,
+                                    nullptr);
+    x0 += COLS * S * IB;
+    y += COLS * P;
+  }
+}
+
 // Output rows [oh, oh + ROWS), every column; rows_inside: the tiles' windows lie inside the image's rows.
+// The row band's centre tiles (b.centre_begin, centre_end) in one qdw_centre_run where the block allows.
 template <class DW, int K, int S, int SP, int ROWS, int COLS>
 void qdw_tile_rows(const QDwBlock<DW>& b, int64_t oh, bool rows_inside) {
+  constexpr int P = DW::kLanes, IB = DW::kPixelStride;
   const X86QConvArgs& a = *b.a;
-  for_each_row_tile<COLS>(a.out_w, [&](auto width, int64_t ow) {
+  auto tile = [&](auto width, int64_t ow) {
     constexpr int W = decltype(width)::value;
     const int64_t iw0 = ow * S - a.pad_left;
     if (rows_inside && iw0 >= 0 && iw0 + (W - 1) * S + K <= a.in_w)
       qdw_tile<DW, K, S, SP, ROWS, W, false>(b, oh, ow);
     else
       qdw_tile<DW, K, S, SP, ROWS, W, true>(b, oh, ow);
-  });
+  };
+  // Only the policy's main tile shape has a centre run (compile time: the rows left at the end of a range,
+  // and the narrow shape of planes up to 14 wide, are border rows or have no centre tiles in the models).
+  using Tile = typename DW::template Tile<K, S>;
+  if constexpr (ROWS != Tile::kRows || COLS != Tile::kCols) {
+    return for_each_row_tile<COLS>(a.out_w, tile);
+  } else {
+  if (!rows_inside || !b.centre_run || b.centre_begin == b.centre_end) return for_each_row_tile<COLS>(a.out_w, tile);
+  for (int64_t t = 0; t < b.centre_begin; ++t) tile(IntConstant<COLS>{}, t * COLS);
+  const int64_t ow0 = b.centre_begin * COLS;
+  const uint8_t* const x0 = b.x + ((oh * S - a.pad_top) * a.in_w + ow0 * S - a.pad_left) * IB;
+  uint8_t* const y = a.y + (b.block * a.out_h * a.out_w + oh * a.out_w + ow0) * P;
+  qdw_centre_run<DW, K, S, SP, ROWS, COLS>(b, x0, a.in_w * IB, y, a.out_w * P, b.centre_end - b.centre_begin);
+  const int64_t full = full_row_tiles<COLS>(a.out_w);
+  for (int64_t t = b.centre_end; t < full; ++t) tile(IntConstant<COLS>{}, t * COLS);
+  rest_row_tiles<COLS>(a.out_w, full * COLS, tile);
+  }
 }
 
 // Channel blocks and output rows of r in tiles of ROWS x COLS (then 2 and 1 rows for the last ones), reading
@@ -237,6 +367,7 @@ void qdw_kxk_blocks(const X86QConvArgs& a, const X86ConvRange& r, Prepare prepar
   };
   for (int64_t block = r.oc_block_begin; block < r.oc_block_end; ++block) {
     init_block(b, a, block);
+    set_centre_tiles<DW, K, S, COLS>(b);
     prepare(b);
     int64_t oh = r.row_begin;
     if constexpr (ROWS > 1)

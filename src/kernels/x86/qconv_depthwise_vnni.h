@@ -26,6 +26,7 @@ struct DwVnni512 {
   using W = __m512i;
   using Mask = __mmask16;  // dwords of the group's 64 bytes that lie inside the image
   static constexpr int kLanes = 16, kTaps = 4, kWeightBytes = 1, kPixelStride = 16;
+  static constexpr bool kHoldWeights = true;  // 32 registers: the centre run keeps its weights in them
   template <int K, int S>
   using Tile = DwVnniTile<K, S>;
 
@@ -62,6 +63,7 @@ struct DwVnni256 {
   using W = __m256i;
   using Mask = __mmask8;
   static constexpr int kLanes = 8, kTaps = 4, kWeightBytes = 1, kPixelStride = 8;
+  static constexpr bool kHoldWeights = true;
   template <int K, int S>
   using Tile = DwVnniTile<K, S>;
 
