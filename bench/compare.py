@@ -85,12 +85,15 @@ def fma_peak(binary):
     return run_json([binary, "--json"])
 
 
-def check_peers(name, path, shape, peer_names, pdir, ort_runner, min_cosine, checks):
+def check_peers(name, path, shape, peer_names, pdir, ort_runner, min_cosine, checks, ninegrid=None):
     """Runs ORT once (saving its inputs and outputs) and each peer on the same inputs; returns the peers whose
     outputs match ORT's, each with its runner command (model files and input shapes, no run options).
     For a row NAME_int8 whose float model NAME is known, ORT runs the float model: each engine's int8 model is
-    judged against the float function, not against another engine's quantisation."""
+    judged against the float function, not against another engine's quantisation. With ninegrid (its binary),
+    ninegrid runs the row's own file on the same inputs too and its cosine joins the checks, so that an int8
+    peer's figure has ninegrid's beside it; ninegrid is timed whatever its cosine."""
     active = {}
+    own_path = path
     base = name[:-len("_int8")] if name.endswith("_int8") else None
     if base in MODELS and os.path.exists(os.path.join(CACHE, MODELS[base][0])):
         path, shape = os.path.join(CACHE, MODELS[base][0]), MODELS[base][1]
@@ -104,6 +107,12 @@ def check_peers(name, path, shape, peer_names, pdir, ort_runner, min_cosine, che
                  for a in ("--input", f[:-4] + "=" + os.path.join(inputs, f))]
         subprocess.run(cmd + given + ["--save-outputs", ort_out], check=True, capture_output=True)
         shapes = peer_lib.input_shapes(inputs)
+        if ninegrid:
+            out_dir = os.path.join(tmp, "ninegrid")
+            status, worst, detail = peer_lib.run_and_compare(
+                [ninegrid, "run", own_path, "--threads", "1", "--output-dir", out_dir] + given, ort_out, out_dir,
+                min_cosine)
+            checks.append((name, "ninegrid", status, worst, detail))
         for p in peer_names:
             files = peer_lib.model_files(pdir, p, name)
             if not files:
@@ -156,7 +165,8 @@ def peer_tables(rows, peer_names, checks, pdir):
                    " | ".join(cell(v, "{:.1f}") for v in loads) + f" | {r['ninegrid_rss_mb']:.1f} | " +
                    " | ".join(cell(v, "{:.1f}") for v in mbs) + " |")
     out += ["", f"Conversion check (before the rounds, one thread): each peer's outputs against ORT's on the same "
-            f"inputs, cosine per output. Peer builds: " +
+            f"inputs, cosine per output (ninegrid's rows: its own file on the same inputs, timed whatever the "
+            f"status). Peer builds: " +
             "; ".join(open(os.path.join(pdir, p, "build-info.txt")).readline().strip()
                       for p in peer_names if os.path.exists(os.path.join(pdir, p, "build-info.txt"))) + ".", "",
             "| model | peer | status | min cosine | outputs |", "| --- | --- | --- | ---: | --- |"]
@@ -229,7 +239,8 @@ def main():
         active = {}  # peer -> its runner command without the run options
         if peer_names:
             active = check_peers(name, path, shape, peer_names, pdir, ort_runner,
-                                 args.min_cosine_int8 if name.endswith("_int8") else args.min_cosine, checks)
+                                 args.min_cosine_int8 if name.endswith("_int8") else args.min_cosine, checks,
+                                 ninegrid=args.ninegrid)
         for threads in [int(t) for t in args.threads.split(",")]:
             common = ["--threads", str(threads), "--runs", str(args.runs), "--warmup", str(args.warmup), "--json"]
             if shape:

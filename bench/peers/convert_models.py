@@ -3,7 +3,7 @@
 tools, and with --int8 also quantises them with the peer's own quantiser on calibration images.
 
   bench/peers/convert_models.py [--peers ncnn,mnn] [--models retinaface640,mobilenet_v2,...] [--int8]
-                                [--peers-dir DIR] [--calibration DIR] [--force]
+                                [--peers-dir DIR] [--calibration DIR] [--force] [--mnn-feature-method KL|EMA]
 
 Needs the builds of bench/peers/build_{ncnn,mnn}.sh in the peers directory (--peers-dir, else $NINEGRID_PEERS,
 else <cache>/peers); writes models/<peer>/NAME.* there (NAME_int8.* for the int8 models) with a log of each
@@ -12,7 +12,10 @@ tool's output beside them (NAME.log). A model already converted is skipped unles
 ncnn: onnx2ncnn, then ncnnoptimize (fuses BatchNorm, activations ..., fp32 storage: flag 0), as ncnn's own
       documentation converts ONNX models; int8: ncnn2table (KL) then ncnn2int8.
 MNN:  MNNConvert -f ONNX; int8: quantized.out with a JSON config (KL for activations, MAX_ABS per-channel
-      weights, MNN's defaults in its documentation).
+      weights, MNN's defaults in its documentation; --mnn-feature-method EMA for its moving-average
+      calibration, which MNN's example config uses: MNN has no one method that suits every model here, see
+      bench/REPORT.md). The config is kept beside the model (NAME.quant.json); an int8 model whose config
+      differs from the one asked for is quantised again.
 Calibration: the images in --calibration (default: nine colour photos of Debian's python3-skimage, linked into
 <peers-dir>/calibration), stretched to the model's input size, RGB, with the model's mean and scale
 (PREPROCESS in bench/peers/peers.py: torchvision's for the classifiers and PP-OCR, none for RetinaFace), the
@@ -96,7 +99,26 @@ def convert_ncnn(bindir, onnx, out, name, calib, int8, force):
     log(f"ncnn {name}_int8: {q_param}")
 
 
-def convert_mnn(bindir, onnx, out, name, calib, int8, force):
+MNN_FEATURE_METHODS = ("KL", "EMA")  # MNN's third, ADMM, crashes quantized.out at 4d40bdb on these models
+
+
+def mnn_quant_config(calib, method):
+    """quantized.out's JSON config: the model's preprocessing, the calibration images, and the activation
+    method (weights: MAX_ABS, one scale per output channel)."""
+    if method not in MNN_FEATURE_METHODS:
+        raise ValueError(f"MNN feature method '{method}' (known: {', '.join(MNN_FEATURE_METHODS)})")
+    w, h, pre = calib["size"]
+    config = {"format": "RGB", "mean": pre["mean"], "normal": pre["norm"], "width": w, "height": h,
+              "path": calib["dir"] + "/", "used_image_num": len(calib["files"]),
+              "feature_quantize_method": method, "weight_quantize_method": "MAX_ABS"}
+    if method == "EMA":
+        # EMA turns on MNN's int8 Winograd for 3x3 convs by default; with it RetinaFace's outputs fall to
+        # cosine 0.04 against the float model (0.99 without), so it stays off.
+        config["winogradOpt"] = False
+    return config
+
+
+def convert_mnn(bindir, onnx, out, name, calib, int8, force, method="KL"):
     model, logfile = os.path.join(out, name + ".mnn"), os.path.join(out, name + ".log")
     if force or not os.path.exists(model):
         open(logfile, "w").close()
@@ -108,16 +130,15 @@ def convert_mnn(bindir, onnx, out, name, calib, int8, force):
     if not int8:
         return
     q_model = os.path.join(out, name + "_int8.mnn")
-    if not force and os.path.exists(q_model):
-        return
-    w, h, pre = calib["size"]
-    config = os.path.join(out, name + ".quant.json")
-    with open(config, "w") as f:
-        json.dump({"format": "RGB", "mean": pre["mean"], "normal": pre["norm"], "width": w, "height": h,
-                   "path": calib["dir"] + "/", "used_image_num": len(calib["files"]),
-                   "feature_quantize_method": "KL", "weight_quantize_method": "MAX_ABS"}, f, indent=1)
-    tool([os.path.join(bindir, "quantized.out"), model, q_model, config], logfile)
-    log(f"MNN {name}_int8: {q_model}")
+    config, config_file = mnn_quant_config(calib, method), os.path.join(out, name + ".quant.json")
+    if not force and os.path.exists(q_model) and os.path.exists(config_file):
+        with open(config_file) as f:
+            if json.load(f) == config:
+                return
+    with open(config_file, "w") as f:
+        json.dump(config, f, indent=1)
+    tool([os.path.join(bindir, "quantized.out"), model, q_model, config_file], logfile)
+    log(f"MNN {name}_int8 ({method}): {q_model}")
 
 
 def main():
@@ -128,6 +149,8 @@ def main():
     ap.add_argument("--peers-dir", default=None)
     ap.add_argument("--calibration", default=None, help="directory of calibration images")
     ap.add_argument("--force", action="store_true", help="convert again even when the files exist")
+    ap.add_argument("--mnn-feature-method", default="KL", choices=MNN_FEATURE_METHODS,
+                    help="MNN's activation calibration (quantized.out's feature_quantize_method)")
     args = ap.parse_args()
     pdir = peer_lib.peers_dir(CACHE, args.peers_dir)
     names = [m for m in args.models.split(",") if m]
@@ -154,7 +177,10 @@ def main():
                 log(f"{p} {m}: no calibration preprocessing known (input not 3-channel NCHW): fp32 only")
             calib = {"size": CALIBRATION.get(m), "dir": calib_dir, "files": calib_files}
             try:
-                (convert_ncnn if p == "ncnn" else convert_mnn)(bindir, onnx, out, m, calib, int8, args.force)
+                if p == "ncnn":
+                    convert_ncnn(bindir, onnx, out, m, calib, int8, args.force)
+                else:
+                    convert_mnn(bindir, onnx, out, m, calib, int8, args.force, args.mnn_feature_method)
             except RuntimeError as e:
                 failures.append(f"{p} {m}: {e}")
                 log(f"FAILED {p} {m}: {e}")

@@ -67,7 +67,8 @@ def model_files(pdir, peer, model):
 
 
 def label(peer):
-    return PEERS[peer][0]
+    """The peer's name in tables; other engines (ninegrid in the conversion check) by their own name."""
+    return PEERS[peer][0] if peer in PEERS else peer
 
 
 def read_npy(path):
@@ -163,6 +164,12 @@ def check(peer, run_dir, ort_outputs, inputs_dir, cmd_prefix, min_cosine):
     for f in sorted(os.listdir(inputs_dir)):
         if f.endswith(".npy"):
             cmd += ["--input", f[:-4] + "=" + os.path.join(inputs_dir, f)]
+    return run_and_compare(cmd, ort_outputs, out_dir, min_cosine)
+
+
+def run_and_compare(cmd, ort_outputs, out_dir, min_cosine):
+    """Runs cmd, which writes its outputs as .npy into out_dir, and compares them with ORT's (ort_outputs).
+    Returns (status, min cosine or None, detail) as check() does."""
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return "failed", None, (r.stderr or r.stdout).strip().splitlines()[-1:] or ["exit " + str(r.returncode)]

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """bench/peers/peers.py, the check that keeps a broken peer conversion out of bench/compare.py --peers: its
 .npy reader against NumPy's writer, output matching (by name, by unique size, none), the cosine that decides
-'ok' against 'mismatch', and compare.py's peer tables on made-up rows. No peer build needed."""
+'ok' against 'mismatch', running a command and judging what it wrote, compare.py's peer tables on made-up rows
+(ninegrid's own check row among them), and convert_models.py's MNN quantiser configs with the rule that
+quantises again when the config changes (a stand-in quantized.out). No peer build needed."""
+import json
 import os
+import stat
 import sys
 import tempfile
 
@@ -13,6 +17,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import peers  # noqa: E402
 import compare  # noqa: E402
+import convert_models  # noqa: E402
 
 failures = []
 
@@ -73,14 +78,73 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(np.array_equal(np.load(os.path.join(pix, "mask.npy")), u[:, :1]), "a 1-channel input must stay")
     expect(not peers.pixel_like_inputs(pix, "blazeface"), "no preprocessing known for blazeface")
 
+    # run_and_compare: a command that writes the faithful outputs passes, one that writes the broken ones is a
+    # mismatch, one that fails is reported as failed with its last line.
+    copy = "import shutil, sys; shutil.copytree(sys.argv[1], sys.argv[2])"
+    out1, out2 = os.path.join(tmp, "run1"), os.path.join(tmp, "run2")
+    status, worst, _ = peers.run_and_compare([sys.executable, "-c", copy, good, out1], ref, out1, 0.999)
+    expect(status == "ok" and worst > 0.9999, f"run_and_compare faithful: {status} {worst}")
+    status, worst, _ = peers.run_and_compare([sys.executable, "-c", copy, bad, out2], ref, out2, 0.999)
+    expect(status == "mismatch" and worst is None, f"run_and_compare broken: {status} {worst}")
+    status, worst, detail = peers.run_and_compare(
+        [sys.executable, "-c", "import sys; sys.exit('no such model')"], ref, os.path.join(tmp, "run3"), 0.999)
+    expect(status == "failed" and worst is None and detail == ["no such model"], f"run_and_compare failed: {detail}")
+
 # compare.py's peer tables: the best engine per row, its ratio, and a peer that was not timed.
 row = {"model": "m", "threads": 1, "ninegrid_ms": 6.0, "ort_ms": 9.0, "ninegrid_load_ms": 1.0, "ort_load_ms": 2.0,
        "ninegrid_rss_mb": 10.0, "ort_rss_mb": 20.0,
        "peers": {"ncnn": {"ms": 4.0, "load_ms": 3.0, "rss_mb": 30.0}}}
-lines = compare.peer_tables([row], ["ncnn", "mnn"], [("m", "mnn", "mismatch", 0.5, ["out: 0.5"])], "/nonexistent")
+lines = compare.peer_tables([row], ["ncnn", "mnn"], [("m", "ninegrid", "mismatch", 0.9, ["out: 0.9"]),
+                                                     ("m", "mnn", "mismatch", 0.5, ["out: 0.5"])], "/nonexistent")
 latency = next(line for line in lines if line.startswith("| m | 1 | 6.000"))
 expect(latency == "| m | 1 | 6.000 | 9.000 | 4.000 | — | ncnn | 1.50 |", f"latency row {latency}")
 expect(any(line.startswith("| m | MNN | mismatch | 0.500000 |") for line in lines), "check row")
+expect(any(line.startswith("| m | ninegrid | mismatch | 0.900000 |") for line in lines), "ninegrid's check row")
+
+# MNN's quantiser config: the model's preprocessing and images, the method asked for; EMA without MNN's int8
+# Winograd; an unknown method refused.
+calib = {"size": (64, 48, {"mean": [1.0, 2.0, 3.0], "norm": [0.5, 0.25, 0.125]}), "dir": "/cal",
+         "files": ["/cal/a.png", "/cal/b.png"]}
+kl = convert_models.mnn_quant_config(calib, "KL")
+expect(kl["width"] == 64 and kl["height"] == 48 and kl["mean"] == [1.0, 2.0, 3.0] and
+       kl["normal"] == [0.5, 0.25, 0.125] and kl["path"] == "/cal/" and kl["used_image_num"] == 2 and
+       kl["feature_quantize_method"] == "KL" and "winogradOpt" not in kl, f"KL config {kl}")
+ema = convert_models.mnn_quant_config(calib, "EMA")
+expect(ema["feature_quantize_method"] == "EMA" and ema["winogradOpt"] is False, f"EMA config {ema}")
+try:
+    convert_models.mnn_quant_config(calib, "ADMM")
+    expect(False, "ADMM must be refused")
+except ValueError:
+    pass
+
+# convert_mnn with stand-in tools: quantises once, skips when asked again for the same config, quantises
+# again when the method changes or with force.
+with tempfile.TemporaryDirectory() as tmp:
+    bindir, out = os.path.join(tmp, "bin"), os.path.join(tmp, "models")
+    os.makedirs(bindir)
+    os.makedirs(out)
+    calls = os.path.join(tmp, "calls.txt")
+    for tool, body in (("MNNConvert", 'while [ "$1" != --MNNModel ]; do shift; done; echo float > "$2"'),
+                       ("quantized.out", f'echo "$3" >> {calls}; echo int8 > "$2"')):
+        path = os.path.join(bindir, tool)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body + "\n")
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+
+    def quantised():
+        return len(open(calls).read().splitlines()) if os.path.exists(calls) else 0
+
+    onnx = os.path.join(tmp, "m.onnx")
+    open(onnx, "w").close()
+    convert_models.convert_mnn(bindir, onnx, out, "m", calib, True, False, "KL")
+    expect(quantised() == 1 and os.path.exists(os.path.join(out, "m_int8.mnn")), "first int8 conversion")
+    convert_models.convert_mnn(bindir, onnx, out, "m", calib, True, False, "KL")
+    expect(quantised() == 1, "the same config again must be skipped")
+    convert_models.convert_mnn(bindir, onnx, out, "m", calib, True, False, "EMA")
+    with open(os.path.join(out, "m.quant.json")) as f:
+        expect(quantised() == 2 and json.load(f)["feature_quantize_method"] == "EMA", "a new method quantises again")
+    convert_models.convert_mnn(bindir, onnx, out, "m", calib, True, True, "EMA")
+    expect(quantised() == 3, "force quantises again")
 
 if failures:
     sys.exit(f"{len(failures)} failure(s)")
