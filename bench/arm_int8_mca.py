@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Static speed of the AArch64 int8 conv loops, for bench/REPORT.md's "Arm64 (issue 15)" section.
+
+No Arm hardware is reachable here, so each hot loop is taken from the compiled object and given to llvm-mca
+(bench/arm_mca.py does the same for the fp32 kernels by tracing them under qemu; the int8 loops are simple
+enough to take from the object directly):
+
+1. `aarch64-linux-gnu-objdump -d -C` of a kernel object of a cross build (build-arm/, as bash
+   scripts/test_arm.sh makes it, or any object given with --object); the function is found by its demangled
+   name (a template instance: kernel, output blocks, tile pixels, input block, stride).
+2. Its loops are the backward branches; the innermost loop (no other backward branch inside it) with the
+   most multiply-adds is the hot loop. Its instructions from the branch target up to the branch, the branch
+   itself left out, are one iteration.
+3. `llvm-mca -mcpu=cortex-a76 -mattr=+dotprod` (sdot kernels) or `-mcpu=cortex-a72` (smull kernels), 200
+   iterations: cycles per iteration against the multiply-add bound, the multiply-adds per iteration times
+   the model's reciprocal throughput of the bounding instruction (sdot on the A76: 0.5 cycles, two vector
+   pipes; smull on the A72: 1 cycle, one pipe), measured here on independent instructions.
+
+The same analysis runs on assembly files of other projects (--asm FILE:SYMBOL, assembled with the cross
+compiler; MNN's depthwise loops for the comparison in the REPORT), and on a few hand-written loops
+(--sketches) that show what a variant would cost before it is written.
+
+    python3 bench/arm_int8_mca.py [--build build-arm] [--object label=path:function-regex ...]
+                                  [--asm label=file.S:symbol ...] [--sketches] [--mnn /work/.mirror/alibaba+MNN/repo]
+Prints a markdown table. Runs the compiler and llvm-mca only (seconds); take the build lock all the same.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OBJDUMP = "aarch64-linux-gnu-objdump"
+CC = "aarch64-linux-gnu-gcc"
+A76 = ["-mcpu=cortex-a76", "-mattr=+dotprod"]  # --dotprod-cpu replaces the CPU
+A72 = ["-mcpu=cortex-a72"]
+
+# The int8 direct and pointwise tiles of ninegrid (kernels/arm/*/qconv_direct_*.cpp on conv_direct_impl.h):
+# label, object under the build's CMakeFiles/ninegrid.dir, demangled function name (regular expression),
+# llvm-mca CPU flags.
+DOTPROD_DIRECT = "src/kernels/arm/dotprod/qconv_direct_dotprod.cpp.o"
+NEON_DIRECT = "src/kernels/arm/neon/qconv_direct_neon.cpp.o"
+DOTPROD_DW = "src/kernels/arm/dotprod/qconv_depthwise_dotprod.cpp.o"
+NEON_DW = "src/kernels/arm/neon/qconv_depthwise_neon.cpp.o"
+
+
+def tile(kind, vec, ocb, n, pin, sw=None):
+    name = r"%s<ninegrid::\(anonymous namespace\)::QuantConvArith<ninegrid::\(anonymous namespace\)::%s>, %d, %d, %d" % (
+        kind, vec, ocb, n, pin)
+    return name + (", %d>" % sw if sw is not None else r", false>")
+
+
+OURS = [
+    ("dotprod pointwise, 2 x 8", DOTPROD_DIRECT, tile("pointwise_tiles_dense", "QVecDotprod", 2, 8, 4), A76),
+    ("dotprod pointwise, 1 x 12", DOTPROD_DIRECT, tile("pointwise_tiles_dense", "QVecDotprod", 1, 12, 4), A76),
+    ("dotprod direct 3x3 s1 (dense row tile), 2 x 8", DOTPROD_DIRECT,
+     tile("direct_row_tile_dense", "QVecDotprod", 2, 8, 4, 1), A76),
+    ("dotprod direct 3x3 s2 (dense row tile), 2 x 8", DOTPROD_DIRECT,
+     tile("direct_row_tile_dense", "QVecDotprod", 2, 8, 4, 2), A76),
+    ("neon pointwise, 2 x 8", NEON_DIRECT, tile("pointwise_tiles_dense", "QVecNeonInt8", 2, 8, 4), A72),
+    ("neon direct 3x3 s1 (dense row tile), 2 x 8", NEON_DIRECT,
+     tile("direct_row_tile_dense", "QVecNeonInt8", 2, 8, 4, 1), A72),
+    ("neon direct 3x3 s2 (dense row tile), 2 x 8", NEON_DIRECT,
+     tile("direct_row_tile_dense", "QVecNeonInt8", 2, 8, 4, 2), A72),
+]
+
+MADD = re.compile(r"^(sdot|udot|smull2?|umull2?|smlal2?|umlal2?|sadalp|uadalp|mla|smmla)\s")
+BOUNDING = {"sdot": "sdot v0.4s, v30.16b, v31.16b", "smull": "smull v0.8h, v30.8b, v31.8b"}
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode:
+        sys.exit("arm_int8_mca.py: %s failed (%d):\n%s%s" % (" ".join(cmd), p.returncode, p.stdout[-3000:],
+                                                             p.stderr[-3000:]))
+    return p
+
+
+def find_llvm_mca(name=None):
+    if name:
+        return shutil.which(name) or sys.exit("arm_int8_mca.py: %s not found" % name)
+    for name in ["llvm-mca"] + ["llvm-mca-%d" % v for v in range(20, 10, -1)]:
+        path = shutil.which(name)
+        if path:
+            return path
+    sys.exit("arm_int8_mca.py: llvm-mca not found (Debian package llvm)")
+
+
+def functions(obj):
+    """Demangled function name -> [(address, instruction text)] of an object."""
+    out = run([OBJDUMP, "-d", "-C", "--no-show-raw-insn", obj]).stdout
+    funcs, current = {}, None
+    for line in out.split("\n"):
+        m = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if m:
+            current = funcs.setdefault(m.group(1), [])
+            continue
+        m = re.match(r"^\s+([0-9a-f]+):\t(.*)$", line)
+        if m and current is not None:
+            # The symbolic operand (<function+offset>) left out: branch targets stay as addresses.
+            text = re.sub(r"\s*<.*>", "", m.group(2).split("//")[0]).strip()
+            current.append((int(m.group(1), 16), text))
+    return funcs
+
+
+BRANCH = re.compile(r"^(b|b\.\w+|cbn?z|tbn?z)\s+(?:[^,]+,\s*)*([0-9a-f]+)\b")
+
+
+def hot_loop(insns):
+    """The innermost loop with the most multiply-adds: its instructions, branch left out."""
+    addr_index = {a: i for i, (a, _) in enumerate(insns)}
+    back = []
+    for i, (a, text) in enumerate(insns):
+        m = BRANCH.match(text)
+        if m:
+            target = int(m.group(2), 16)
+            if target <= a and target in addr_index:
+                back.append((addr_index[target], i))
+    best = None
+    for start, end in back:
+        if any(start <= s2 and e2 < end and (s2, e2) != (start, end) for s2, e2 in back):
+            continue  # an outer loop
+        body = [t for _, t in insns[start:end]]
+        madds = sum(1 for t in body if MADD.match(t))
+        key = (madds, -len(body))
+        if best is None or key > best[0]:
+            best = (key, body)
+    return best[1] if best else []
+
+
+def mca(llvm_mca, code, cpu, iterations=200):
+    lines = [re.sub(r"\b[0-9a-f]+ <[^>]*>", ".Lmca_target", c) for c in code]
+    lines = [re.sub(r"^(b|b\.\w+|cbn?z|tbn?z)(\s+(?:[^,]+,\s*)*)[0-9a-f]+$", r"\1\2.Lmca_target", c) for c in lines]
+    with tempfile.NamedTemporaryFile("w", suffix=".s", delete=False) as f:
+        f.write("\n".join(lines + [".Lmca_target:", ""]))
+        path = f.name
+    try:
+        out = run([llvm_mca, "-mtriple=aarch64"] + cpu + ["-iterations=%d" % iterations, path]).stdout
+    finally:
+        os.unlink(path)
+    return int(re.search(r"Total Cycles:\s+(\d+)", out).group(1)) / iterations
+
+
+def rthroughput(llvm_mca, insn, cpu):
+    """Cycles per instruction when nothing else limits it: 24 independent ones."""
+    code = [re.sub(r"^(\w+) v0", r"\1 v%d" % i, insn) for i in range(24)]
+    return mca(llvm_mca, code, cpu, iterations=500) / len(code)
+
+
+def analyse(llvm_mca, label, code, cpu):
+    if not code:
+        return "| %s | (no loop found) |" % label
+    madds = {}
+    for t in code:
+        m = MADD.match(t)
+        if m:
+            op = re.sub(r"2$", "", m.group(1))
+            madds[op] = madds.get(op, 0) + 1
+    loads = sum(1 for t in code if re.match(r"ld", t))
+    stack = sum(1 for t in code if re.match(r"(ld|st)", t) and "[sp" in t)
+    cycles = mca(llvm_mca, code, cpu)
+    if "sdot" in madds:
+        bound = madds["sdot"] * rthroughput(llvm_mca, BOUNDING["sdot"], cpu)
+    elif "smull" in madds:
+        bound = madds["smull"] * rthroughput(llvm_mca, BOUNDING["smull"], cpu)
+    elif "smlal" in madds:  # smlal by element, 4 products, one pipe
+        bound = madds["smlal"] * rthroughput(llvm_mca, "smlal v0.4s, v30.4h, v15.h[1]", cpu)
+    else:
+        bound = 0
+    what = " + ".join("%d %s" % (n, op) for op, n in sorted(madds.items(), key=lambda kv: -kv[1]))
+    return "| %s | %s | %d | %s | %d | %d | %.1f | %.1f | %s |" % (
+        label, cpu[0].split("=")[1], len(code), what or "-", loads, stack, cycles, bound,
+        "%.0f%%" % (100 * bound / cycles) if bound else "-")
+
+
+def asm_functions(path, includes, tmp):
+    """Assembles an AArch64 .S file with the cross compiler; its functions as functions() gives them."""
+    obj = os.path.join(tmp, os.path.basename(path) + ".o")
+    run([CC, "-c", "-march=armv8.2-a+dotprod"] + ["-I" + i for i in includes] + ["-o", obj, path])
+    return functions(obj)
+
+
+MNN_DW = "source/backend/cpu/arm/arm64/low_memory/MNNLineDepthWiseInt8AddBiasScale_ARMV82_Unit3X3.S"
+
+
+def mnn_sources(mnn_git, tmp, paths):
+    """Extracts files of a fetched MNN snapshot (git directory) into tmp; returns the include directories."""
+    for p in paths:
+        text = run(["git", "--git-dir", mnn_git, "show", "HEAD:" + p]).stdout
+        dst = os.path.join(tmp, p)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        with open(dst, "w") as f:
+            f.write(text)
+    return [os.path.join(tmp, "source/backend/cpu/arm")]
+
+
+# Hand-written loops (one iteration each) for variants not in the code: what they would cost.
+SKETCHES = [
+    # The A72 path with smlal by element (ncnn's A72 int8 GEMMs: inputs and weights widened to 16 bits,
+    # `smlal v.4s, w.4h, x.h[i]`, 4 products per instruction): one input channel of 2 blocks x 8 pixels,
+    # the 8 pixels' 16-bit values in v8 (lanes 0-7), the 2 blocks' weights in v30, v31.
+    ("sketch: smlal by element, 2 x 8, one input channel", A72,
+     ["ldr q8, [x1], #16", "ldr d30, [x2], #8", "ldr d31, [x2], #8"] +
+     ["smlal v%d.4s, v30.4h, v8.h[%d]" % (16 + i, i) for i in range(8)] +
+     ["smlal v%d.4s, v31.4h, v8.h[%d]" % (24 + i - 8, i) for i in range(8)] +
+     ["subs x3, x3, #1"]),
+    # smull + sadalp with groups: 4 pixels x 4 channels loaded and shifted once, each pixel's channel pair
+    # broadcast by dup from its lane: 2 blocks x 8 pixels, one input block (2 steps of 2 channels).
+    ("sketch: smull + sadalp, 2 x 8, groups of 4 pixels (dup by lane)", A72,
+     ["ldr q0, [x1]", "ldr q1, [x1, #16]", "add x1, x1, x9", "eor v0.16b, v0.16b, v29.16b",
+      "eor v1.16b, v1.16b, v29.16b"] +
+     sum([["ldr d30, [x2, #%d]" % (16 * s), "ldr d31, [x4, #%d]" % (16 * s)] +
+          sum([["dup v2.4h, v%d.h[%d]" % (p // 4, (p % 4) * 2 + s),
+                "smull v3.8h, v2.8b, v30.8b", "smull v4.8h, v2.8b, v31.8b",
+                "sadalp v%d.4s, v3.8h" % (8 + p), "sadalp v%d.4s, v4.8h" % (16 + p)] for p in range(8)], [])
+          for s in range(2)], []) +
+     ["add x2, x2, #32", "add x4, x4, #32", "cmp x1, x5"]),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(REPO, "build-arm"))
+    ap.add_argument("--object", action="append", default=[],
+                    help="label=path:regex, an object and a function of it (replaces the default rows)")
+    ap.add_argument("--asm", action="append", default=[], help="label=file.S:symbol")
+    ap.add_argument("--mnn", help="git directory of an alibaba/MNN snapshot: its sdot depthwise loop too")
+    ap.add_argument("--sketches", action="store_true", help="the hand-written variant loops too")
+    ap.add_argument("--show", action="store_true", help="print each loop's instructions")
+    ap.add_argument("--llvm-mca", help="the llvm-mca binary (default: llvm-mca, else the newest llvm-mca-N)")
+    ap.add_argument("--dotprod-cpu", default="cortex-a76",
+                    help="-mcpu for the sdot loops (LLVM 14 to 19 model cortex-a76 with the Cortex-A57's "
+                    "scheduling model; neoverse-n1, the A76's server twin, has its own from LLVM 16 on)")
+    args = ap.parse_args()
+    llvm_mca = find_llvm_mca(args.llvm_mca)
+    A76[0] = "-mcpu=" + args.dotprod_cpu
+
+    rows = []
+    if args.object:
+        for spec in args.object:
+            label, rest = spec.split("=", 1)
+            path, regex = rest.split(":", 1)
+            rows.append((label, path, regex, A72 if "neon" in path else A76))
+    else:
+        rows = [(l, os.path.join(args.build, "CMakeFiles", "ninegrid.dir", o), r, c) for l, o, r, c in OURS]
+
+    print("| loop | -mcpu | instructions | multiply-adds | loads | stack loads/stores | cycles / iteration "
+          "| bound | of bound |")
+    print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    cache = {}
+    for label, path, regex, cpu in rows:
+        if path not in cache:
+            cache[path] = functions(path)
+        matches = [n for n in cache[path] if re.search(regex, n)]
+        if not matches:
+            print("| %s | (no function matches %s) |" % (label, regex))
+            continue
+        code = max((hot_loop(cache[path][n]) for n in matches), key=lambda c: sum(1 for t in c if MADD.match(t)))
+        print(analyse(llvm_mca, label, code, cpu))
+        if args.show:
+            print("\n".join("    " + t for t in code))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        asm = list(args.asm)
+        includes = []
+        if args.mnn:
+            includes = mnn_sources(args.mnn, tmp, [MNN_DW, "source/backend/cpu/arm/MNNAsmGlobal.h"])
+            asm.append("MNN MNNLineDepthWiseInt8AddBiasScale_ARMV82_Unit3X3=%s:MNNLineDepthWiseInt8AddBiasScale_ARMV82_Unit3X3"
+                       % os.path.join(tmp, MNN_DW))
+        for spec in asm:
+            label, rest = spec.split("=", 1)
+            path, symbol = rest.rsplit(":", 1)
+            funcs = asm_functions(path, includes + [os.path.dirname(path)], tmp)
+            code = [t for n, ins in funcs.items() if symbol in n for t in [hot_loop(ins)]]
+            code = max(code, key=lambda c: sum(1 for t in c if MADD.match(t))) if code else []
+            print(analyse(llvm_mca, label, code, A76))
+            if args.show:
+                print("\n".join("    " + t for t in code))
+
+    if args.sketches:
+        for label, cpu, code in SKETCHES:
+            print(analyse(llvm_mca, label, code, cpu))
+
+
+if __name__ == "__main__":
+    main()
