@@ -176,14 +176,12 @@ def analyse(llvm_mca, label, code, cpu):
         "%.0f%%" % (100 * bound / cycles) if bound else "-")
 
 
-def asm_functions(path, includes, tmp):
-    """Assembles an AArch64 .S file with the cross compiler; its functions as functions() gives them."""
+def asm_code(path, includes, tmp):
+    """Assembles an AArch64 .S file (one function) with the cross compiler; its instructions in address
+    order (its loop labels are symbols of their own in the object, so objdump splits it at each)."""
     obj = os.path.join(tmp, os.path.basename(path) + ".o")
     run([CC, "-c", "-march=armv8.2-a+dotprod"] + ["-I" + i for i in includes] + ["-o", obj, path])
-    return functions(obj)
-
-
-MNN_DW = "source/backend/cpu/arm/arm64/low_memory/MNNLineDepthWiseInt8AddBiasScale_ARMV82_Unit3X3.S"
+    return sorted(i for insns in functions(obj).values() for i in insns)
 
 
 def mnn_sources(mnn_git, tmp, paths):
@@ -221,13 +219,87 @@ SKETCHES = [
 ]
 
 
+# ---- the depthwise loops, traced ----
+
+# ninegrid's int8 depthwise centre tile is not a loop of its own in the object (the tile loop of a row holds
+# both the centre and the border tiles), so it is taken as bench/arm_mca.py takes the fp32 loops: the kernel
+# runs once under qemu (bench/arm_kernel_trace.cpp, the int8 modes) and the most frequent block sequence
+# between two runs of its hottest block is one iteration, one centre tile with its epilogue.
+# label, driver arguments, outputs (pixels x 4 channels) per iteration.
+DW_TRACED = [
+    ("ninegrid dotprod depthwise 3x3 s1, centre tile 4 rows x 4 px (32 ch, 32x32)", ["qdw3x3s1", "dotprod"], 16),
+    ("ninegrid dotprod depthwise 3x3 s2, centre tile 2 rows x 4 px (32 ch, 64x64 -> 32x32)", ["qdw3x3s2", "dotprod"], 8),
+]
+# MNN's loops, from its assembly: label, file in the snapshot, symbol, outputs (pixels x 4 channels) per
+# iteration, taps per iteration and output (9: the whole 3x3 window; 1: one tap of it).
+MNN_DW = [
+    ("MNN ARMv8.2 3x3 s1 (C4, tbl + sdot + smlal), L16Loop: 16 px x 4 ch",
+     "source/backend/cpu/arm/arm64/MNNLineDepthWiseInt8AddBiasScale_ARMV82_Unit3X3.S",
+     "MNNLineDepthWiseInt8AddBiasScale_ARMV82_Unit3X3", 16, 9),
+    ("MNN C16 (sxtl + smlal; every other 3x3 on sdot cores, all on ARMv8), one tap of 4 px x 16 ch",
+     "source/backend/cpu/arm/arm64/MNNLineDepthWiseInt8AddBiasScaleUnit.S",
+     "MNNLineDepthWiseInt8AddBiasScaleUnit", 16, 1),
+]
+
+
+def analyse_dw(llvm_mca, label, code, outputs, taps, cpu):
+    """Useful multiply-adds (outputs x 4 channels x taps) per cycle against sdot's 2 x 16 per cycle."""
+    cycles = mca(llvm_mca, code, cpu)
+    ops = {}
+    for t in code:
+        op = t.split()[0]
+        if op in ("sdot", "smlal", "smlal2", "tbl", "eor", "sxtl", "sxtl2", "dup", "mov", "movi"):
+            op = op.rstrip("2")
+            ops[op] = ops.get(op, 0) + 1
+    loads = sum(1 for t in code if re.match(r"ld", t))
+    stack = sum(1 for t in code if re.match(r"(ld|st)", t) and "[sp" in t)
+    macs = outputs * 4 * taps
+    sdot_cycles = rthroughput(llvm_mca, BOUNDING["sdot"], cpu)
+    peak = 16 / sdot_cycles  # multiply-adds per cycle at the sdot bound
+    # cycles per output (pixel x 4 channels) of the whole 3x3 window
+    per_output = cycles / outputs * (9 / taps)
+    what = ", ".join("%d %s" % (n, op) for op, n in sorted(ops.items(), key=lambda kv: -kv[1]))
+    return "| %s | %d | %s | %d | %d | %.1f | %d | %.2f | %.1f | %.0f%% |" % (
+        label, len(code), what, loads, stack, cycles, macs, per_output, macs / cycles, 100 * macs / cycles / peak)
+
+
+def depthwise_table(llvm_mca, build, mnn_git, show):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import arm_mca  # the qemu trace
+    run(["cmake", "--build", build, "--target", "ninegrid_arm_kernel_trace"])
+    driver = os.path.join(build, "ninegrid_arm_kernel_trace")
+    library = os.path.realpath(os.path.join(build, "libninegrid.so"))
+    print("\n| depthwise loop | instructions | vector operations | loads | stack loads/stores | cycles / iteration "
+          "| multiply-adds / iteration | cycles per output (pixel x 4 ch, 3x3) | multiply-adds / cycle "
+          "| of the sdot bound |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    os.environ["QEMU_CPU"] = "max"
+    for label, args, outputs in DW_TRACED:
+        code, times, hot = arm_mca.trace_hot_iteration(driver, args, library)
+        print(analyse_dw(llvm_mca, label + " (%d / %d)" % (times, hot), code, outputs, 9, A76))
+        if show:
+            print("\n".join("    " + t for t in code))
+    if not mnn_git:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        includes = mnn_sources(mnn_git, tmp, [f for _, f, _, _, _ in MNN_DW] +
+                               ["source/backend/cpu/arm/MNNAsmGlobal.h"])
+        for label, path, _, outputs, taps in MNN_DW:
+            code = hot_loop(asm_code(os.path.join(tmp, path), includes, tmp))
+            print(analyse_dw(llvm_mca, label, code, outputs, taps, A76))
+            if show:
+                print("\n".join("    " + t for t in code))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(REPO, "build-arm"))
     ap.add_argument("--object", action="append", default=[],
                     help="label=path:regex, an object and a function of it (replaces the default rows)")
-    ap.add_argument("--asm", action="append", default=[], help="label=file.S:symbol")
-    ap.add_argument("--mnn", help="git directory of an alibaba/MNN snapshot: its sdot depthwise loop too")
+    ap.add_argument("--asm", action="append", default=[], help="label=file.S, an assembly file of one function")
+    ap.add_argument("--depthwise", action="store_true",
+                    help="the dotprod depthwise centre tiles too, traced under qemu (builds ninegrid_arm_kernel_trace)")
+    ap.add_argument("--mnn", help="git directory of an alibaba/MNN snapshot: its depthwise loops beside them")
     ap.add_argument("--sketches", action="store_true", help="the hand-written variant loops too")
     ap.add_argument("--show", action="store_true", help="print each loop's instructions")
     ap.add_argument("--llvm-mca", help="the llvm-mca binary (default: llvm-mca, else the newest llvm-mca-N)")
@@ -266,16 +338,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         asm = list(args.asm)
         includes = []
-        if args.mnn:
-            includes = mnn_sources(args.mnn, tmp, [MNN_DW, "source/backend/cpu/arm/MNNAsmGlobal.h"])
-            asm.append("MNN MNNLineDepthWiseInt8AddBiasScale_ARMV82_Unit3X3=%s:MNNLineDepthWiseInt8AddBiasScale_ARMV82_Unit3X3"
-                       % os.path.join(tmp, MNN_DW))
         for spec in asm:
             label, rest = spec.split("=", 1)
-            path, symbol = rest.rsplit(":", 1)
-            funcs = asm_functions(path, includes + [os.path.dirname(path)], tmp)
-            code = [t for n, ins in funcs.items() if symbol in n for t in [hot_loop(ins)]]
-            code = max(code, key=lambda c: sum(1 for t in c if MADD.match(t))) if code else []
+            path = rest
+            code = hot_loop(asm_code(path, includes + [os.path.dirname(path)], tmp))
             print(analyse(llvm_mca, label, code, A76))
             if args.show:
                 print("\n".join("    " + t for t in code))
@@ -283,6 +349,9 @@ def main():
     if args.sketches:
         for label, cpu, code in SKETCHES:
             print(analyse(llvm_mca, label, code, cpu))
+
+    if args.depthwise:
+        depthwise_table(llvm_mca, args.build, args.mnn, args.show)
 
 
 if __name__ == "__main__":
