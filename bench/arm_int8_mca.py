@@ -296,6 +296,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(REPO, "build-arm"))
     ap.add_argument("--object", action="append", default=[],
                     help="label=path:regex, an object and a function of it (replaces the default rows)")
+    ap.add_argument("--objects-dir", help="a directory holding the kernel objects (copies of another build's)")
     ap.add_argument("--asm", action="append", default=[], help="label=file.S, an assembly file of one function")
     ap.add_argument("--depthwise", action="store_true",
                     help="the dotprod depthwise centre tiles too, traced under qemu (builds ninegrid_arm_kernel_trace)")
@@ -316,6 +317,8 @@ def main():
             label, rest = spec.split("=", 1)
             path, regex = rest.split(":", 1)
             rows.append((label, path, regex, A72 if "neon" in path else A76))
+    elif args.objects_dir:
+        rows = [(l, os.path.join(args.objects_dir, os.path.basename(o)), r, c) for l, o, r, c in OURS]
     else:
         rows = [(l, os.path.join(args.build, "CMakeFiles", "ninegrid.dir", o), r, c) for l, o, r, c in OURS]
 
