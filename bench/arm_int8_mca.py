@@ -16,15 +16,19 @@ enough to take from the object directly):
    the model's reciprocal throughput of the bounding instruction (sdot on the A76: 0.5 cycles, two vector
    pipes; smull on the A72: 1 cycle, one pipe), measured here on independent instructions.
 
-The same analysis runs on assembly files of other projects (--asm FILE:SYMBOL, assembled with the cross
-compiler; MNN's depthwise loops for the comparison in the REPORT), and on a few hand-written loops
-(--sketches) that show what a variant would cost before it is written.
+The depthwise centre tiles are not loops of their own in the object: --depthwise traces them under qemu
+(bench/arm_kernel_trace.cpp's int8 modes, bench/arm_mca.py's trace) and sets them beside MNN's depthwise
+loops, assembled from a fetched snapshot (--mnn, its git directory). --asm runs any other assembly file of one
+function; --sketches adds a few hand-written loops that show what a variant would cost before it is written.
 
-    python3 bench/arm_int8_mca.py [--build build-arm] [--object label=path:function-regex ...]
-                                  [--asm label=file.S:symbol ...] [--sketches] [--mnn /work/.mirror/alibaba+MNN/repo]
-Prints a markdown table. Runs the compiler and llvm-mca only (seconds); take the build lock all the same.
+    python3 bench/arm_int8_mca.py [--build build-arm | --objects-dir DIR] [--sketches]
+        [--depthwise [--trace-cache FILE] [--mnn /work/.mirror/alibaba+MNN/repo]]
+        [--llvm-mca llvm-mca-19 --dotprod-cpu neoverse-n1] [--asm label=file.S] [--show]
+Prints markdown tables. Runs the cross assembler and llvm-mca (seconds), and with --depthwise the emulator
+(minutes); take the build lock.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -133,7 +137,9 @@ def hot_loop(insns):
 
 def mca(llvm_mca, code, cpu, iterations=200):
     lines = [re.sub(r"\b[0-9a-f]+ <[^>]*>", ".Lmca_target", c) for c in code]
-    lines = [re.sub(r"^(b|b\.\w+|cbn?z|tbn?z)(\s+(?:[^,]+,\s*)*)[0-9a-f]+$", r"\1\2.Lmca_target", c) for c in lines]
+    lines = [re.sub(r"^(b|bl|b\.\w+|cbn?z|tbn?z)(\s+(?:[^,]+,\s*)*)[0-9a-f]+$", r"\1\2.Lmca_target", c) for c in lines]
+    # A call as a plain branch (as bench/arm_mca.py does): llvm-mca gives calls a made-up 100-cycle latency.
+    lines = [re.sub(r"^bl\s", "b\t", c) for c in lines]
     with tempfile.NamedTemporaryFile("w", suffix=".s", delete=False) as f:
         f.write("\n".join(lines + [".Lmca_target:", ""]))
         path = f.name
@@ -263,20 +269,43 @@ def analyse_dw(llvm_mca, label, code, outputs, taps, cpu):
         label, len(code), what, loads, stack, cycles, macs, per_output, macs / cycles, 100 * macs / cycles / peak)
 
 
-def depthwise_table(llvm_mca, build, mnn_git, show):
+def compute_core(code):
+    """The tile's arithmetic alone: from its first 16-byte input load to its last sdot, branches left out
+    (no call frame, no bias copies before it, no requantisation or stores after it)."""
+    first = next(i for i, t in enumerate(code) if re.match(r"(ldr|ldur)\s+q", t))
+    last = max(i for i, t in enumerate(code) if t.startswith("sdot"))
+    return [t for t in code[first:last + 1] if not re.match(r"(b|b\.\w+|cbn?z|tbn?z|bl|ret)\s", t)]
+
+
+def traced_depthwise(build, cache):
+    """{driver arguments: (iteration, times seen, hottest block runs)}, traced or read from the cache file."""
+    if cache and os.path.exists(cache):
+        with open(cache) as f:
+            return {k: tuple(v) for k, v in json.load(f).items()}
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import arm_mca  # the qemu trace
     run(["cmake", "--build", build, "--target", "ninegrid_arm_kernel_trace"])
     driver = os.path.join(build, "ninegrid_arm_kernel_trace")
     library = os.path.realpath(os.path.join(build, "libninegrid.so"))
+    os.environ["QEMU_CPU"] = "max"  # dotprod
+    traces = {" ".join(args): arm_mca.trace_hot_iteration(driver, args, library) for _, args, _ in DW_TRACED}
+    if cache:
+        with open(cache, "w") as f:
+            json.dump(traces, f)
+    return traces
+
+
+def depthwise_table(llvm_mca, build, mnn_git, show, cache):
+    traces = traced_depthwise(build, cache)
     print("\n| depthwise loop | instructions | vector operations | loads | stack loads/stores | cycles / iteration "
           "| multiply-adds / iteration | cycles per output (pixel x 4 ch, 3x3) | multiply-adds / cycle "
           "| of the sdot bound |")
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    os.environ["QEMU_CPU"] = "max"
     for label, args, outputs in DW_TRACED:
-        code, times, hot = arm_mca.trace_hot_iteration(driver, args, library)
-        print(analyse_dw(llvm_mca, label + " (%d / %d)" % (times, hot), code, outputs, 9, A76))
+        code, times, hot = traces[" ".join(args)]
+        print(analyse_dw(llvm_mca, label + ", whole iteration (seen %d times / hottest block %d)" % (times, hot),
+                         code, outputs, 9, A76))
+        print(analyse_dw(llvm_mca, label + ", its compute core", compute_core(code), outputs, 9, A76))
         if show:
             print("\n".join("    " + t for t in code))
     if not mnn_git:
@@ -300,6 +329,8 @@ def main():
     ap.add_argument("--asm", action="append", default=[], help="label=file.S, an assembly file of one function")
     ap.add_argument("--depthwise", action="store_true",
                     help="the dotprod depthwise centre tiles too, traced under qemu (builds ninegrid_arm_kernel_trace)")
+    ap.add_argument("--trace-cache", help="a JSON file: the traced depthwise iterations are read from it when it "
+                    "exists, else traced and written to it (one trace for several llvm-mca runs)")
     ap.add_argument("--mnn", help="git directory of an alibaba/MNN snapshot: its depthwise loops beside them")
     ap.add_argument("--sketches", action="store_true", help="the hand-written variant loops too")
     ap.add_argument("--show", action="store_true", help="print each loop's instructions")
@@ -354,7 +385,7 @@ def main():
             print(analyse(llvm_mca, label, code, cpu))
 
     if args.depthwise:
-        depthwise_table(llvm_mca, args.build, args.mnn, args.show)
+        depthwise_table(llvm_mca, args.build, args.mnn, args.show, args.trace_cache)
 
 
 if __name__ == "__main__":
