@@ -52,8 +52,8 @@ NEON_DW = "src/kernels/arm/neon/qconv_depthwise_neon.cpp.o"
 
 
 def tile(kind, vec, ocb, n, pin, sw=None):
-    name = r"%s<ninegrid::\(anonymous namespace\)::QuantConvArith<ninegrid::\(anonymous namespace\)::%s>, %d, %d, %d" % (
-        kind, vec, ocb, n, pin)
+    ns = r"ninegrid::\(anonymous namespace\)::"
+    name = r"%s<%sQuantConvArith<%s%s>, %d, %d, %d" % (kind, ns, ns, vec, ocb, n, pin)
     return name + (", %d>" % sw if sw is not None else r", false>")
 
 
@@ -234,7 +234,8 @@ SKETCHES = [
 # label, driver arguments, outputs (pixels x 4 channels) per iteration.
 DW_TRACED = [
     ("ninegrid dotprod depthwise 3x3 s1, centre tile 4 rows x 4 px (32 ch, 32x32)", ["qdw3x3s1", "dotprod"], 16),
-    ("ninegrid dotprod depthwise 3x3 s2, centre tile 2 rows x 4 px (32 ch, 64x64 -> 32x32)", ["qdw3x3s2", "dotprod"], 8),
+    ("ninegrid dotprod depthwise 3x3 s2, centre tile 2 rows x 4 px (32 ch, 64x64 -> 32x32)", ["qdw3x3s2", "dotprod"],
+     8),
 ]
 # MNN's loops, from its assembly: label, file in the snapshot, symbol, outputs (pixels x 4 channels) per
 # iteration, taps per iteration and output (9: the whole 3x3 window; 1: one tap of it).

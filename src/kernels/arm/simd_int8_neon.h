@@ -53,10 +53,10 @@ struct QVecNeonInt8 {
   static Acc madd(X x, W w, Acc acc) { return vpadalq_s16(acc, vmull_s8(x, w)); }
 
   // Pixel groups (kernels/x86/conv_direct_impl.h): 16 input bytes, 4 pixels of NCHW4c, loaded and shifted
-  // once; pixel i's channel pair L % 2 is 16-bit lane L = 2 i + step, broadcast by one dup (shared by the
-  // tile's blocks) where the broadcast took a load, a dup and a shift per pixel and step. (smlal by lane
-  // on inputs widened to 16 bits, ncnn's A72 form, issues 4 products per cycle on the A72's one multiply
-  // pipe, fewer than smull + sadalp already reach: bench/REPORT.md, "Arm64".)
+  // once; the channel pair of pixel i in step s (channels 2 s, 2 s + 1) is 16-bit lane L = 2 i + s, which
+  // one dup broadcasts for the tile's blocks, where the broadcast took a load, a dup and a shift per pixel
+  // and step. (smlal by lane on inputs widened to 16 bits, ncnn's A72 form, issues 4 products per cycle on
+  // the A72's one multiply pipe, fewer than smull + sadalp already reach: bench/REPORT.md, "Arm64".)
   static constexpr int kGroupElements = 16;
   using XG = int8x16_t;
   static XG load_group(const uint8_t* p) {

@@ -273,10 +273,10 @@ __attribute__((always_inline)) inline void madd_group_pixel(const typename A::XG
 // Step S of the input block for all N pixels: its weights (w + o * weights_per_block + S * step_weights),
 // the grouped pixels by lane, the rest by broadcast (from x + i * PIN + S * kDepth).
 template <class A, int OCB, int N, int PIN, int G, int S, int... Ps>
-__attribute__((always_inline)) inline void madd_group_step(const typename A::XG (&xg)[N / G > 0 ? N / G : 1], const typename A::In* x,
-                                                           const typename A::Wt* w, int64_t weights_per_block,
-                                                           int64_t step_weights, typename A::T (&acc)[OCB][N],
-                                                           IntList<Ps...>) {
+__attribute__((always_inline)) inline void madd_group_step(const typename A::XG (&xg)[N / G > 0 ? N / G : 1],
+                                                           const typename A::In* x, const typename A::Wt* w,
+                                                           int64_t weights_per_block, int64_t step_weights,
+                                                           typename A::T (&acc)[OCB][N], IntList<Ps...>) {
   typename A::W wv[OCB];
 #pragma GCC unroll 8
   for (int o = 0; o < OCB; ++o) wv[o] = A::load_weights(w + o * weights_per_block + S * step_weights);
