@@ -15,11 +15,14 @@
 namespace ninegrid {
 namespace {
 
-// Tile widths for 4 int32 lanes, within AArch64's 32 vector registers. GCC issues a step's N broadcasts
-// (each a load and an eor, simd_int8_neon.h) before its multiply-adds, so a tile of OCB blocks x N pixels
-// holds OCB * N accumulators, N inputs, OCB weight vectors, the eor constant and (without sdot) the 16-bit
-// products: 2 x 8 (27 and 2 products) and 1 x 12 (26). The fp32 kernels' 2 x 12 (conv_direct_neon.cpp) spilled
-// accumulators to the stack in every step here (llvm-mca, bench/REPORT.md "Arm64").
+// Tile widths for 4 int32 lanes, within AArch64's 32 vector registers. The dense stride-1 and pointwise
+// tiles take their pixels in groups of 4 (one 16-byte load each, conv_direct_impl.h's pixel groups); the
+// others broadcast each pixel (a load and an eor, simd_int8_neon.h), and GCC issues a step's N broadcasts
+// before its multiply-adds, so such a tile of OCB blocks x N pixels holds OCB * N accumulators, N inputs,
+// OCB weight vectors, the eor constant and (without sdot) the 16-bit products: 2 x 8 (27 and 2 products)
+// and 1 x 12 (26). The fp32 kernels' 2 x 12 (conv_direct_neon.cpp) spilled accumulators to the stack in
+// every step here. With groups a dotprod 2 x 12 would fit, but its eor per sdot is the 2 x 8's, and the
+// neon tile's per-pixel dups already spill a few accumulators at 2 x 8 (llvm-mca, bench/REPORT.md "Arm64").
 template <>
 struct QDirectMenu<4, 2> {
   using Full = TileWidths<8, 6, 4, 3, 2, 1>;

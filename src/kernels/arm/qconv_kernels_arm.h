@@ -22,6 +22,9 @@
 // once and feed it to every output of the tile that reads it, so NCHW4c's narrower loads are shared too:
 //   dotprod: a group is 4 pixels x 4 channels (one 16-byte load, tbl, eor), 4 taps per sdot lane;
 //   neon:    a group is 2 pixels x 4 channels (one 8-byte load, tbl, eor), 2 taps per smull + sadalp lane.
+// Measured against MNN's own loops (bench/REPORT.md, "Arm64", llvm-mca): MNN's sdot depthwise is in fact C4
+// (its C16 loop, smlal, is for cores without sdot and for stride 2), and this tile's arithmetic costs less
+// per output than either.
 //
 // Zero points. The kernels multiply the inputs as signed bytes x - 128 (simd_int8_neon.h says why), so their
 // arguments are prepared for the zero point zp - 128 of those values (kArmInputZeroPointShift below):

@@ -29,6 +29,19 @@ struct QVecDotprod : QVecNeonInt8 {
   }
   static W load_weights(const int8_t* p) { return vld1q_s8(p); }
   static Acc madd(X x, W w, Acc acc) { return vdotq_s32(acc, x, w); }
+
+  // Pixel groups (kernels/x86/conv_direct_impl.h): 16 input bytes, 4 pixels of NCHW4c, loaded and shifted
+  // once; sdot's indexed form multiplies the weights by pixel L's 4 bytes (lane L) where the broadcast
+  // took a load and a shift for every pixel.
+  static constexpr int kGroupElements = 16;
+  using XG = int8x16_t;
+  static XG load_group(const uint8_t* p) {
+    return vreinterpretq_s8_u8(veorq_u8(vld1q_u8(p), vdupq_n_u8(kArmInputShift)));
+  }
+  template <int L>
+  static Acc madd_lane(XG g, W w, Acc acc) {
+    return vdotq_laneq_s32(acc, w, g, L);
+  }
 };
 
 }  // namespace

@@ -52,6 +52,21 @@ struct QVecNeonInt8 {
   static W load_weights(const int8_t* p) { return vld1_s8(p); }
   static Acc madd(X x, W w, Acc acc) { return vpadalq_s16(acc, vmull_s8(x, w)); }
 
+  // Pixel groups (kernels/x86/conv_direct_impl.h): 16 input bytes, 4 pixels of NCHW4c, loaded and shifted
+  // once; the channel pair of pixel i in step s (channels 2 s, 2 s + 1) is 16-bit lane L = 2 i + s, which
+  // one dup broadcasts for the tile's blocks, where the broadcast took a load, a dup and a shift per pixel
+  // and step. (smlal by lane on inputs widened to 16 bits, ncnn's A72 form, issues 4 products per cycle on
+  // the A72's one multiply pipe, fewer than smull + sadalp already reach: bench/REPORT.md, "Arm64".)
+  static constexpr int kGroupElements = 16;
+  using XG = int8x16_t;
+  static XG load_group(const uint8_t* p) {
+    return vreinterpretq_s8_u8(veorq_u8(vld1q_u8(p), vdupq_n_u8(kArmInputShift)));
+  }
+  template <int L>
+  static Acc madd_lane(XG g, W w, Acc acc) {
+    return madd(vreinterpret_s8_s16(vdup_laneq_s16(vreinterpretq_s16_s8(g), L)), w, acc);
+  }
+
   // Requantisation steps, as QVecAvx2's.
   static F to_float(Acc v) { return vcvtq_f32_s32(v); }
   static F load_f(const float* p) { return vld1q_f32(p); }

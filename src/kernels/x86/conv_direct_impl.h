@@ -219,6 +219,100 @@ inline void accumulate(const typename A::Args& a, const DirectGeometry& g, int64
     for (int i = 0; i < N; ++i) acc[o][i] = sum[o][i];
 }
 
+// ---- Pixel groups ----
+
+// A policy may take the inputs of several neighbouring pixels from one load and multiply-add each pixel's
+// kDepth values by their lane of it, instead of broadcasting every pixel's values on their own (sdot's
+// indexed form, `sdot v.4s, w.16b, x.4b[i]`: one 16-byte load and one shift to signed bytes for 4 pixels
+// of NCHW4c where the broadcast costs a load and a shift per pixel, shared by only the tile's OCB blocks).
+// It says so with kGroupElements, the input elements of one group load, and provides
+//   XG load_group(const In* p)           kGroupElements inputs from p
+//   T madd_lane<L>(XG g, W w, T acc)     acc plus inputs [L * kDepth, (L + 1) * kDepth) of g times w
+// A dense tile whose pixels are whole input blocks side by side (pixel step PIN: stride 1) loads
+// G = kGroupElements / PIN pixels per group, all PIN channels of them; the pixels past a multiple of G take
+// the broadcast. Policies without kGroupElements (the x86 ones, whose broadcast comes from memory for free)
+// keep the broadcast everywhere and the loops as they were.
+template <class A>
+constexpr auto group_elements_of(int) -> decltype(A::kGroupElements, 0) {
+  return A::kGroupElements;
+}
+template <class A>
+constexpr int group_elements_of(long) {
+  return 0;
+}
+
+// Pixels per group load for input block PIN and a pixel step of PIXEL_STEP elements (0: known at run time
+// only), or 1: no groups.
+template <class A, int PIN, int PIXEL_STEP>
+constexpr int pixel_group() {
+  constexpr int e = group_elements_of<A>(0);
+  return e > 0 && PIXEL_STEP == PIN && e % PIN == 0 && e / PIN > 1 ? e / PIN : 1;
+}
+
+template <int... Is>
+struct IntList {};
+template <int N, int... Is>
+struct MakeIntList : MakeIntList<N - 1, N - 1, Is...> {};
+template <int... Is>
+struct MakeIntList<0, Is...> {
+  using type = IntList<Is...>;
+};
+
+// Pixel P of every group (pixels g * G + P), step S (input channels S * kDepth ..) of the input block.
+template <class A, int OCB, int N, int PIN, int G, int S, int P>
+__attribute__((always_inline)) inline void madd_group_pixel(const typename A::XG (&xg)[N / G > 0 ? N / G : 1],
+                                                            const typename A::W (&wv)[OCB],
+                                                            typename A::T (&acc)[OCB][N]) {
+  constexpr int L = P * (PIN / A::kDepth) + S;  // the lane of pixel P's values for step S
+#pragma GCC unroll 16
+  for (int g = 0; g < N / G; ++g)
+#pragma GCC unroll 8
+    for (int o = 0; o < OCB; ++o) acc[o][g * G + P] = A::template madd_lane<L>(xg[g], wv[o], acc[o][g * G + P]);
+}
+
+// Step S of the input block for all N pixels: its weights (w + o * weights_per_block + S * step_weights),
+// the grouped pixels by lane, the rest by broadcast (from x + i * PIN + S * kDepth).
+template <class A, int OCB, int N, int PIN, int G, int S, int... Ps>
+__attribute__((always_inline)) inline void madd_group_step(const typename A::XG (&xg)[N / G > 0 ? N / G : 1],
+                                                           const typename A::In* x, const typename A::Wt* w,
+                                                           int64_t weights_per_block, int64_t step_weights,
+                                                           typename A::T (&acc)[OCB][N], IntList<Ps...>) {
+  typename A::W wv[OCB];
+#pragma GCC unroll 8
+  for (int o = 0; o < OCB; ++o) wv[o] = A::load_weights(w + o * weights_per_block + S * step_weights);
+  (madd_group_pixel<A, OCB, N, PIN, G, S, Ps>(xg, wv, acc), ...);
+#pragma GCC unroll 16
+  for (int i = N / G * G; i < N; ++i) {
+    const typename A::X xv = A::broadcast(x + i * PIN + S * A::kDepth);
+#pragma GCC unroll 8
+    for (int o = 0; o < OCB; ++o) acc[o][i] = A::madd(xv, wv[o], acc[o][i]);
+  }
+}
+
+template <class A, int OCB, int N, int PIN, int G, int... Ss>
+__attribute__((always_inline)) inline void madd_group_steps(const typename A::In* x, const typename A::Wt* w,
+                                                            int64_t weights_per_block, int64_t step_weights,
+                                                            typename A::T (&acc)[OCB][N], IntList<Ss...>) {
+  // One load per group for all PIN / kDepth steps (at least one element so that N < G compiles).
+  typename A::XG xg[N / G > 0 ? N / G : 1];
+#pragma GCC unroll 16
+  for (int g = 0; g < N / G; ++g) xg[g] = A::load_group(x + g * G * PIN);
+  (madd_group_step<A, OCB, N, PIN, G, Ss>(xg, x, w, weights_per_block, step_weights, acc,
+                                          typename MakeIntList<G>::type{}),
+   ...);
+}
+
+// All channels of one input block for OCB blocks x N pixels in groups of G: pixel i's values at
+// x + i * PIN, step s's weights of block o at w + o * weights_per_block + s * step_weights.
+template <class A, int OCB, int N, int PIN, int G>
+__attribute__((always_inline)) inline void madd_input_block_grouped(const typename A::In* x, const typename A::Wt* w,
+                                                                    int64_t weights_per_block, int64_t step_weights,
+                                                                    typename A::T (&acc)[OCB][N]) {
+  static_assert(G > 1 && PIN % A::kDepth == 0, "groups of whole input blocks");
+  madd_group_steps<A, OCB, N, PIN, G>(x, w, weights_per_block, step_weights, acc,
+                                      typename MakeIntList<PIN / A::kDepth>::type{});
+}
+
 // The tile's sums start at A::start for its blocks and its valid taps (the same vector for all N pixels).
 template <class A, int OCB, int N>
 inline void start_sums(const typename A::Args& a, int64_t block, int64_t kh_begin, int64_t kh_end, int64_t kw_begin,
@@ -259,6 +353,7 @@ NG_TILE void direct_row_tile_dense(const typename A::Args& a, const DirectGeomet
   using In = typename A::In;
   using Wt = typename A::Wt;
   constexpr int P = A::kLanes, D = A::kDepth;
+  constexpr int G = pixel_group<A, PIN, SW * PIN>();
   const int64_t pixel0 = oh * a.out_w + ow0;
   for (int o = 0; o < OCB; ++o) A::template prefetch_output<N>(a, block + o, pixel0);
   T acc[OCB][N];
@@ -285,6 +380,19 @@ NG_TILE void direct_row_tile_dense(const typename A::Args& a, const DirectGeomet
       for (int64_t r = 0; r < rows; ++r, next += row_step)
         for (int64_t i = 0; i < N + (kernel_w - 1) * a.dilation_w; ++i)
           __builtin_prefetch(next + i * pixel_step);
+    }
+    if constexpr (G > 1) {
+      // Each tap's pixels in groups (stride 1), one group load for all the block's channels.
+      const In* xr = x;
+      const Wt* wr = w;
+      for (int64_t r = 0; r < rows; ++r, xr += row_step, wr += kernel_w * P * D) {
+        const In* xk = xr;
+        const Wt* wk = wr;
+        for (int64_t kw = 0; kw < kernel_w; ++kw, xk += tap_step, wk += P * D)
+          madd_input_block_grouped<A, OCB, N, PIN, G>(xk, wk, weights_per_block, channel_weights, acc);
+      }
+      w += PIN / D * channel_weights;
+      continue;
     }
     for (int j = 0; j < PIN; j += D, w += channel_weights) {
       const In* xr = x + j;
@@ -520,6 +628,7 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const typename A
   using H = typename HV::T;
   constexpr int P = A::kLanes, D = A::kDepth;
   constexpr int FULL = HALF ? OCB - 1 : OCB;  // blocks of whole vectors
+  constexpr int G = HALF ? 1 : pixel_group<A, PIN, PIN>();
   // Output (and residual) lines asked for ahead only when the tile is short: with more input channels the
   // FMAs give the hardware time to fetch them at the store, and the prefetches cost more than they save;
   // with 16 (MobileNetV2's 16->96 at 112x112) they still pay (measured in models: bench/REPORT.md,
@@ -552,6 +661,17 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const typename A
 #pragma GCC unroll 32
       for (int i = 0; i < N; i += kLinePixels)
         __builtin_prefetch(x + block_stride + i * PIN);
+    }
+    if constexpr (G > 1) {
+      // The pixels in groups, one group load for all the block's channels.
+      if (prefetch_next) {
+        for (int j = 0; j < PIN; j += D)
+#pragma GCC unroll 8
+          for (int o = 0; o < OCB; ++o) __builtin_prefetch(w + j * P + (o + OCB) * weights_per_block, 0, 2);
+      }
+      madd_input_block_grouped<A, OCB, N, PIN, G>(x, w, weights_per_block, P * D, acc);
+      w += PIN * P;
+      continue;
     }
     for (int j = 0; j < PIN; j += D, w += P * D) {
       typename A::W wv[FULL > 0 ? FULL : 1];

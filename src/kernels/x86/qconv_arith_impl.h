@@ -57,6 +57,12 @@ struct QDirectMenu<8, 1> {
   using Column = TileWidths<8, 4, 2, 1>;
 };
 
+// The vector type of QV's pixel groups, or its broadcast type when it has none (declarations for decltype).
+template <class QV>
+auto group_vector_of(int) -> typename QV::XG;
+template <class QV>
+auto group_vector_of(long) -> typename QV::X;
+
 template <class QV>
 struct QuantConvArith {
   using Vec = QV;
@@ -75,6 +81,15 @@ struct QuantConvArith {
   __attribute__((always_inline)) static W load_weights(const Wt* p) { return QV::load_weights(p); }
   __attribute__((always_inline)) static X broadcast(const In* p) { return QV::broadcast_inputs(p); }
   __attribute__((always_inline)) static T madd(X x, W w, T acc) { return QV::madd(x, w, acc); }
+  // Pixel groups (conv_direct_impl.h), where QV has them (the AArch64 vectors; not the x86 ones, whose
+  // kGroupElements is 0 and XG a stand-in that nothing uses).
+  static constexpr int kGroupElements = group_elements_of<QV>(0);
+  using XG = decltype(group_vector_of<QV>(0));
+  __attribute__((always_inline)) static XG load_group(const In* p) { return QV::load_group(p); }
+  template <int L>
+  __attribute__((always_inline)) static T madd_lane(XG g, W w, T acc) {
+    return QV::template madd_lane<L>(g, w, acc);
+  }
 
   // The folded bias, plus the zero-point sums of the taps outside [kh_begin, kh_end) x [kw_begin, kw_end).
   __attribute__((always_inline)) static T start(const Args& a, int64_t block, int64_t kh_begin, int64_t kh_end,
