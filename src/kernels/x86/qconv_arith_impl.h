@@ -111,19 +111,6 @@ struct QuantConvArith {
     for (int b = 0; b < N * kLanes; b += kLine) __builtin_prefetch(a.requantize.residual + offset + b);
   }
 
-  // Whether block `block` meets the packed store's bound (qconv_epilogue_impl.h, "Packed stores"; as
-  // requantize_packed_block, but over the whole vector, padding included: a padding multiplier that fails it
-  // only costs the faster store) and has no fused addition. Comparisons that a NaN fails; `&`, not `&&`, so
-  // that the lanes are compared in one vector.
-  static bool packed_fits(const X86Requantize& q, int64_t block) {
-    if (q.residual && (q.residual_add || !(q.residual_multiplier <= 1048576.f && q.residual_multiplier >= -1048576.f)))
-      return false;
-    const float* const m = q.multiplier + block * kLanes;
-    bool fits = true;
-    for (int j = 0; j < kLanes; ++j) fits &= m[j] <= 0.25f && m[j] >= -0.25f;
-    return fits;
-  }
-
   // N vectors of sums of output block `block` at pixels pixel + i * pixel_stride, requantised and stored.
   // The output in the vector's own block is inlined, so the accumulators go from registers through the
   // requantisation to memory; any other block takes a call on a copy (store_scattered), so that the
@@ -137,7 +124,7 @@ struct QuantConvArith {
       const int64_t offset = (block * a.out_h * a.out_w + pixel) * kLanes, step = pixel_stride * kLanes;
       uint8_t* const y = a.y + offset;
       const uint8_t* const residual = a.requantize.residual ? a.requantize.residual + offset : nullptr;
-      if (pixel_stride == 1 && packed_fits(a.requantize, block)) {
+      if (a.requantize.packed_store && pixel_stride == 1) {
         // The N vectors' bytes lie together: the packed store, 4 vectors at a time (fewer operations per
         // vector, which bound pointwise convolutions over few input channels: bench/REPORT.md).
         RequantizePacked<QV> kp;
