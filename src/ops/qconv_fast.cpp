@@ -26,8 +26,9 @@ namespace ninegrid {
 
 namespace {
 
-// The requantisation constants of q for the x86 kernels (the tensors come per run).
-X86Requantize x86_requantize(const Requantization& q, const float* multiplier) {
+// The requantisation constants of q for the x86 kernels (the tensors come per run); multiplier: `channels`
+// values, padding included (zeros).
+X86Requantize x86_requantize(const Requantization& q, const float* multiplier, int64_t channels) {
   X86Requantize r;
   r.multiplier = multiplier;
   r.out_zero_point = q.out_zero_point;
@@ -40,6 +41,11 @@ X86Requantize x86_requantize(const Requantization& q, const float* multiplier) {
   r.add.out_zero_point = q.add.out_zero_point;
   r.add.a_multiplier = q.add.a_multiplier, r.add.b_multiplier = q.add.b_multiplier;
   r.add.qmin = q.add.qmin, r.add.qmax = q.add.qmax;
+  // The bound of kernels/x86/qconv_epilogue_impl.h's packed store, as requantize_packed_block checks it per
+  // block: comparisons that a NaN fails.
+  bool fits = !q.residual_add && q.residual_multiplier <= 1048576.f && q.residual_multiplier >= -1048576.f;
+  for (int64_t c = 0; c < channels; ++c) fits = fits && multiplier[c] <= 0.25f && multiplier[c] >= -0.25f;
+  r.packed_store = fits;
   return r;
 }
 
@@ -274,7 +280,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   a.bias = bias_.data();
   a.tap_zero_sums = tap_zero_sums_.data();
   a.x_zero_point = kernel_zero_point;
-  a.requantize = x86_requantize(q, multiplier_.data());
+  a.requantize = x86_requantize(q, multiplier_.data(), static_cast<int64_t>(multiplier_.size()));
 }
 
 // The kernels read input blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8 block there)
@@ -409,7 +415,7 @@ void FastQConv2d::prepare_indirect(bool vnni, const int8_t* w, const Requantizat
   a.tile_interior = tile_interior_.data();
   a.weights = weights_.data();
   a.bias = bias_.data();
-  a.requantize = x86_requantize(q, multiplier_.data());
+  a.requantize = x86_requantize(q, multiplier_.data(), static_cast<int64_t>(multiplier_.size()));
   a.zero_row = zero_row_.data();
   indirect_items_ = p.groups * ((ocpp + group_lanes - 1) / group_lanes) * indirection_.tiles;
 #else
@@ -474,7 +480,7 @@ void FastQConv2d::prepare_first_layer(bool vnni, const int8_t* w, const Requanti
   a.bias = bias_.data();
   a.row_zero_sums = row_zero_sums_.data();
   a.x_zero_point = static_cast<uint8_t>(x_zero_point);
-  a.requantize = x86_requantize(q, multiplier_.data());
+  a.requantize = x86_requantize(q, multiplier_.data(), static_cast<int64_t>(multiplier_.size()));
 #else
   (void)vnni, (void)w, (void)q, (void)x_zero_point, (void)out_block;
   throw Error("FastQConv2d: no first-layer int8 kernel on this build");
@@ -538,7 +544,7 @@ void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantiza
   a.weights = weights_.data();
   a.bias = bias_.data();
   a.x_zero_point = x_zero_point;
-  a.requantize = x86_requantize(q, multiplier_.data());
+  a.requantize = x86_requantize(q, multiplier_.data(), static_cast<int64_t>(multiplier_.size()));
 }
 
 // NCHW[in_block]c with icpg channels per group -> NCHW[staged_block]c with staged_icpg per group, the padding

@@ -197,6 +197,18 @@ TEST(Int8BlockedPools, QGlobalAveragePoolMatchesPlain) {
                                      "QGlobalAveragePool " + shape_str(kShapes[s].shape) + " quant #" +
                                          std::to_string(qi));
       }
+  // Planes longer than the blocked kernel's 16-bit runs of 257 pixels (two whole runs and a part), random and
+  // all 255 (every run's sums at 65535).
+  const Shape large = {1, 16, 23, 29};
+  Tensor full = Tensor::empty(DataType::UInt8, large);
+  for (int64_t i = 0; i < full.numel(); ++i) static_cast<uint8_t*>(full.data())[i] = 255;
+  for (size_t qi = 0; qi < kAverageQuants.size(); ++qi)
+    for (const Tensor& x : {random_bytes(DataType::UInt8, large, 75), full})
+      for (int64_t block : {4, 8, 16}) {
+        OpSpec spec{"ng.QGlobalAveragePool", {arg(x)}, with_average_quant({}, kAverageQuants[qi])};
+        expect_blocked_matches_plain(spec, block, Marks::InAndOut, "QGlobalAveragePool " + shape_str(large) +
+                                                                       " quant #" + std::to_string(qi));
+      }
 }
 
 // ---------------------------------------------------------------------------------------------------

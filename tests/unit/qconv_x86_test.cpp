@@ -233,6 +233,47 @@ TEST(QConvX86, PointwiseMatchesReferenceBitForBit) {
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }
 
+// The direct and pointwise kernels requantise an output block through the packed store when all its lanes'
+// multipliers lie within +-1/4 (and a residual's within +-2^20, no fused addition): multipliers at the bound,
+// one lane just past it (the block takes the other store), sums large enough that the packed values saturate,
+// plain residuals with multipliers at their bound; outputs in the vector's block. Bit for bit.
+TEST(QConvX86, PackedStoreBoundMatchesReference) {
+  Rng rng(11281);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    const int P = isa.lanes;
+    for (int iter = 0; iter < 40; ++iter) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.batch = 1;
+      p.out_channels = P * rng(1, 3);
+      p.in_channels = rng.pick<int64_t>({4, 16, 32, 64});
+      const bool pointwise = rng(0, 1) == 0;
+      p.kernel_h = p.kernel_w = pointwise ? 1 : 3;
+      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = pointwise ? 0 : 1;
+      p.in_h = rng(1, 9), p.in_w = rng(1, 30);
+      p.out_h = p.in_h, p.out_w = p.in_w;
+      c.in_block = block_for(rng, {4, 8, 16}, p.in_channels);
+      c.out_block = P;
+      fill(c, rng);
+      const float past = std::nextafter(0.25f, 1.f);
+      for (float& m : c.multiplier) {
+        const int64_t kind = rng(0, 3);
+        m = kind == 0 ? 0.25f : kind == 1 ? -0.25f : std::ldexp(static_cast<float>(rng(1, 1 << 10)), -12);
+      }
+      if (rng(0, 1) == 0) c.multiplier[static_cast<size_t>(rng(0, p.out_channels - 1))] = past;
+      if (c.with_residual && !c.q.residual_add)
+        c.q.residual_multiplier = rng.pick<float>({1048576.f, -1048576.f, 0.5f, std::nextafter(1048576.f, 2e6f)});
+      std::string algorithm;
+      EXPECT_EQ(mismatches(c, isa, 1, &algorithm, QConvKernel::Direct), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm, std::string(isa.prefix) + (pointwise ? "pointwise" : "direct"));
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
 // Layers shaped like the models' (blocked in and out in the vector's block, many channels, 3x3 pads and
 // strided 1x1s, a quantised RGB first layer): the dense tiles and the common paths, bit for bit.
 TEST(QConvX86, ModelShapedLayersMatchReference) {

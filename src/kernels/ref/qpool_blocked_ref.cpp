@@ -1,5 +1,6 @@
 // The windows are resolved once per call; each output pixel sums its taps inside the input over its B
-// lanes (int64, as qpool_ref.cpp: no window can overflow it), then requantises each lane.
+// lanes (int64, as qpool_ref.cpp: no window can overflow it), then requantises each lane. The global mean
+// sums whole planes in 16-bit runs (see qglobal_average_planes).
 #include "kernels/ref/qpool_blocked_ref.h"
 
 #include <vector>
@@ -41,6 +42,11 @@ void qaverage_rows(const PoolParams& p, bool count_include_pad, const QuantizedA
   }
 }
 
+// The raw bytes are summed in 16-bit lanes over runs of kRunPixels pixels (257 x 255 = 65535: exact),
+// each run's sums added into int64, and the zero point subtracted once per plane (plane_size x zp): the same
+// integers as qpool_ref.cpp's, in steps the compiler turns into a few byte-to-word vector adds per pixel.
+constexpr int64_t kRunPixels = 257;
+
 template <int64_t kLanes>
 void qglobal_average_planes(int64_t plane_size, const QuantizedAverage& q, int64_t block, const uint8_t* x,
                             uint8_t* y, int64_t begin, int64_t end) {
@@ -50,9 +56,15 @@ void qglobal_average_planes(int64_t plane_size, const QuantizedAverage& q, int64
     const uint8_t* xp = x + bp * plane_size * B;
     int64_t acc[kLanes > 0 ? kLanes : kMaxBlockLanes];
     for (int64_t l = 0; l < B; ++l) acc[l] = 0;
-    for (int64_t i = 0; i < plane_size; ++i)
-      for (int64_t l = 0; l < B; ++l) acc[l] += static_cast<int64_t>(xp[i * B + l]) - zp;
-    for (int64_t l = 0; l < B; ++l) y[bp * B + l] = plane_size > 0 ? q(acc[l], plane_size) : q(0, 1);
+    for (int64_t i0 = 0; i0 < plane_size; i0 += kRunPixels) {
+      const int64_t n = plane_size - i0 < kRunPixels ? plane_size - i0 : kRunPixels;
+      uint16_t run[kLanes > 0 ? kLanes : kMaxBlockLanes];
+      for (int64_t l = 0; l < B; ++l) run[l] = 0;
+      for (int64_t i = i0; i < i0 + n; ++i)
+        for (int64_t l = 0; l < B; ++l) run[l] = static_cast<uint16_t>(run[l] + xp[i * B + l]);
+      for (int64_t l = 0; l < B; ++l) acc[l] += run[l];
+    }
+    for (int64_t l = 0; l < B; ++l) y[bp * B + l] = plane_size > 0 ? q(acc[l] - zp * plane_size, plane_size) : q(0, 1);
   }
 }
 

@@ -139,6 +139,20 @@ struct QuantConvArith {
       const int64_t offset = (block * a.out_h * a.out_w + pixel) * kLanes, step = pixel_stride * kLanes;
       uint8_t* const y = a.y + offset;
       const uint8_t* const residual = a.requantize.residual ? a.requantize.residual + offset : nullptr;
+      if (a.requantize.packed_store && pixel_stride == 1) {
+        // The N vectors' bytes lie together: the packed store, 4 vectors at a time (fewer operations per
+        // vector, which bound pointwise convolutions over few input channels: bench/REPORT.md).
+        RequantizePacked<QV> kp;
+        kp.usable = true;
+        kp.zero_point = QV::set1_i16(static_cast<int16_t>(a.requantize.out_zero_point));
+        kp.qmin = QV::set1_u8(static_cast<uint8_t>(a.requantize.qmin));
+        kp.qmax = QV::set1_u8(static_cast<uint8_t>(a.requantize.qmax));
+#pragma GCC unroll 8
+        for (int i = 0; i < N; i += 4)
+          requantize_store_packed<QV>(k, kp, acc + i, N - i < 4 ? N - i : 4, y + i * kLanes,
+                                      residual ? residual + i * kLanes : nullptr);
+        return;
+      }
       requantize_store_run<QV, N>(k, acc, y, residual, step);
       return;
     }

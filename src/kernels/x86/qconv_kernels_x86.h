@@ -46,6 +46,10 @@ struct X86Requantize {
   bool residual_add = false;
   bool conv_is_first = true;
   X86QuantizedAdd add;
+  // Every real channel's multiplier and the residual's meet the bound of the packed store
+  // (qconv_epilogue_impl.h, "Packed stores"; set by the op, which checks it once), and there is no fused
+  // addition: the direct and pointwise kernels then requantise through it.
+  bool packed_store = false;
 };
 
 // One image's quantised convolution with everything prepared for a kernel (the int8 twin of X86ConvArgs;
