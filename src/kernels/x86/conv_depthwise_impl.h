@@ -271,9 +271,10 @@ inline void for_each_row_tile(int64_t out_w, Visit visit) {
 }
 
 // The row's leading COLS-wide tiles [*begin, *end) whose input windows lie inside the image's columns
-// (the nine-grid centre of the row; *begin == *end when none does), within [0, full_row_tiles].
-template <int K, int S, int COLS>
-inline void centre_row_tiles(const X86ConvArgs& a, int64_t* begin, int64_t* end) {
+// (the nine-grid centre of the row; *begin == *end when none does), within [0, full_row_tiles]. Args: the
+// fp32 or the int8 kernels' arguments (in_w, pad_left, out_w).
+template <int K, int S, int COLS, class Args>
+inline void centre_row_tiles(const Args& a, int64_t* begin, int64_t* end) {
   constexpr int64_t kInCols = (COLS - 1) * S + K, kStep = COLS * S;
   const int64_t last = a.in_w - kInCols + a.pad_left;  // a centre tile's ow0 * S is at most this
   const int64_t full = full_row_tiles<COLS>(a.out_w);

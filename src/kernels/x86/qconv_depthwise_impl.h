@@ -127,12 +127,7 @@ inline void init_block(QDwBlock<DW>& b, const X86QConvArgs& a, int64_t block) {
 // none past it (the last group loads only the pixels some output reads).
 template <class DW, int K, int S, int COLS>
 inline void set_centre_tiles(QDwBlock<DW>& b) {
-  const X86QConvArgs& a = *b.a;
-  constexpr int64_t kInCols = (COLS - 1) * S + K, kStep = COLS * S;
-  const int64_t last = a.in_w - kInCols + a.pad_left;  // a centre tile's ow0 * S is at most this
-  const int64_t full = full_row_tiles<COLS>(a.out_w);
-  b.centre_begin = imin((a.pad_left + kStep - 1) / kStep, full);
-  b.centre_end = imax(b.centre_begin, last < 0 ? 0 : imin(full, last / kStep + 1));
+  centre_row_tiles<K, S, COLS>(*b.a, &b.centre_begin, &b.centre_end);
 }
 
 // The weight vector of kernel row kh at group offset o (-(G-1) <= o < kernel_w).
