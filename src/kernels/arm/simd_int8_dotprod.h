@@ -25,7 +25,7 @@ struct QVecDotprod : QVecNeonInt8 {
   static X broadcast_inputs(const uint8_t* p) {
     uint32_t v;
     __builtin_memcpy(&v, p, sizeof v);
-    return vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_u32(vdupq_n_u32(v)), vdupq_n_u8(kArmInputShift)));
+    return arm_signed_bytes(vreinterpretq_u8_u32(vdupq_n_u32(v)));
   }
   static W load_weights(const int8_t* p) { return vld1q_s8(p); }
   static Acc madd(X x, W w, Acc acc) { return vdotq_s32(acc, x, w); }
@@ -35,9 +35,7 @@ struct QVecDotprod : QVecNeonInt8 {
   // took a load and a shift for every pixel.
   static constexpr int kGroupElements = 16;
   using XG = int8x16_t;
-  static XG load_group(const uint8_t* p) {
-    return vreinterpretq_s8_u8(veorq_u8(vld1q_u8(p), vdupq_n_u8(kArmInputShift)));
-  }
+  static XG load_group(const uint8_t* p) { return arm_load_group_of_4_pixels(p); }
   template <int L>
   static Acc madd_lane(XG g, W w, Acc acc) {
     return vdotq_laneq_s32(acc, w, g, L);

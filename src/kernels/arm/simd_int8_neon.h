@@ -24,6 +24,15 @@ namespace {
 // The shift from uint8 inputs to the signed bytes the products take (see above).
 constexpr uint8_t kArmInputShift = 0x80;
 
+// Input bytes shifted to signed bytes (16 or 8 of them).
+inline int8x16_t arm_signed_bytes(uint8x16_t v) {
+  return vreinterpretq_s8_u8(veorq_u8(v, vdupq_n_u8(kArmInputShift)));
+}
+inline int8x8_t arm_signed_bytes(uint8x8_t v) { return vreinterpret_s8_u8(veor_u8(v, vdup_n_u8(kArmInputShift))); }
+
+// A pixel group (kernels/x86/conv_direct_impl.h's pixel groups): 4 pixels of NCHW4c, 16 input bytes, shifted.
+inline int8x16_t arm_load_group_of_4_pixels(const uint8_t* p) { return arm_signed_bytes(vld1q_u8(p)); }
+
 struct QVecNeonInt8 {
   using Acc = int32x4_t;  // 4 int32 sums, one output channel per lane
   using F = float32x4_t;  // the same 4 lanes as floats (requantisation)
@@ -47,7 +56,7 @@ struct QVecNeonInt8 {
   static X broadcast_inputs(const uint8_t* p) {
     uint16_t pair;
     __builtin_memcpy(&pair, p, sizeof pair);
-    return vreinterpret_s8_u8(veor_u8(vreinterpret_u8_u16(vdup_n_u16(pair)), vdup_n_u8(kArmInputShift)));
+    return arm_signed_bytes(vreinterpret_u8_u16(vdup_n_u16(pair)));
   }
   static W load_weights(const int8_t* p) { return vld1_s8(p); }
   static Acc madd(X x, W w, Acc acc) { return vpadalq_s16(acc, vmull_s8(x, w)); }
@@ -59,9 +68,7 @@ struct QVecNeonInt8 {
   // the A72's one multiply pipe, fewer than smull + sadalp already reach: bench/REPORT.md, "Arm64".)
   static constexpr int kGroupElements = 16;
   using XG = int8x16_t;
-  static XG load_group(const uint8_t* p) {
-    return vreinterpretq_s8_u8(veorq_u8(vld1q_u8(p), vdupq_n_u8(kArmInputShift)));
-  }
+  static XG load_group(const uint8_t* p) { return arm_load_group_of_4_pixels(p); }
   template <int L>
   static Acc madd_lane(XG g, W w, Acc acc) {
     return madd(vreinterpret_s8_s16(vdup_laneq_s16(vreinterpretq_s16_s8(g), L)), w, acc);
@@ -148,11 +155,11 @@ struct QVecNeonInt8 {
 inline int8x16_t arm_taps_of_4_pixels(uint8x16_t pixels) {
   // Byte i of the result is byte index[i] of the pixels: channel i / 4 of pixel i % 4.
   const uint8x16_t index = vcombine_u8(vcreate_u8(0x0D0905010C080400ull), vcreate_u8(0x0F0B07030E0A0602ull));
-  return vreinterpretq_s8_u8(veorq_u8(vqtbl1q_u8(pixels, index), vdupq_n_u8(kArmInputShift)));
+  return arm_signed_bytes(vqtbl1q_u8(pixels, index));
 }
 inline int8x8_t arm_taps_of_2_pixels(uint8x8_t pixels) {
   const uint8x8_t index = vcreate_u8(0x0703060205010400ull);
-  return vreinterpret_s8_u8(veor_u8(vtbl1_u8(pixels, index), vdup_n_u8(kArmInputShift)));
+  return arm_signed_bytes(vtbl1_u8(pixels, index));
 }
 
 }  // namespace
