@@ -28,8 +28,9 @@ struct Layer {
 
 int64_t blocks(int64_t channels) { return (channels + kLanes - 1) / kLanes; }
 
-void run(const Layer& l, void (*kernel)(const ninegrid::X86ConvArgs&, const ninegrid::X86ConvRange&)) {
-  ninegrid::X86ConvArgs a;
+// The layer's shapes in the fp32 or the int8 kernels' arguments (NCHW4c out).
+template <class Args>
+void set_geometry(Args& a, const Layer& l) {
   a.in_channels = l.in_channels, a.in_h = l.in_h, a.in_w = l.in_w;
   a.out_channels = l.out_channels;
   a.out_h = (l.in_h + 2 * l.pad - l.kernel) / l.stride + 1;
@@ -38,6 +39,11 @@ void run(const Layer& l, void (*kernel)(const ninegrid::X86ConvArgs&, const nine
   a.in_channels_per_group = l.in_channels / a.groups, a.out_channels_per_group = l.out_channels / a.groups;
   a.kernel_h = a.kernel_w = l.kernel, a.stride_h = a.stride_w = l.stride, a.pad_top = a.pad_left = l.pad;
   a.in_block = l.in_block, a.out_block = kLanes;
+}
+
+void run(const Layer& l, void (*kernel)(const ninegrid::X86ConvArgs&, const ninegrid::X86ConvRange&)) {
+  ninegrid::X86ConvArgs a;
+  set_geometry(a, l);
   a.activation = ninegrid::ActivationKind::Relu;  // RetinaFace-MobileNet0.25's convs: ReLU
   const int64_t in_floats = (l.in_block == 1 ? l.in_channels : blocks(l.in_channels) * kLanes) * l.in_h * l.in_w;
   const int64_t weight_floats = blocks(l.out_channels) * kLanes * a.in_channels_per_group * l.kernel * l.kernel;
@@ -81,14 +87,7 @@ using QKernel = void (*)(const ninegrid::X86QConvArgs&, const ninegrid::X86ConvR
 // (kernel_w + 3) offsets x 4 lanes x 4 taps per block); their values do not matter.
 void run_int8(const Layer& l, QKernel kernel) {
   ninegrid::X86QConvArgs a;
-  a.in_channels = l.in_channels, a.in_h = l.in_h, a.in_w = l.in_w;
-  a.out_channels = l.out_channels;
-  a.out_h = (l.in_h + 2 * l.pad - l.kernel) / l.stride + 1;
-  a.out_w = (l.in_w + 2 * l.pad - l.kernel) / l.stride + 1;
-  a.groups = l.depthwise ? l.in_channels : 1;
-  a.in_channels_per_group = l.in_channels / a.groups, a.out_channels_per_group = l.out_channels / a.groups;
-  a.kernel_h = a.kernel_w = l.kernel, a.stride_h = a.stride_w = l.stride, a.pad_top = a.pad_left = l.pad;
-  a.in_block = l.in_block, a.out_block = kLanes;
+  set_geometry(a, l);
   const int64_t oc_padded = blocks(l.out_channels) * kLanes;
   std::vector<uint8_t> x(blocks(l.in_channels) * kLanes * l.in_h * l.in_w), y(oc_padded * a.out_h * a.out_w);
   std::vector<int8_t> w(oc_padded * a.in_channels_per_group * l.kernel * (l.kernel + 3) * 4);
