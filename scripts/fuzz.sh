@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses (fuzz/) with clang, ASan and UBSan into build-fuzz/, writes their seed
 # corpora, runs each for a bounded time and reports executions, coverage, crashes, hangs and
 # out-of-memory findings per harness. Exits 1 if any harness crashed or hung.
-#   bash scripts/fuzz.sh                   CI: 60 s per harness
+#   bash scripts/fuzz.sh                   CI: 60 s per harness, NINEGRID_JOBS (2) harnesses at a time
 #   bash scripts/fuzz.sh --seconds 1800    the long run: 30 minutes per harness
 #   bash scripts/fuzz.sh --only onnx_load_fuzzer,npy_fuzzer --seconds 300
 # Seeds come from generated models, images and .npy files, from ../shared (or $NINEGRID_SHARED) and from
@@ -88,10 +88,9 @@ export UBSAN_OPTIONS="print_stacktrace=1"
 
 LIMITS=(-rss_limit_mb=$RSS_MB -malloc_limit_mb=$MALLOC_MB -detect_leaks=$leaks)
 RUN="$BUILD/runs/$(date +%Y%m%d-%H%M%S)"
-for h in "${harnesses[@]}"; do
-  dir="$RUN/$h"
-  mkdir -p "$dir/artifacts" "$BUILD/corpus/$h" "$BUILD/seeds/$h"
-  log "$h: ${seconds}s (max_len ${MAX_LEN[$h]}, timeout ${TIMEOUT[$h]}s) -> $dir/fuzz.log"
+# One harness's run (in the background: the harnesses run $JOBS at a time, each fuzzer being one process).
+fuzz_one() {
+  local h="$1" dir="$RUN/$1"
   # Fork mode: the fuzzing runs in a child process that is restarted after an out-of-memory input, a
   # timeout or a crash, so one expected resource finding does not end the run; every such input is kept
   # in artifacts/ and classified afterwards (fuzz/triage.py). New inputs go to the first corpus folder.
@@ -100,7 +99,19 @@ for h in "${harnesses[@]}"; do
     "$BUILD/fuzz/$h" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
       -max_total_time="$seconds" -timeout="${TIMEOUT[$h]}" -max_len="${MAX_LEN[$h]}" "${LIMITS[@]}" \
       -artifact_prefix="$dir/artifacts/" "$BUILD/corpus/$h" "$BUILD/seeds/$h" >"$dir/fuzz.log" 2>&1 || true
-  grep -E '^#[0-9]+: cov:' "$dir/fuzz.log" | tail -1 || log "$h: no status line (see $dir/fuzz.log)"
+}
+running=0
+for h in "${harnesses[@]}"; do
+  dir="$RUN/$h"
+  mkdir -p "$dir/artifacts" "$BUILD/corpus/$h" "$BUILD/seeds/$h"
+  log "$h: ${seconds}s (max_len ${MAX_LEN[$h]}, timeout ${TIMEOUT[$h]}s) -> $dir/fuzz.log"
+  if ((running >= JOBS)); then wait -n || true; running=$((running - 1)); fi
+  fuzz_one "$h" &
+  running=$((running + 1))
+done
+wait || true
+for h in "${harnesses[@]}"; do
+  grep -E '^#[0-9]+: cov:' "$RUN/$h/fuzz.log" | tail -1 | sed "s/^/$h: /" || log "$h: no status line (see $RUN/$h/fuzz.log)"
 done
 
 status=0

@@ -138,10 +138,18 @@ __attribute__((always_inline)) inline typename DW::W qdw_weights(const QDwBlock<
   return DW::weights(b.w + ((kh * offsets + o + DW::kTaps - 1) * DW::kLanes * DW::kTaps) * DW::kWeightBytes);
 }
 
-// Requantises and stores N outputs of the block along a row from output pixel `pixel` on.
+// N accumulators by value: the out-of-line stores take a copy, so that the tile's accumulators never have
+// their address taken (they would be kept in memory for the whole tile).
 template <class DW, int N>
-__attribute__((always_inline)) inline void qdw_store_row(const QDwBlock<DW>& b, typename DW::QV::Acc* acc,
-                                                         int64_t pixel) {
+struct QDwAccRow {
+  typename DW::QV::Acc v[N];
+};
+
+// The stores other than the packed one (a residual, an output block wider than the vector, or one the
+// vector's lanes do not fill): out of line, since unrolled in every tile shape they were most of the code
+// these files compiled to, and those layers are rare.
+template <class DW, int N>
+__attribute__((noinline)) void qdw_store_row_unpacked(const QDwBlock<DW>& b, QDwAccRow<DW, N> acc, int64_t pixel) {
   using QV = typename DW::QV;
   constexpr int P = QV::kLanes;
   const X86QConvArgs& a = *b.a;
@@ -150,22 +158,33 @@ __attribute__((always_inline)) inline void qdw_store_row(const QDwBlock<DW>& b, 
     // The vector's P channels lie together in the output block: one store per pixel.
     const int64_t c0 = b.block * P;
     const int64_t at = ((c0 / ob) * plane + pixel) * ob + c0 % ob;
-    uint8_t* const y = a.y + at;
     const uint8_t* const residual = a.requantize.residual ? a.requantize.residual + at : nullptr;
-    if (ob == P && b.packed.usable) {
-      // The N pixels' bytes lie together too: packed, 4 at a time.
-#pragma GCC unroll 4
-      for (int i = 0; i < N; i += 4)
-        requantize_store_packed<QV>(b.k, b.packed, acc + i, N - i < 4 ? N - i : 4, y + i * P,
-                                    residual ? residual + i * P : nullptr);
-      return;
-    }
-    requantize_store_run<QV, N>(b.k, acc, y, residual, ob);
+    requantize_store_run<QV, N>(b.k, acc.v, a.y + at, residual, ob);
     return;
   }
-#pragma GCC unroll 16
   for (int i = 0; i < N; ++i)
-    requantize_store<QV>(a.requantize, b.k, acc[i], a.y, a.out_channels, plane, ob, b.block, pixel + i);
+    requantize_store<QV>(a.requantize, b.k, acc.v[i], a.y, a.out_channels, plane, ob, b.block, pixel + i);
+}
+
+// Requantises and stores N outputs of the block along a row from output pixel `pixel` on.
+template <class DW, int N>
+__attribute__((always_inline)) inline void qdw_store_row(const QDwBlock<DW>& b, typename DW::QV::Acc* acc,
+                                                         int64_t pixel) {
+  using QV = typename DW::QV;
+  constexpr int P = QV::kLanes;
+  const X86QConvArgs& a = *b.a;
+  if (a.out_block == P && b.packed.usable && !a.requantize.residual) {
+    // The N pixels' bytes lie together: packed, 4 at a time.
+    uint8_t* const y = a.y + ((b.block * a.out_h * a.out_w) + pixel) * P;
+#pragma GCC unroll 4
+    for (int i = 0; i < N; i += 4)
+      requantize_store_packed<QV>(b.k, b.packed, acc + i, N - i < 4 ? N - i : 4, y + i * P, nullptr);
+    return;
+  }
+  QDwAccRow<DW, N> row;
+#pragma GCC unroll 16
+  for (int i = 0; i < N; ++i) row.v[i] = acc[i];
+  qdw_store_row_unpacked<DW, N>(b, row, pixel);
 }
 
 // Outputs rows [oh, oh + ROWS) x columns [ow0, ow0 + COLS); kernel K x K, stride S, dilation 1, groups
@@ -219,11 +238,12 @@ __attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64
         static_for<0, ROWS>([&](auto ro_) NINEGRID_QDW_INLINE_BODY {
           constexpr int ro = decltype(ro_)::value, kh = r - ro * S;
           if constexpr (kh >= 0 && kh < K) {
-            static_for<0, COLS>([&](auto co_) NINEGRID_QDW_INLINE_BODY {
-              constexpr int co = decltype(co_)::value;
-              if constexpr (Groups::uses(co, g))
+            // The columns as an unrolled loop rather than a static_for: Groups::uses folds once it is
+            // unrolled (the same instructions), and a lambda per column was most of these files' compile time.
+#pragma GCC unroll 16
+            for (int co = 0; co < COLS; ++co)
+              if (Groups::uses(co, g))
                 acc[ro][co] = DW::madd(t, qdw_weights<DW>(b, K, kh, Groups::offset(co, g)), acc[ro][co]);
-            });
           }
         });
       }
@@ -232,6 +252,14 @@ __attribute__((always_inline)) inline void qdw_tile(const QDwBlock<DW>& b, int64
 
 #pragma GCC unroll 4
   for (int ro = 0; ro < ROWS; ++ro) qdw_store_row<DW, COLS>(b, acc[ro], (oh + ro) * a.out_w + ow0);
+}
+
+// qdw_tile out of line: one copy per tile shape, called from every place a row walks its tiles (inlined at
+// each, the tiles made these files the longest compiles of the build; bench/REPORT.md, "CI time"). The
+// centre run, where most tiles of the large planes go, keeps its tile inline.
+template <class DW, int K, int S, int SP, int ROWS, int COLS, bool EDGES>
+__attribute__((noinline)) void qdw_tile_call(const QDwBlock<DW>& b, int64_t oh, int64_t ow0) {
+  qdw_tile<DW, K, S, SP, ROWS, COLS, EDGES>(b, oh, ow0);
 }
 
 // `tiles` tiles of ROWS x COLS outputs along a row band, every window inside the image: the first window's
@@ -328,9 +356,9 @@ void qdw_tile_rows(const QDwBlock<DW>& b, int64_t oh, bool rows_inside) {
     constexpr int W = decltype(width)::value;
     const int64_t iw0 = ow * S - a.pad_left;
     if (rows_inside && iw0 >= 0 && iw0 + (W - 1) * S + K <= a.in_w)
-      qdw_tile<DW, K, S, SP, ROWS, W, false>(b, oh, ow);
+      qdw_tile_call<DW, K, S, SP, ROWS, W, false>(b, oh, ow);
     else
-      qdw_tile<DW, K, S, SP, ROWS, W, true>(b, oh, ow);
+      qdw_tile_call<DW, K, S, SP, ROWS, W, true>(b, oh, ow);
   };
   // Only the policy's main tile shape has a centre run (compile time: the rows left at the end of a range,
   // and the narrow shape of planes up to 14 wide, are border rows or have no centre tiles in the models).
