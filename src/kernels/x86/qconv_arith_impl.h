@@ -128,7 +128,7 @@ struct QuantConvArith {
 
   // N vectors of sums of output block `block` at pixels pixel + i * pixel_stride, requantised and stored.
   // The output in the vector's own block is inlined, so the accumulators go from registers through the
-  // requantisation to memory; any other block takes a call on a copy (store_scattered), so that the
+  // requantisation to memory; any other block takes a call on a copy (store_halves, store_scattered), so that the
   // accumulators' address never escapes. (With requantize_store's scatter path inlined for every pixel,
   // GCC kept the tile's accumulators on the stack and moved them around every vpdpbusd.)
   template <int N>
@@ -156,32 +156,36 @@ struct QuantConvArith {
       requantize_store_run<QV, N>(k, acc, y, residual, step);
       return;
     }
-    if (a.out_block == kLanes / 2) {
-      // Two half blocks per vector, the second absent past out_channels (padding).
-      const RequantizeBlock<QV> k = requantize_block<QV>(a.requantize, block);
-      constexpr int kHalf = kLanes / 2;
-      const int64_t plane = a.out_h * a.out_w, step = pixel_stride * kHalf;
-      const int64_t offset_lo = (2 * block * plane + pixel) * kHalf;
-      const bool has_hi = (2 * block + 1) * kHalf < a.out_channels;
-      const uint8_t* const r = a.requantize.residual;
-#pragma GCC unroll 32
-      for (int i = 0; i < N; ++i) {
-        const int64_t lo = offset_lo + i * step, hi = lo + plane * kHalf;
-        T v;
-        if (r) {
-          const T residual = QV::load_u8_halves(r + lo, has_hi ? r + hi : nullptr);
-          v = requantize_lanes<QV>(k, acc[i], &residual);
-        } else {
-          v = requantize_lanes<QV>(k, acc[i], nullptr);
-        }
-        QV::store_u8_halves(a.y + lo, has_hi ? a.y + hi : nullptr, v);
-      }
-      return;
-    }
     T copy[N];
 #pragma GCC unroll 32
     for (int i = 0; i < N; ++i) copy[i] = acc[i];
+    if (a.out_block == kLanes / 2) return store_halves<N>(a, copy, block, pixel, pixel_stride);
     store_scattered<N>(a, copy, block, pixel, pixel_stride);
+  }
+  // Output blocks of half a vector: two half blocks per vector, the second absent past out_channels
+  // (padding). Out of line as store_scattered, on a copy (a rare layout; inlined in every tile it was a
+  // third of these files' code).
+  template <int N>
+  __attribute__((noinline)) static void store_halves(const Args& a, const T* acc, int64_t block, int64_t pixel,
+                                                     int64_t pixel_stride) {
+    const RequantizeBlock<QV> k = requantize_block<QV>(a.requantize, block);
+    constexpr int kHalf = kLanes / 2;
+    const int64_t plane = a.out_h * a.out_w, step = pixel_stride * kHalf;
+    const int64_t offset_lo = (2 * block * plane + pixel) * kHalf;
+    const bool has_hi = (2 * block + 1) * kHalf < a.out_channels;
+    const uint8_t* const r = a.requantize.residual;
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) {
+      const int64_t lo = offset_lo + i * step, hi = lo + plane * kHalf;
+      T v;
+      if (r) {
+        const T residual = QV::load_u8_halves(r + lo, has_hi ? r + hi : nullptr);
+        v = requantize_lanes<QV>(k, acc[i], &residual);
+      } else {
+        v = requantize_lanes<QV>(k, acc[i], nullptr);
+      }
+      QV::store_u8_halves(a.y + lo, has_hi ? a.y + hi : nullptr, v);
+    }
   }
   template <int N>
   __attribute__((noinline)) static void store_scattered(const Args& a, const T* acc, int64_t block, int64_t pixel,
