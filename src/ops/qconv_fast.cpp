@@ -41,10 +41,9 @@ X86Requantize x86_requantize(const Requantization& q, const float* multiplier, i
   r.add.out_zero_point = q.add.out_zero_point;
   r.add.a_multiplier = q.add.a_multiplier, r.add.b_multiplier = q.add.b_multiplier;
   r.add.qmin = q.add.qmin, r.add.qmax = q.add.qmax;
-  // The bound of kernels/x86/qconv_epilogue_impl.h's packed store, as requantize_packed_block checks it per
-  // block: comparisons that a NaN fails.
-  bool fits = !q.residual_add && q.residual_multiplier <= 1048576.f && q.residual_multiplier >= -1048576.f;
-  for (int64_t c = 0; c < channels; ++c) fits = fits && multiplier[c] <= 0.25f && multiplier[c] >= -0.25f;
+  // The packed store's bound, checked once for the layer (requantize_packed_block checks it per block).
+  bool fits = packed_store_residual_fits(q.residual_add, q.residual_multiplier);
+  for (int64_t c = 0; c < channels; ++c) fits = fits && packed_store_multiplier_fits(multiplier[c]);
   r.packed_store = fits;
   return r;
 }

@@ -174,14 +174,10 @@ template <class QV>
 inline RequantizePacked<QV> requantize_packed_block(const X86Requantize& q, int64_t block, int64_t channels) {
   constexpr int P = QV::kLanes;
   RequantizePacked<QV> k;
-  // (Comparisons that a NaN fails.)
   // (A fused quantised addition takes requantize_store's path.)
-  bool usable = !q.residual || (!q.residual_add && q.residual_multiplier <= 1048576.f &&
-                                q.residual_multiplier >= -1048576.f);
-  for (int64_t j = 0; j < P && block * P + j < channels; ++j) {
-    const float m = q.multiplier[block * P + j];
-    usable = usable && m <= 0.25f && m >= -0.25f;
-  }
+  bool usable = !q.residual || packed_store_residual_fits(q.residual_add, q.residual_multiplier);
+  for (int64_t j = 0; j < P && block * P + j < channels; ++j)
+    usable = usable && packed_store_multiplier_fits(q.multiplier[block * P + j]);
   k.usable = usable;
   k.zero_point = QV::set1_i16(static_cast<int16_t>(q.out_zero_point));
   k.qmin = QV::set1_u8(static_cast<uint8_t>(q.qmin));

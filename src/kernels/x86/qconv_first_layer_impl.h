@@ -240,9 +240,8 @@ void qfirst_conv(const X86QFirstLayerArgs& a, int64_t row_begin, int64_t row_end
         for (int64_t kh = 0; kh < kernel_h; ++kh)
           if (kh < kh_begin || kh >= kh_end) s += static_cast<uint32_t>(a.row_zero_sums[(p * kernel_h + kh) * C + o]);
         pass.start[o] = static_cast<int32_t>(s);
-        const float m = a.requantize.multiplier[p * C + o];
-        // (Comparisons that a NaN fails.)
-        if (p * C + o < a.out_channels && !(m <= 0.25f && m >= -0.25f)) pass.clamp_first = true;
+        if (p * C + o < a.out_channels && !packed_store_multiplier_fits(a.requantize.multiplier[p * C + o]))
+          pass.clamp_first = true;
       }
       row(a, oh, pass, window);
     }

@@ -52,6 +52,13 @@ struct X86Requantize {
   bool packed_store = false;
 };
 
+// The bound of the packed store (qconv_epilogue_impl.h, "Packed stores"), as comparisons that a NaN fails:
+// each real channel's multiplier, and a fused residual's (never with a fused addition).
+inline bool packed_store_multiplier_fits(float m) { return m <= 0.25f && m >= -0.25f; }
+inline bool packed_store_residual_fits(bool residual_add, float residual_multiplier) {
+  return !residual_add && residual_multiplier <= 1048576.f && residual_multiplier >= -1048576.f;
+}
+
 // One image's quantised convolution with everything prepared for a kernel (the int8 twin of X86ConvArgs;
 // ranges are X86ConvRange's, kernels/x86/conv_kernels_x86.h). `P` is the ISA's lane count.
 struct X86QConvArgs {
