@@ -128,8 +128,8 @@ struct QuantConvArith {
 
   // N vectors of sums of output block `block` at pixels pixel + i * pixel_stride, requantised and stored.
   // The output in the vector's own block is inlined, so the accumulators go from registers through the
-  // requantisation to memory; any other block takes a call on a copy (store_halves, store_scattered), so that the
-  // accumulators' address never escapes. (With requantize_store's scatter path inlined for every pixel,
+  // requantisation to memory; any other block takes a call on a copy (store_halves, store_scattered), so
+  // that the accumulators' address never escapes. (With requantize_store's scatter path inlined for every pixel,
   // GCC kept the tile's accumulators on the stack and moved them around every vpdpbusd.)
   template <int N>
   __attribute__((always_inline)) static void store_tile(const Args& a, T* acc, int64_t block, int64_t pixel,
