@@ -137,7 +137,11 @@ ConvPlan fast_conv_plan(const Conv2dParams& p, int64_t in_block, int64_t out_blo
   return none;
 #elif defined(__x86_64__)
   if (!isa_takes_block(isa, in_block) || !isa_takes_block(isa, out_block)) return none;
-  if (want == ConvAlgorithm::FirstLayer || (want == ConvAlgorithm::Auto && is_first_layer(p, in_block))) {
+  // The rules take the first-layer kernel with 16-lane vectors only: with AVX2's 16 registers its tile is
+  // 8 channels x 1 vector, and on a Zen 3 core it ran at 0.5-0.7x the direct kernel's speed on every first/
+  // shape of ninegrid_kernel_bench (bench/REPORT.md, "Design decisions and their measurements").
+  if (want == ConvAlgorithm::FirstLayer ||
+      (want == ConvAlgorithm::Auto && isa >= Isa::Avx512 && is_first_layer(p, in_block))) {
     // Output pixels across the lanes: the widest vectors whatever the output block.
     const Isa widest = isa >= Isa::Avx512 ? Isa::Avx512 : Isa::Avx2;
     if (FastConv2d::fits(p, in_block, out_block, widest, ConvKernel::FirstLayer))
