@@ -40,28 +40,29 @@ def _shift_int8(tensor_proto):
     return True
 
 
-def uint8_reencoding(path, out_path):
-    """Writes the model at `path` with every int8 initializer and Constant as uint8 (+128) to `out_path`;
-    returns how many tensors changed. Graph inputs and outputs must not be int8 (the tests' models take and
-    give floats)."""
+def uint8_reencoding(model):
+    """Re-encodes every int8 initializer and Constant of `model` (an onnx ModelProto, changed in place) as
+    uint8 (+128); returns how many tensors changed. Graph inputs and outputs must not be int8 (the tests'
+    models take and give floats)."""
     import onnx
-    m = onnx.load(path)
-    for v in list(m.graph.input) + list(m.graph.output):
-        assert v.type.tensor_type.elem_type != onnx.TensorProto.INT8, f"{path}: int8 graph input/output {v.name}"
-    changed = sum(_shift_int8(t) for t in m.graph.initializer)
-    for n in m.graph.node:
+    for v in list(model.graph.input) + list(model.graph.output):
+        assert v.type.tensor_type.elem_type != onnx.TensorProto.INT8, f"int8 graph input/output {v.name}"
+    changed = sum(_shift_int8(t) for t in model.graph.initializer)
+    for n in model.graph.node:
         if n.op_type == "Constant":
             changed += sum(_shift_int8(a.t) for a in n.attribute if a.name == "value")
-    onnx.save(m, out_path)
     return changed
 
 
 def model_for_ort(path, work_dir):
-    """The model ORT should run to compute exactly what `path` specifies: `path` itself on a CPU with VNNI,
-    otherwise its uint8 re-encoding, written once into `work_dir`."""
+    """The model ORT should run to compute exactly what `path` specifies: `path` itself on a CPU with VNNI or
+    when it holds no int8 tensor (a float model), otherwise its uint8 re-encoding, written into `work_dir`."""
     if cpu_has_vnni():
         return path
+    import onnx
+    m = onnx.load(path)
+    if uint8_reencoding(m) == 0:
+        return path
     out = os.path.join(work_dir, "u8_" + os.path.basename(path))
-    if not os.path.exists(out):
-        uint8_reencoding(path, out)
+    onnx.save(m, out)
     return out

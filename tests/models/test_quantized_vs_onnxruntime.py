@@ -85,8 +85,8 @@ class QuantizedVsOnnxRuntime(unittest.TestCase):
             inp = os.path.join(d, "x.npy")
             np.save(inp, test_input(len(name)))
             ort_dir, ng_dir = os.path.join(d, "ort"), os.path.join(d, "ng")
-            subprocess.run(["node", ORT_RUNNER, model_for_ort(path, d), "--input", f"input={inp}", "--save-outputs", ort_dir,
-                            "--runs", "0", "--warmup", "0"], check=True, capture_output=True, timeout=300)
+            subprocess.run(["node", ORT_RUNNER, model_for_ort(path, d), "--input", f"input={inp}", "--save-outputs",
+                            ort_dir, "--runs", "0", "--warmup", "0"], check=True, capture_output=True, timeout=300)
             subprocess.run([BIN, "run", path, "--input", f"input={inp}", "--output-dir", ng_dir],
                            check=True, capture_output=True, timeout=300)
             plain_dir = os.path.join(d, "plain")

@@ -85,8 +85,8 @@ NG_TILE void first_layer_tile(const X86ConvArgs& a, const TileInput& in, int64_t
   if (a.out_block == 1) {
     // Plain NCHW: each accumulator is one channel's run of P pixels already.
     // The loops run over the constants C and NV, with conditions inside rather than a bound of
-    // `channels`: indexing acc with a run-time index keeps the whole array in memory, and then every
-    // multiply-add above loads and stores its accumulator (the AVX2 build ran at a fifth of the FMA peak).
+    // `channels`: indexing acc with a run-time index can keep the whole array in memory, so that every
+    // multiply-add above loads and stores its accumulator (the AVX2 tile did, in `perf annotate`).
     const int64_t channels = imin(C, a.out_channels - chunk * C);
 #pragma GCC unroll 8
     for (int o = 0; o < C; ++o) {
