@@ -91,9 +91,17 @@ for cpu in cortex-a72 max; do
   log "QEMU_CPU=$cpu: ninegrid_tests --gtest_filter=$FILTER"
   start=$SECONDS
   if ! QEMU_CPU="$cpu" NINEGRID_EXPECTED_HARDWARE_ISA="$expected" \
-      qemu-aarch64 "$BUILD/tests/ninegrid_tests" --gtest_filter="$FILTER" --gtest_brief=1; then
+      qemu-aarch64 "$BUILD/tests/ninegrid_tests" --gtest_filter="$FILTER" --gtest_brief=1 \
+        --gtest_output="xml:$BUILD/gtest-$cpu.xml"; then
     status=1
   fi
+  # The slowest tests under emulation, for whoever next has to fit this step into CI's time.
+  /usr/bin/python3 - "$BUILD/gtest-$cpu.xml" <<'PY' || true
+import sys
+import xml.etree.ElementTree as ET
+cases = [(float(c.get("time", 0)), c.get("classname") + "." + c.get("name")) for c in ET.parse(sys.argv[1]).iter("testcase")]
+print("[test_arm] slowest: " + ", ".join(f"{name} {t:.1f} s" for t, name in sorted(cases, reverse=True)[:8]))
+PY
   log "QEMU_CPU=$cpu: ninegrid detect on the astronaut photo (BlazeFace, and mnet.25 from ncnn files)"
   if ! QEMU_CPU="$cpu" /usr/bin/python3 "$REPO/tests/cli/test_detect_cli.py" "$WRAPPER" \
       DetectCliTest.test_default_model_json DetectCliTest.test_mnet_ncnn; then
