@@ -8,6 +8,7 @@
 #endif
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -80,7 +81,12 @@ __attribute__((target("avx512f"))) float fma_loop_512() {
 #define NG_SUM(i) s = _mm512_add_ps(s, c##i);
   NG_CHAINS(NG_SUM)
 #undef NG_SUM
-  return _mm512_reduce_add_ps(s);
+  // The lanes summed through memory: GCC 12's _mm512_reduce_add_ps warns of its own uninitialised temporary.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, s);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
 }
 
 __attribute__((target("avx512f,avx512vnni"))) int vnni_loop_512() {
@@ -97,7 +103,11 @@ __attribute__((target("avx512f,avx512vnni"))) int vnni_loop_512() {
 #define NG_SUM(i) s = _mm512_add_epi32(s, c##i);
   NG_CHAINS(NG_SUM)
 #undef NG_SUM
-  return _mm512_reduce_add_epi32(s);
+  alignas(64) int32_t lanes[16];  // (as in fma_loop_512)
+  _mm512_store_si512(lanes, s);
+  int total = 0;
+  for (int32_t v : lanes) total += v;
+  return total;
 }
 #endif
 
