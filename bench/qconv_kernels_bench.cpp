@@ -55,7 +55,9 @@ int64_t block_for(int64_t channels, int64_t lanes) {
   return 1;
 }
 
-void bench_int8(benchmark::State& state, Layer layer, Isa isa, QConvKernel kernel) {
+// weight_max: weights uniform in [-weight_max - 1, weight_max] (127: any int8; 63: 7-bit weights, which the
+// AVX2 vpmaddubsw kernels take).
+void bench_int8(benchmark::State& state, Layer layer, Isa isa, QConvKernel kernel, int weight_max) {
   const Conv2dParams p = params_of(layer);
   const int64_t lanes = isa == Isa::Avx512 ? 16 : 8;
   const int64_t in_block = block_for(p.in_channels, lanes);
@@ -72,8 +74,9 @@ void bench_int8(benchmark::State& state, Layer layer, Isa isa, QConvKernel kerne
     return v;
   };
   const auto x = bytes(p.in_channels * p.in_h * p.in_w, 0, 255);
-  const auto w_bytes = bytes(p.out_channels * p.in_channels_per_group() * p.kernel_h * p.kernel_w, 0, 255);
-  const std::vector<int8_t> w(w_bytes.begin(), w_bytes.end());
+  std::vector<int8_t> w(static_cast<size_t>(p.out_channels * p.in_channels_per_group() * p.kernel_h * p.kernel_w));
+  std::uniform_int_distribution<int> weight(-weight_max - 1, weight_max);
+  for (int8_t& v : w) v = static_cast<int8_t>(weight(rng));
   std::vector<int32_t> bias(static_cast<size_t>(p.out_channels), 1000);
   std::vector<float> multiplier(static_cast<size_t>(p.out_channels), 1.f / 4096);
   std::vector<uint8_t> y(static_cast<size_t>(p.out_channels * p.out_h * p.out_w));
@@ -197,12 +200,16 @@ int main(int argc, char** argv) {
       if (kernel == QConvKernel::FirstLayer && l.name.rfind("first/", 0) != 0) continue;  // images only
       if (cpu_features().avx512vnni)
         benchmark::RegisterBenchmark(("int8-vnni/" + std::string(tag) + l.name).c_str(), bench_int8, l, Isa::Avx512,
-                                     kernel)
+                                     kernel, 127)
             ->Unit(benchmark::kMicrosecond);
-      if (cpu_features().avx2)
+      if (cpu_features().avx2) {
         benchmark::RegisterBenchmark(("int8-avx2/" + std::string(tag) + l.name).c_str(), bench_int8, l, Isa::Avx2,
-                                     kernel)
+                                     kernel, 127)
             ->Unit(benchmark::kMicrosecond);
+        if (kernel == QConvKernel::Auto)  // 7-bit weights: the vpmaddubsw kernels where Auto picks direct
+          benchmark::RegisterBenchmark(("int8-avx2-w7/" + l.name).c_str(), bench_int8, l, Isa::Avx2, kernel, 63)
+              ->Unit(benchmark::kMicrosecond);
+      }
     }
     benchmark::RegisterBenchmark(("fp32/" + l.name).c_str(), bench_fp32, l)->Unit(benchmark::kMicrosecond);
   }

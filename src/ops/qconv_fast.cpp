@@ -1,6 +1,7 @@
 #include "ops/qconv_fast.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -179,6 +180,24 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+#if NINEGRID_X86_INT8_CONV
+// Whether the AVX2 vpmaddubsw kernels (avx2::qconv2d_direct_w7) compute these OIHW weights exactly: they pair
+// input channels (2j, 2j + 1) of each group at every tap (a channel past icpg is a zero), and a pair of the
+// same sign whose magnitudes sum past 128 can saturate the instruction's 16-bit sum (255 x 129 > 32767).
+bool weights_fit_w7(const Conv2dParams& p, const int8_t* w) {
+  const int64_t icpg = p.in_channels_per_group(), taps = p.kernel_h * p.kernel_w;
+  for (int64_t oc = 0; oc < p.out_channels; ++oc) {
+    const int8_t* filter = w + oc * icpg * taps;
+    for (int64_t ic = 0; ic + 1 < icpg; ic += 2)
+      for (int64_t t = 0; t < taps; ++t) {
+        const int a = filter[ic * taps + t], b = filter[(ic + 1) * taps + t];
+        if ((a > 0) == (b > 0) && a != 0 && b != 0 && std::abs(a) + std::abs(b) > 128) return false;
+      }
+  }
+  return true;
+}
+#endif
+
 }  // namespace
 
 bool FastQConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
@@ -215,6 +234,12 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     kernel_ = pointwise ? vnni::qconv2d_pointwise : vnni::qconv2d_direct;
     blocks_per_tile_ = vnni::kOcBlocksPerTile;
     algorithm_name_ = pointwise ? "int8-vnni-pointwise" : "int8-vnni-direct";
+  } else if (weights_fit_w7(p, w)) {
+    // Twice the input channels per multiply-add, exact for these weights.
+    depth_ = avx2::kInt8DepthW7;
+    kernel_ = pointwise ? avx2::qconv2d_pointwise_w7 : avx2::qconv2d_direct_w7;
+    blocks_per_tile_ = avx2::kOcBlocksPerTile;
+    algorithm_name_ = pointwise ? "int8-avx2-w7-pointwise" : "int8-avx2-w7-direct";
   } else {
     kernel_ = pointwise ? avx2::qconv2d_pointwise : avx2::qconv2d_direct;
     blocks_per_tile_ = avx2::kOcBlocksPerTile;

@@ -10,8 +10,10 @@
 #if defined(__x86_64__) || defined(__aarch64__)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -146,6 +148,28 @@ int64_t block_for(Rng& rng, const std::vector<int64_t>& choices, int64_t channel
   return channels % b == 0 ? b : 1;
 }
 
+// The AVX2 vpmaddubsw kernels' bound, stated here on its own: they multiply input channels (2j, 2j + 1) of a
+// group at one tap as a pair whose sum must fit int16 for inputs up to 255, so no such pair of weights may
+// have the same sign and magnitudes summing past 128.
+bool pairs_fit_w7(const Case& c) {
+  const Conv2dParams& p = c.p;
+  const int64_t icpg = p.in_channels_per_group(), taps = p.kernel_h * p.kernel_w;
+  for (int64_t oc = 0; oc < p.out_channels; ++oc)
+    for (int64_t ic = 0; ic + 1 < icpg; ic += 2)
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t a = c.w[static_cast<size_t>((oc * icpg + ic) * taps + t)];
+        const int64_t b = c.w[static_cast<size_t>((oc * icpg + ic + 1) * taps + t)];
+        if (a * b > 0 && std::abs(a + b) > 128) return false;
+      }
+  return true;
+}
+
+// The prefix of the direct and pointwise kernels' names that FastQConv2d gives c under `isa`: AVX2 takes
+// the vpmaddubsw kernels where c's weights allow them.
+std::string direct_prefix(const Int8Isa& isa, const Case& c) {
+  return std::string(isa.name) == "avx2" && pairs_fit_w7(c) ? "int8-avx2-w7-" : isa.prefix;
+}
+
 // Runs c on the fast kernels of `isa` (threads 1 or 2; `kernel`: the family, as FastQConv2d takes it) and on
 // the reference; returns the mismatches.
 int64_t mismatches(const Case& c, const Int8Isa& isa, int threads, std::string* algorithm,
@@ -195,8 +219,8 @@ TEST(QConvX86, DirectMatchesReferenceBitForBit) {
       std::string algorithm;
       const int threads = rng(0, 3) == 0 ? 2 : 1;
       EXPECT_EQ(mismatches(c, isa, threads, &algorithm, QConvKernel::Direct), 0) << isa.name << " " << c.describe();
-      EXPECT_EQ(algorithm.rfind(isa.prefix, 0), 0u) << algorithm;
-      EXPECT_EQ(algorithm.find("indirect"), std::string::npos) << algorithm;
+      const std::string prefix = direct_prefix(isa, c);
+      EXPECT_TRUE(algorithm == prefix + "direct" || algorithm == prefix + "pointwise") << algorithm;
       ++tested;
     }
   }
@@ -226,7 +250,7 @@ TEST(QConvX86, PointwiseMatchesReferenceBitForBit) {
       std::string algorithm;
       const int threads = rng(0, 3) == 0 ? 2 : 1;
       EXPECT_EQ(mismatches(c, isa, threads, &algorithm, QConvKernel::Direct), 0) << isa.name << " " << c.describe();
-      EXPECT_EQ(algorithm, std::string(isa.prefix) + "pointwise");
+      EXPECT_EQ(algorithm, direct_prefix(isa, c) + "pointwise");
       ++tested;
     }
   }
@@ -267,11 +291,115 @@ TEST(QConvX86, PackedStoreBoundMatchesReference) {
         c.q.residual_multiplier = rng.pick<float>({1048576.f, -1048576.f, 0.5f, std::nextafter(1048576.f, 2e6f)});
       std::string algorithm;
       EXPECT_EQ(mismatches(c, isa, 1, &algorithm, QConvKernel::Direct), 0) << isa.name << " " << c.describe();
-      EXPECT_EQ(algorithm, std::string(isa.prefix) + (pointwise ? "pointwise" : "direct"));
+      EXPECT_EQ(algorithm, direct_prefix(isa, c) + (pointwise ? "pointwise" : "direct"));
       ++tested;
     }
   }
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// The AVX2 vpmaddubsw kernels (int8-avx2-w7-direct and -pointwise) on weights within their bound (7-bit
+// weights, [-64, 64], the extremes a third of the time: pairs 64 + 64 and -64 + -64 beside inputs of 255 sum
+// to +-32640, the edge of vpmaddubsw's int16): random kernels, strides, dilations, padding, groups, odd
+// channel counts (staged to whole steps of 4), every input and output block, one and two threads, bit for
+// bit. Where the CPU has VNNI the op prefers it; this asks for AVX2.
+TEST(QConvX86, AvxW7MatchesReferenceBitForBit) {
+  const Int8Isa* avx2 = nullptr;
+  const std::vector<Int8Isa> isas = int8_isas();
+  for (const Int8Isa& isa : isas)
+    if (std::string(isa.name) == "avx2" && isa.runs) avx2 = &isa;
+  if (!avx2) GTEST_SKIP() << "no AVX2";
+  Rng rng(7077);
+  for (int iter = 0; iter < 120; ++iter) {
+    Case c;
+    Conv2dParams& p = c.p;
+    p.batch = rng(1, 2);
+    p.groups = rng(0, 4) == 0 ? rng(2, 3) : 1;
+    p.out_channels = p.groups > 1 ? p.groups * 8 * rng(1, 2) : rng(1, 27);
+    const int64_t icpg = rng.pick<int64_t>({1, 2, 3, 4, 5, 6, 8, 12, 16, 19, 32, 33, 64});
+    p.in_channels = icpg * p.groups;
+    const bool pointwise = rng(0, 2) == 0;
+    p.kernel_h = pointwise ? 1 : rng(1, 5), p.kernel_w = pointwise ? 1 : rng(1, 5);
+    p.stride_h = pointwise ? 1 : rng(1, 3), p.stride_w = pointwise ? 1 : rng(1, 3);
+    p.dilation_h = !pointwise && rng(0, 3) == 0 ? 2 : 1, p.dilation_w = !pointwise && rng(0, 3) == 0 ? 2 : 1;
+    const int64_t pad = pointwise ? 0 : 2;
+    p.pad_top = rng(0, pad), p.pad_left = rng(0, pad), p.pad_bottom = rng(0, pad), p.pad_right = rng(0, pad);
+    p.in_h = rng(1, 14), p.in_w = rng(1, 24);
+    p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom);
+    p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left, p.pad_right);
+    if (p.out_h < 1 || p.out_w < 1) continue;
+    c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
+    c.out_block = block_for(rng, {8, 4, 1}, p.out_channels);
+    fill(c, rng);
+    for (int8_t& v : c.w) v = static_cast<int8_t>(rng(0, 2) == 0 ? rng.pick<int64_t>({-64, 64}) : rng(-64, 64));
+    ASSERT_TRUE(pairs_fit_w7(c));
+    std::string algorithm;
+    EXPECT_EQ(mismatches(c, *avx2, rng(0, 3) == 0 ? 2 : 1, &algorithm, QConvKernel::Direct), 0) << c.describe();
+    const bool is_1x1 = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                        p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+    EXPECT_EQ(algorithm, std::string("int8-avx2-w7-") + (is_1x1 ? "pointwise" : "direct")) << c.describe();
+  }
+}
+
+// The bound's edges, every input 255: weight pairs of 64 + 64 and -64 + -64 (pair sums +-32640) and of
+// opposite signs at full range (127 and -128: |sum| <= 255 x 128) run the vpmaddubsw kernel; one pair of
+// 65 + 64 or -65 + -64 (255 x 129 = 32895 > 32767) anywhere sends the conv to the vpmaddwd kernel. All bit
+// for bit.
+TEST(QConvX86, AvxW7BoundEdges) {
+  const Int8Isa* avx2 = nullptr;
+  const std::vector<Int8Isa> isas = int8_isas();
+  for (const Int8Isa& isa : isas)
+    if (std::string(isa.name) == "avx2" && isa.runs) avx2 = &isa;
+  if (!avx2) GTEST_SKIP() << "no AVX2";
+  Rng rng(64);
+  Case c;
+  Conv2dParams& p = c.p;
+  p.in_channels = 16, p.out_channels = 16, p.in_h = p.in_w = p.out_h = p.out_w = 6;
+  p.kernel_h = p.kernel_w = 3, p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  c.in_block = 8, c.out_block = 8;
+  fill(c, rng);
+  c.with_residual = false;
+  c.q.residual_add = false, c.q.residual_multiplier = 0.f;
+  c.x_zero_point = 0;
+  std::fill(c.x.begin(), c.x.end(), uint8_t{255});
+  c.q.out_zero_point = 128, c.q.qmin = 0, c.q.qmax = 255;
+  const int64_t taps = 9;
+  auto at = [&](int64_t oc, int64_t ic, int64_t t) -> int8_t& { return c.w[static_cast<size_t>((oc * 16 + ic) * taps + t)]; };
+  // Each channel's bias cancels its sum at the inner pixels (all 144 products, inputs of 255 there), and
+  // the multiplier is 1/16: a saturated pair there (a sum short by 128) would move the output by 8.
+  auto center = [&]() {
+    for (int64_t oc = 0; oc < 16; ++oc) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < 16 * taps; ++i) sum += c.w[static_cast<size_t>(oc * 16 * taps + i)];
+      c.bias[static_cast<size_t>(oc)] = static_cast<int32_t>(-255 * sum);
+    }
+    c.q.bias = c.bias.data();
+    std::fill(c.multiplier.begin(), c.multiplier.end(), 1.f / 16);
+  };
+  auto expect = [&](const char* name, const char* what) {
+    center();
+    std::string algorithm;
+    EXPECT_EQ(mismatches(c, *avx2, 1, &algorithm, QConvKernel::Direct), 0) << what;
+    EXPECT_EQ(algorithm, name) << what;
+  };
+  // Same-sign pairs at the bound: channels alternate positive and negative; a few taps zero so that the
+  // outputs differ by channel.
+  for (int64_t oc = 0; oc < 16; ++oc)
+    for (int64_t ic = 0; ic < 16; ++ic)
+      for (int64_t t = 0; t < taps; ++t) at(oc, ic, t) = (t + oc) % 5 == 0 ? 0 : oc % 2 ? -64 : 64;
+  expect("int8-avx2-w7-direct", "pairs of 64 + 64");
+  at(3, 4, 2) = -65, at(3, 5, 2) = -64;
+  expect("int8-avx2-direct", "one pair of -65 + -64");
+  at(3, 4, 2) = -64;
+  at(6, 10, 7) = 65, at(6, 11, 7) = 64;
+  expect("int8-avx2-direct", "one pair of 65 + 64");
+  // Opposite signs never saturate, whatever their size; a full-range weight beside a zero neither.
+  for (int64_t oc = 0; oc < 16; ++oc)
+    for (int64_t ic = 0; ic < 16; ++ic)
+      for (int64_t t = 0; t < taps; ++t) at(oc, ic, t) = static_cast<int8_t>(ic % 2 ? -128 : 127);
+  at(9, 0, 4) = -128, at(9, 1, 4) = 0;
+  for (uint8_t& v : c.x) v = static_cast<uint8_t>(rng(0, 1) ? 255 : rng(0, 255));
+  expect("int8-avx2-w7-direct", "opposite signs at full range");
 }
 
 // Layers shaped like the models' (blocked in and out in the vector's block, many channels, 3x3 pads and
@@ -395,14 +523,19 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   Requantization q;
   q.multiplier = m.data();
   FastQConv2d avx2_conv(p, w.data(), q, 0, Isa::Avx2, 1, 8);
-  EXPECT_STREQ(avx2_conv.algorithm(), "int8-avx2-direct");
+  EXPECT_STREQ(avx2_conv.algorithm(), "int8-avx2-w7-direct");  // weights of 1: vpmaddubsw cannot saturate
   EXPECT_TRUE(avx2_conv.stages_input());  // plain NCHW input
   // A plain NCHW output (a detection head's): the indirect kernel, which stores it four pixels at a time.
   FastQConv2d plain_out(p, w.data(), q, 0, Isa::Avx2, 8, 1);
   EXPECT_STREQ(plain_out.algorithm(), "int8-avx2-indirect");
   FastQConv2d best(p, w.data(), q, 0, Isa::Avx512, 16, 16);
-  EXPECT_STREQ(best.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-direct");
+  EXPECT_STREQ(best.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-w7-direct");
   EXPECT_FALSE(best.stages_input());
+  // One pair of adjacent input channels whose weights could saturate vpmaddubsw: the vpmaddwd kernel.
+  std::vector<int8_t> wide = w;
+  wide[0] = 65, wide[9] = 64;  // output channel 0, input channels 0 and 1, tap 0
+  FastQConv2d avx2_wide(p, wide.data(), q, 0, Isa::Avx2, 8, 8);
+  EXPECT_STREQ(avx2_wide.algorithm(), "int8-avx2-direct");
   FastQConv2d grouped(small_groups, w.data(), q, 0, Isa::Avx512, 1, 1);
   EXPECT_STREQ(grouped.algorithm(), cpu_features().avx512vnni ? "int8-vnni-indirect" : "int8-avx2-indirect");
   // A plain 3-channel image to 8 channels (RetinaFace's first conv): the first-layer kernel on both ISAs;
@@ -419,7 +552,7 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   Requantization with_residual = q;
   with_residual.residual_multiplier = 0.5f;
   FastQConv2d first_residual(first, w.data(), with_residual, 0, Isa::Avx512, 1, 8);
-  EXPECT_STREQ(first_residual.algorithm(), vnni ? "int8-vnni-indirect" : "int8-avx2-direct");
+  EXPECT_STREQ(first_residual.algorithm(), vnni ? "int8-vnni-indirect" : "int8-avx2-w7-direct");
   Conv2dParams dilated = first;  // columns not adjacent: not the first-layer kernel's
   dilated.dilation_w = 2, dilated.out_w = 15;
   EXPECT_FALSE(FastQConv2d::supports(dilated, 1, 8, Isa::Avx512, QConvKernel::FirstLayer));

@@ -2,7 +2,8 @@
 // bit the same as the reference kernels in kernels/ref/), one set per instruction set:
 //   ninegrid::vnni (src/kernels/x86/vnni/, AVX-512 with VNNI: vpdpbusd, 16 int32 accumulator lanes)
 //   ninegrid::avx2 (src/kernels/x86/avx2/, AVX2 without VNNI: vpmaddwd on 16-bit values, 8 lanes; it cannot
-//                   saturate, unlike vpmaddubsw, so it needs no 7-bit weights)
+//                   saturate, unlike vpmaddubsw, so it needs no 7-bit weights; the _w7 direct and pointwise
+//                   kernels use vpmaddubsw where the weights allow it)
 // Call an ISA's functions only when the CPU has it (core/cpu_features.h: avx512vnni for vnni).
 //
 // Layouts. Activations are uint8 in NCHW[B]c (B = 1 is plain NCHW). The kernels compute P output channels per
@@ -147,6 +148,13 @@ X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
 namespace avx2 {
 constexpr int kInt8Depth = 2;  // input channels per vpmaddwd (kLanes, 8, and kOcBlocksPerTile: conv_kernels_x86.h)
 NINEGRID_X86_INT8_KERNELS
+// The direct and pointwise kernels on vpmaddubsw (kernels/x86/simd_int8_avx2.h, QVecAvx2W7): 4 input
+// channels per multiply-add, weights packed [ceil(out_channels / 8)][icpg / 4][kh][kw][8][4], otherwise the
+// constraints above. Exact only when no weight pair (packed bytes 2j, 2j + 1) has the same sign and
+// magnitudes summing past 128 (ops/qconv_fast.cpp checks); a pair beyond it saturates vpmaddubsw's 16-bit sums.
+constexpr int kInt8DepthW7 = 4;
+void qconv2d_direct_w7(const X86QConvArgs& a, const X86ConvRange& r);
+void qconv2d_pointwise_w7(const X86QConvArgs& a, const X86ConvRange& r);
 void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
 X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
 }  // namespace avx2
