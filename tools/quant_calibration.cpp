@@ -247,7 +247,9 @@ float fake_quantize(float x, ActivationParams p) {
   return (q - static_cast<float>(p.zero_point)) * p.scale;
 }
 
-WeightQuant quantize_weights(const float* w, size_t outer, size_t channels, size_t inner, bool per_channel) {
+WeightQuant quantize_weights(const float* w, size_t outer, size_t channels, size_t inner, bool per_channel,
+                             int weight_max) {
+  const double qmax = weight_max;
   std::vector<double> absmax(channels, 0.0);
   for (size_t o = 0; o < outer; ++o)
     for (size_t c = 0; c < channels; ++c) {
@@ -257,10 +259,10 @@ WeightQuant quantize_weights(const float* w, size_t outer, size_t channels, size
   double overall = 0;
   for (double m : absmax) overall = std::max(overall, m);
   WeightQuant r;
-  const float fallback = overall > 0 ? static_cast<float>(overall / 127.0) : 1.f;
+  const float fallback = overall > 0 ? static_cast<float>(overall / qmax) : 1.f;
   if (per_channel) {
     r.scale.resize(channels);
-    for (size_t c = 0; c < channels; ++c) r.scale[c] = absmax[c] > 0 ? static_cast<float>(absmax[c] / 127.0) : fallback;
+    for (size_t c = 0; c < channels; ++c) r.scale[c] = absmax[c] > 0 ? static_cast<float>(absmax[c] / qmax) : fallback;
   } else {
     r.scale = {fallback};
   }
@@ -271,7 +273,7 @@ WeightQuant quantize_weights(const float* w, size_t outer, size_t channels, size
       const size_t base = (o * channels + c) * inner;
       for (size_t i = 0; i < inner; ++i) {
         const float v = std::nearbyint(w[base + i] / s);
-        r.q[base + i] = static_cast<int8_t>(std::clamp(v, -127.f, 127.f));
+        r.q[base + i] = static_cast<int8_t>(std::clamp(v, -static_cast<float>(qmax), static_cast<float>(qmax)));
       }
     }
   return r;

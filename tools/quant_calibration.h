@@ -95,8 +95,10 @@ ActivationParams activation_params(Range r);
 // DequantizeLinear compute it: round half to even, saturate to [0, 255]).
 float fake_quantize(float x, ActivationParams p);
 
-// int8 symmetric weights: scale = max|w| / 127 over each slice (one per output channel when
-// per_channel, else one for the tensor), q = round(w / scale) in [-127, 127], zero point 0. `channels`
+// int8 symmetric weights: scale = max|w| / weight_max over each slice (one per output channel when
+// per_channel, else one for the tensor), q = round(w / scale) in [-weight_max, weight_max], zero point 0.
+// weight_max 127 uses the whole int8 range; 63 gives 7-bit weights, whose products the AVX2 kernels without
+// VNNI sum four at a time (kernels/x86/simd_int8_avx2.h, QVecAvx2W7). `channels`
 // slices of the weight are `inner` contiguous values apart (axis 0 of a Conv weight: inner = all but
 // the first dimension); `outer` repeats of that pattern cover the whole tensor (a Gemm weight quantised
 // along axis 1 has outer = rows, channels = columns, inner = 1). A slice of zeros borrows the largest
@@ -105,7 +107,8 @@ struct WeightQuant {
   std::vector<float> scale;  // channels values when per_channel, else 1
   std::vector<int8_t> q;     // same layout as the input
 };
-WeightQuant quantize_weights(const float* w, size_t outer, size_t channels, size_t inner, bool per_channel);
+WeightQuant quantize_weights(const float* w, size_t outer, size_t channels, size_t inner, bool per_channel,
+                             int weight_max = 127);
 
 // int32 bias in units of x_scale * w_scale[c]: round(b / (x_scale * w_scale[c])), saturated to int32.
 // Returns how many values saturated (0 unless the scales are absurdly small).

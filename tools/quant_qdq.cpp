@@ -16,7 +16,7 @@ using onnx::TensorProto;
 std::map<std::string, std::string> insert_qdq(onnx::ModelProto& model, const QuantPlan& plan,
                                               const std::map<std::string, ActivationParams>& params,
                                               bool per_channel, const std::map<std::string, ChannelMeans>* input_means,
-                                              int* bias_corrected) {
+                                              int* bias_corrected, int weight_max) {
   GraphProto& g = *model.mutable_graph();
   const Index idx(g);
   Names names(g);
@@ -79,7 +79,7 @@ std::map<std::string, std::string> insert_qdq(onnx::ModelProto& model, const Qua
     const TensorProto& t = *idx.init(g, w);
     std::vector<float> v;
     tensor_floats(t, &v);
-    const WeightQuant wq = quantize_weights(v.data(), outer, channels, inner, per_channel);
+    const WeightQuant wq = quantize_weights(v.data(), outer, channels, inner, per_channel, weight_max);
     std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
     const std::string qn = names.fresh(w + "_quantized"), sn = names.fresh(w + "_scale"),
                       zn = names.fresh(w + "_zero_point"), dq = names.fresh(w + "_dequantized");
@@ -177,7 +177,7 @@ std::map<std::string, std::string> insert_qdq(onnx::ModelProto& model, const Qua
         // dequantised, and the layer's input means.
         std::vector<float> wf;
         tensor_floats(w, &wf);
-        const WeightQuant wq = quantize_weights(wf.data(), outer, channels, inner, per_channel);
+        const WeightQuant wq = quantize_weights(wf.data(), outer, channels, inner, per_channel, weight_max);
         std::vector<float> wd(wf.size());
         for (size_t o = 0; o < outer; ++o)
           for (size_t c = 0; c < channels; ++c)

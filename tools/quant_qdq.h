@@ -7,7 +7,8 @@
 //     renamed T_float and followed by QuantizeLinear -> T_quantized -> DequantizeLinear -> T, so every
 //     reader (and a graph output) keeps reading the tensor by its original name, now quantised. A graph
 //     input X gets X_dequantized, which its readers read instead.
-//   - weights of Conv, Gemm and MatMul: int8 symmetric (zero point 0, range [-127, 127]), per output
+//   - weights of Conv, Gemm and MatMul: int8 symmetric (zero point 0, range [-weight_max, weight_max]: 127,
+//     or 63 for 7-bit weights), per output
 //     channel (DequantizeLinear axis 0 for Conv and transposed Gemm weights, 1 for MatMul and plain Gemm)
 //     or per tensor.
 //   - biases: int32 with scale x_scale * w_scale, through DequantizeLinear (axis 0 when per channel).
@@ -35,6 +36,6 @@ std::map<std::string, std::string> insert_qdq(onnx::ModelProto& model, const Qua
                                               const std::map<std::string, ActivationParams>& params,
                                               bool per_channel,
                                               const std::map<std::string, ChannelMeans>* input_means = nullptr,
-                                              int* bias_corrected = nullptr);
+                                              int* bias_corrected = nullptr, int weight_max = 127);
 
 }  // namespace ninegrid::quant

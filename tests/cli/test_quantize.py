@@ -308,6 +308,46 @@ class QuantizeTest(unittest.TestCase):
             self.assertEqual(w[dq.input[1]].shape, (), f"{conv.name}: per-tensor weight scale")
             self.assertFalse([a for a in dq.attribute if a.name == "axis"])
 
+    def test_seven_bit_weights(self):
+        """--weight-bits 7: every weight in [-63, 63], each channel's largest at 63; still close to fp32;
+        on a CPU with AVX2 and no AVX-512 VNNI, ninegrid runs its direct and pointwise convs on the
+        vpmaddubsw kernels (int8-avx2-w7-*), which the 8-bit weights of the same model do not allow."""
+        path = self.quantize("--per-channel", "--weight-bits", "7")
+        m = onnx.load(path)
+        w = initializers(m)
+        producer = {o: n for n in m.graph.node for o in n.output}
+        convs = [n for n in m.graph.node if n.op_type in ("Conv", "Gemm")]
+        self.assertGreater(len(convs), 2)
+        for conv in convs:
+            q = w[producer[conv.input[1]].input[0]].astype(np.int64)
+            self.assertEqual(int(np.abs(q).max()), 63, conv.name)
+            if conv.op_type == "Conv":
+                self.assertEqual(np.abs(q.reshape(q.shape[0], -1)).max(axis=1).tolist(), [63] * q.shape[0], conv.name)
+        meta = {p.key: p.value for p in m.metadata_props}
+        self.assertIn("weight-bits=7", meta["ninegrid.quantize"])
+        cos = [cosine(self.ort(path, photo_input(p)), self.ort(self.float_path, photo_input(p)))
+               for p in ("astronaut.png", "chelsea.png")]
+        self.assertGreaterEqual(min(cos), 0.99, cos)
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+        if " avx2" not in flags or "avx512_vnni" in flags:
+            return
+        def algorithms(model):
+            r = subprocess.run([CLI, "info", model, "--optimized", "--json"], capture_output=True, text=True,
+                               timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return [l["algorithm"] for l in json.loads(r.stdout)["layers"] if l["op"] == "ng.QConv"]
+        seven = algorithms(path)
+        self.assertEqual([a for a in seven if a in ("int8-avx2-direct", "int8-avx2-pointwise")], [], seven)
+        self.assertTrue([a for a in seven if a.startswith("int8-avx2-w7-")], seven)
+        eight = algorithms(self.quantize("--per-channel"))
+        self.assertTrue([a for a in eight if a in ("int8-avx2-direct", "int8-avx2-pointwise")], eight)
+
+    def test_error_weight_bits(self):
+        r = self.run_cli("quantize", self.float_path, "--calibration", self.calib, "--weight-bits", "6", "-o",
+                         os.path.join(self.dir, "never.onnx"), expect=2)
+        self.assertIn("--weight-bits", r.stderr)
+
     def activation_scales(self, path):
         m = onnx.load(path)
         w = initializers(m)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -345,6 +346,23 @@ TEST(QuantParams, WeightsPerChannelAndPerTensor) {
   EXPECT_EQ(q.q[1], 6);  // 0.1 / (2/127) = 6.35
   const std::vector<float> zero(4, 0.f);
   EXPECT_EQ(quantize_weights(zero.data(), 1, 4, 1, true).scale, std::vector<float>(4, 1.f));
+}
+
+TEST(QuantParams, SevenBitWeights) {
+  // weight_max 63: scale max|w| / 63, values in [-63, 63] (no pair of them can saturate vpmaddubsw).
+  const std::vector<float> w = {1.26f, -0.63f, 0.3f, -1.26f, 0.f, 0.02f};
+  WeightQuant q = quantize_weights(w.data(), 1, 2, 3, true, 63);
+  EXPECT_FLOAT_EQ(q.scale[0], 0.02f);
+  EXPECT_FLOAT_EQ(q.scale[1], 0.02f);
+  EXPECT_EQ(q.q[0], 63);
+  EXPECT_EQ(q.q[1], -32);  // -31.5 rounds to even
+  EXPECT_EQ(q.q[2], 15);
+  EXPECT_EQ(q.q[3], -63);
+  EXPECT_EQ(q.q[5], 1);
+  q = quantize_weights(w.data(), 1, 2, 3, false, 63);
+  ASSERT_EQ(q.scale.size(), 1u);
+  EXPECT_FLOAT_EQ(q.scale[0], 0.02f);
+  for (int8_t v : q.q) EXPECT_LE(std::abs(static_cast<int>(v)), 63);
 }
 
 TEST(QuantParams, BiasInUnitsOfInputTimesWeightScale) {
