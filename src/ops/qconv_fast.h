@@ -56,7 +56,7 @@ class FastQConv2d {
   void run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
   // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", "int8-vnni-indirect",
   // "int8-vnni-first-layer", and the same with "int8-avx2-"; "int8-avx2-w7-direct" and "int8-avx2-w7-pointwise"
-  // (vpmaddubsw) where the weights cannot saturate it (every same-sign pair of adjacent input channels at most
+  // (vpmaddubsw) where the weights cannot saturate it (every same-sign pair of input channels 2j, 2j + 1 at most
   // 128 in magnitude: 7-bit weights); "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
   const char* algorithm() const { return algorithm_name_; }
   // Whether run() stages the input into a padded blocked copy first.

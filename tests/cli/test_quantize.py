@@ -159,11 +159,12 @@ class QuantizeTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return np.load(os.path.join(d, "logits.npy"))
 
-    def ninegrid(self, model, x, opt_level=2):
+    def ninegrid(self, model, x, opt_level=2, extra=()):
         d = tempfile.mkdtemp(dir=self.dir)
         inp = os.path.join(d, "x.npy")
         np.save(inp, x)
-        self.run_cli("run", model, "--input", f"image={inp}", "--output-dir", d, "--opt-level", str(opt_level))
+        self.run_cli("run", model, "--input", f"image={inp}", "--output-dir", d, "--opt-level", str(opt_level),
+                     *extra)
         return np.load(os.path.join(d, "logits.npy"))
 
     # --- the written model ---------------------------------------------------------------------------
@@ -342,6 +343,9 @@ class QuantizeTest(unittest.TestCase):
         self.assertTrue([a for a in seven if a.startswith("int8-avx2-w7-")], seven)
         eight = algorithms(self.quantize("--per-channel"))
         self.assertTrue([a for a in eight if a in ("int8-avx2-direct", "int8-avx2-pointwise")], eight)
+        # The whole 7-bit model on those kernels against the reference kernels: the same integers.
+        x = photo_input("chelsea.png")
+        np.testing.assert_array_equal(self.ninegrid(path, x), self.ninegrid(path, x, extra=("--isa", "ref")))
 
     def test_error_weight_bits(self):
         r = self.run_cli("quantize", self.float_path, "--calibration", self.calib, "--weight-bits", "6", "-o",

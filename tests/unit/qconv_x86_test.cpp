@@ -298,11 +298,13 @@ TEST(QConvX86, PackedStoreBoundMatchesReference) {
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }
 
-// The AVX2 vpmaddubsw kernels (int8-avx2-w7-direct and -pointwise) on weights within their bound (7-bit
-// weights, [-64, 64], the extremes a third of the time: pairs 64 + 64 and -64 + -64 beside inputs of 255 sum
-// to +-32640, the edge of vpmaddubsw's int16): random kernels, strides, dilations, padding, groups, odd
-// channel counts (staged to whole steps of 4), every input and output block, one and two threads, bit for
-// bit. Where the CPU has VNNI the op prefers it; this asks for AVX2.
+// The AVX2 vpmaddubsw kernels (int8-avx2-w7-direct and -pointwise) on weights within their bound: half the
+// cases 7-bit weights ([-64, 64], the extremes a third of the time: pairs 64 + 64 and -64 + -64 beside
+// inputs of 255 sum to +-32640, the edge of vpmaddubsw's int16), half full-range weights drawn so that only
+// the pairs (2j, 2j + 1) fit (b in [-128, 128 - a] after a >= 0, in [-128 - a, 127] after a < 0), which a
+// kernel pairing the channels otherwise would saturate on. Random kernels, strides, dilations, padding,
+// groups, odd channel counts (staged to whole steps of 4), every input and output block, one and two
+// threads, bit for bit. Where the CPU has VNNI the op prefers it; this asks for AVX2.
 TEST(QConvX86, AvxW7MatchesReferenceBitForBit) {
   const Int8Isa* avx2 = nullptr;
   const std::vector<Int8Isa> isas = int8_isas();
@@ -331,7 +333,22 @@ TEST(QConvX86, AvxW7MatchesReferenceBitForBit) {
     c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
     c.out_block = block_for(rng, {8, 4, 1}, p.out_channels);
     fill(c, rng);
-    for (int8_t& v : c.w) v = static_cast<int8_t>(rng(0, 2) == 0 ? rng.pick<int64_t>({-64, 64}) : rng(-64, 64));
+    if (iter % 2 == 0) {
+      for (int8_t& v : c.w) v = static_cast<int8_t>(rng(0, 2) == 0 ? rng.pick<int64_t>({-64, 64}) : rng(-64, 64));
+    } else {
+      const int64_t taps = p.kernel_h * p.kernel_w;
+      for (int64_t oc = 0; oc < p.out_channels; ++oc)
+        for (int64_t ic = 0; ic < icpg; ++ic)
+          for (int64_t t = 0; t < taps; ++t) {
+            int8_t& v = c.w[static_cast<size_t>((oc * icpg + ic) * taps + t)];
+            if (ic % 2 == 0) {
+              v = static_cast<int8_t>(rng(0, 3) == 0 ? rng.pick<int64_t>({-128, 127}) : rng(-128, 127));
+            } else {
+              const int64_t a = c.w[static_cast<size_t>((oc * icpg + ic - 1) * taps + t)];
+              v = static_cast<int8_t>(a >= 0 ? rng(-128, std::min<int64_t>(127, 128 - a)) : rng(-128 - a, 127));
+            }
+          }
+    }
     ASSERT_TRUE(pairs_fit_w7(c));
     std::string algorithm;
     EXPECT_EQ(mismatches(c, *avx2, rng(0, 3) == 0 ? 2 : 1, &algorithm, QConvKernel::Direct), 0) << c.describe();

@@ -1,5 +1,5 @@
 // The int8 arithmetic policy of the direct and pointwise tiles (conv_direct_impl.h), for an int32
-// accumulator vector type QV (simd_int8_avx512.h: QVecVnni, simd_int8_avx2.h: QVecAvx2): uint8 inputs times
+// accumulator vector type QV (simd_int8_avx512.h: QVecVnni, simd_int8_avx2.h: QVecAvx2 and QVecAvx2W7): uint8 inputs times
 // int8 weights, kDepth input channels of one pixel per multiply-add, sums in int32 lanes, requantised by
 // qconv_epilogue_impl.h. The tile machinery is the fp32 kernels'; only the arithmetic and the epilogue
 // differ.
@@ -30,6 +30,9 @@ namespace {
 // AVX2 (16 ymm registers): a multiply-add is vpmaddwd into a temporary, then vpaddd into the sum, so each
 // tile needs a register more than fp32's FMA: 2 blocks x 5 pixels = 10 accumulators + 2 weights + the
 // broadcast + the product (14 of 16) where fp32 fills 16 with 2 x 6 (measured: bench/REPORT.md, "int8").
+// QVecAvx2W7 also holds a vector of ones for its vpmaddwd, 15 of 16, and GCC keeps two products in flight
+// and spills one accumulator per step; a 6-pixel tile was measured no faster (bench/REPORT.md, "int8 on
+// AVX2 with 7-bit weights").
 template <int LANES, int OCB>
 struct QDirectMenu;
 template <>

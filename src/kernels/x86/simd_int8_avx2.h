@@ -15,7 +15,8 @@ struct QVecAvx2 {
   static constexpr int kLanes = 8;
   // Input channels per multiply-add: vpmaddwd multiplies 16-bit values (inputs zero-extended, weights
   // sign-extended) and adds adjacent pairs into int32 lanes, exactly. vpmaddubsw would do four bytes at once
-  // but saturates its 16-bit pair sums (255 x 127 x 2 > 32767), so it would need 7-bit weights.
+  // but saturates its 16-bit pair sums (255 x 127 x 2 > 32767); QVecAvx2W7 below uses it where the weights
+  // allow.
   static constexpr int kDepth = 2;
   using X = __m256i;  // 2 input values of one pixel as int16, the same pair in every lane
   using W = __m256i;  // 2 weights of each of 8 output channels as int16: [lane][kDepth]
