@@ -115,8 +115,9 @@ TEST_P(ConvSelect, DepthwiseAndGroupedConvs) {
   // Output channels per group a multiple of the vector width: the direct kernel; 8 per group with
   // 16-lane output blocks: the indirect kernel's AVX2 variant.
   EXPECT_EQ(choose_and_check(conv(64, 64, 12, 3, 1, 64 / lanes()), GetParam(), lanes(), lanes()), "direct/" + isa);
-  if (GetParam() == Isa::Avx512)
+  if (GetParam() == Isa::Avx512) {
     EXPECT_EQ(choose_and_check(conv(64, 64, 12, 3, 1, 8), GetParam(), 16, 16), "indirect/avx2");
+  }
 }
 
 TEST_P(ConvSelect, AllowedAlgorithmsRestrictTheChoice) {

@@ -159,7 +159,9 @@ TEST_P(OptimizedModel, MatchesUnoptimisedAndIsFused) {
       for (const Node& r : g.nodes)
         for (int i : r.inputs) readers += i == n.inputs[0];
       for (int o : g.outputs) readers += o == n.inputs[0];
-      if (readers == 1) EXPECT_NE(p.op_type, "Conv") << n.describe() << " directly follows " << p.describe();
+      if (readers == 1) {
+        EXPECT_NE(p.op_type, "Conv") << n.describe() << " directly follows " << p.describe();
+      }
     }
   }
 
@@ -267,7 +269,9 @@ TEST_P(SqueezeExciteLayout, NoTransforms) {
                               g.values[i].shape[3] == 1 && g.values[n.outputs[0]].shape[2] > 1;
   }
   EXPECT_EQ(transforms, 0);
-  if (isa_block(hardware_isa()) > 1) EXPECT_GT(blocked_gated_muls, 0) << "no SE gate Mul runs blocked";
+  if (isa_block(hardware_isa()) > 1) {
+    EXPECT_GT(blocked_gated_muls, 0) << "no SE gate Mul runs blocked";
+  }
 }
 
 std::vector<ModelCase> squeeze_excite_cases() {

@@ -363,7 +363,9 @@ TEST(MergeSiblingConvs, NotPastTheChannelLimitNorAcrossActivations) {
   Graph g = relu.g;
   EXPECT_EQ(merge_sibling_convs(g), 1);  // cls and lmk still merge; box keeps its own epilogue
   for (const Node& n : g.nodes)
-    if (n.op_type == "Split") EXPECT_EQ(n.attrs.get_ints("split"), (std::vector<int64_t>{4, 20}));
+    if (n.op_type == "Split") {
+      EXPECT_EQ(n.attrs.get_ints("split"), (std::vector<int64_t>{4, 20}));
+    }
 }
 
 TEST(FuseResidual, NotWhenTheAddBroadcasts) {

@@ -225,9 +225,10 @@ TEST_P(PoolBlockedX86, GlobalAveragePoolMatchesReferenceBitForBit) {
         uint32_t g, w;
         std::memcpy(&g, &got[i], sizeof g);
         std::memcpy(&w, &want[i], sizeof w);
-        if (!(std::isnan(got[i]) && std::isnan(want[i])))
+        if (!(std::isnan(got[i]) && std::isnan(want[i]))) {
           ASSERT_EQ(g, w) << isa_name(isa) << ", plane " << plane << ", lane " << i << ": " << got[i] << " vs "
                           << want[i];
+        }
       }
     }
   }

@@ -219,7 +219,9 @@ TEST(QdqBlock, AddPoolConcatAndReshapeRunOnUint8) {
   EXPECT_EQ(ops["ng.QConv"], 1);
   EXPECT_EQ(ops["ng.QAdd"], 0) << "the Add island's ng.QAdd moves into the conv (graph/passes/fuse_qadd.cpp)";
   for (const Node& n : InternalAccess::impl(*fused).graph().nodes)
-    if (n.op_type == "ng.QConv") EXPECT_TRUE(n.attrs.has("add_y_scale")) << "the conv's fused addition";
+    if (n.op_type == "ng.QConv") {
+      EXPECT_TRUE(n.attrs.has("add_y_scale")) << "the conv's fused addition";
+    }
   EXPECT_EQ(ops["Add"], 0);
   EXPECT_EQ(ops["MaxPool"], 1);
   EXPECT_EQ(ops["QuantizeLinear"], 1) << "only the input's";

@@ -241,7 +241,9 @@ TEST(QdqMoves, UpsamplingWithOtherParametersRequantisesOnce) {
       EXPECT_EQ(input_type_of(*m, "ng.QRequantize"), DataType::UInt8) << what;
       const Graph& g = InternalAccess::impl(*m).graph();
       for (const Node& n : g.nodes)
-        if (n.op_type == "ng.QRequantize") EXPECT_EQ(g.values[n.outputs[0]].shape, (Shape{1, channels, 6, 7})) << what;
+        if (n.op_type == "ng.QRequantize") {
+          EXPECT_EQ(g.values[n.outputs[0]].shape, (Shape{1, channels, 6, 7})) << what;
+        }
       expect_fused_equals_unfused(b.g, uniform({1, channels, 6, 7}, -1.f, 6.f, 14), what);
     }
 }

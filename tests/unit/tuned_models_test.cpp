@@ -117,7 +117,9 @@ void expect_tuned_model_matches(const std::string& model, const std::string& inp
   int tuned = 0;
   for (const StepProfile& p : s->profile()) tuned += p.tuned;
   EXPECT_EQ(tuned, t.convs) << "every conv must run its plan from the cache";
-  if (isa_block(hardware_isa()) >= 16) EXPECT_GT(t.layout_changes, 0);
+  if (isa_block(hardware_isa()) >= 16) {
+    EXPECT_GT(t.layout_changes, 0);
+  }
   for (const auto& [name, reference] : outputs) {
     ASSERT_EQ(got.count(name), 1u) << name;
     expect_close(got.at(name), read_npy(reference), model + " " + name);

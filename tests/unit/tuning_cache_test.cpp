@@ -339,7 +339,9 @@ TEST(TuningCacheAtLoad, TheDefaultFileIsUnderXdgCacheHome) {
   EXPECT_EQ(m->warnings().size(), 1u);
   ::setenv("XDG_CACHE_HOME", "relative/path", 1);  // invalid by the XDG spec: HOME's .cache instead
   const char* home = std::getenv("HOME");
-  if (home && home[0] == '/') EXPECT_EQ(default_tuning_cache_path(), std::string(home) + "/.cache/ninegrid/tuning.cache");
+  if (home && home[0] == '/') {
+    EXPECT_EQ(default_tuning_cache_path(), std::string(home) + "/.cache/ninegrid/tuning.cache");
+  }
   ::setenv("XDG_CACHE_HOME", old.c_str(), 1);
 }
 

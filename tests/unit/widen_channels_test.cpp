@@ -82,7 +82,9 @@ TEST(WidenChannels, WidensOddTensorsToWholeBlocksOfEight) {
   // The padding Concat of x keeps 8 zero channels (24 + 8 = 32); the one of the widened pool output only
   // the 8 beyond its 32 (40).
   for (const Node& n : g.nodes)
-    if (n.op_type == "Concat") EXPECT_EQ(g.values[n.inputs[1]].constant.dim(1), 8) << n.name;
+    if (n.op_type == "Concat") {
+      EXPECT_EQ(g.values[n.inputs[1]].constant.dim(1), 8) << n.name;
+    }
 }
 
 TEST(WidenChannels, OptimisedGraphComputesTheOriginal) {
