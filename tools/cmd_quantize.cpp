@@ -354,6 +354,8 @@ int cmd_quantize(int argc, char** argv) {
   for (const auto& l : plan.layers) ++op_counts[l.op_type];
   std::string ops;
   for (const auto& [op, n] : op_counts) ops += (ops.empty() ? "" : ", ") + std::to_string(n) + " " + op;
+  // The weights' symmetric range: [-weight_max, weight_max].
+  const int weight_max = a.weight_bits == 7 ? 63 : 127;
   std::printf("quantising:   %zu layers (%s), %zu tensors; weights int8 %s%s\n", plan.layers.size(), ops.c_str(),
               plan.tensors.size(), a.per_channel ? "per channel" : "per tensor",
               a.weight_bits == 7 ? ", 7-bit [-63, 63]" : "");
@@ -464,7 +466,7 @@ int cmd_quantize(int argc, char** argv) {
   int bias_corrected = 0;
   const std::map<std::string, std::string> dequantized = quant::insert_qdq(
       qdq, plan, params, a.per_channel, !a.no_bias_correction ? &input_means : nullptr, &bias_corrected,
-      a.weight_bits == 7 ? 63 : 127);
+      weight_max);
   if (!a.no_bias_correction) std::printf("bias:         corrected in %d layers\n", bias_corrected);
   {
     auto* meta = qdq.add_metadata_props();

@@ -185,7 +185,8 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 // input channels (2j, 2j + 1) of each group at every tap (a channel past icpg is a zero), and a pair of the
 // same sign whose magnitudes sum past 128 can saturate the instruction's 16-bit sum (255 x 129 > 32767).
 // Pairs of opposite signs or with a zero have |a + b| <= 128, so the test is |a + b| <= 128 for every pair:
-// branch-free, vectorised (an early exit on random signs mispredicted enough to add 60-130 ms to ResNet-50's int8 load of about 130).
+// branch-free, vectorised (an early exit on random signs mispredicted enough to add 60-130 ms to
+// ResNet-50's int8 load of about 130).
 bool weights_fit_w7(const Conv2dParams& p, const int8_t* w) {
   const int64_t icpg = p.in_channels_per_group(), taps = p.kernel_h * p.kernel_w;
   for (int64_t oc = 0; oc < p.out_channels; ++oc) {

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -44,6 +45,13 @@ std::vector<Int8Isa> int8_isas() {
   return {{"vnni", Isa::Avx512, 16, f.avx512f && f.avx512bw && f.avx512vnni, "int8-vnni-"},
           {"avx2", Isa::Avx2, 8, f.avx2 && f.fma, "int8-avx2-"}};
 #endif
+}
+
+// The AVX2 entry of int8_isas() when this CPU runs it (the vpmaddubsw kernels' tests ask for it alone).
+std::optional<Int8Isa> runnable_avx2() {
+  for (const Int8Isa& isa : int8_isas())
+    if (std::string(isa.name) == "avx2" && isa.runs) return isa;
+  return std::nullopt;
 }
 
 // Depthwise channel counts and blocks: those the layout planner gives int8 tensors, and others the op stages
@@ -306,10 +314,7 @@ TEST(QConvX86, PackedStoreBoundMatchesReference) {
 // groups, odd channel counts (staged to whole steps of 4), every input and output block, one and two
 // threads, bit for bit. Where the CPU has VNNI the op prefers it; this asks for AVX2.
 TEST(QConvX86, AvxW7MatchesReferenceBitForBit) {
-  const Int8Isa* avx2 = nullptr;
-  const std::vector<Int8Isa> isas = int8_isas();
-  for (const Int8Isa& isa : isas)
-    if (std::string(isa.name) == "avx2" && isa.runs) avx2 = &isa;
+  const std::optional<Int8Isa> avx2 = runnable_avx2();
   if (!avx2) GTEST_SKIP() << "no AVX2";
   Rng rng(7077);
   for (int iter = 0; iter < 120; ++iter) {
@@ -363,10 +368,7 @@ TEST(QConvX86, AvxW7MatchesReferenceBitForBit) {
 // 65 + 64 or -65 + -64 (255 x 129 = 32895 > 32767) anywhere sends the conv to the vpmaddwd kernel. All bit
 // for bit.
 TEST(QConvX86, AvxW7BoundEdges) {
-  const Int8Isa* avx2 = nullptr;
-  const std::vector<Int8Isa> isas = int8_isas();
-  for (const Int8Isa& isa : isas)
-    if (std::string(isa.name) == "avx2" && isa.runs) avx2 = &isa;
+  const std::optional<Int8Isa> avx2 = runnable_avx2();
   if (!avx2) GTEST_SKIP() << "no AVX2";
   Rng rng(64);
   Case c;
@@ -381,7 +383,9 @@ TEST(QConvX86, AvxW7BoundEdges) {
   std::fill(c.x.begin(), c.x.end(), uint8_t{255});
   c.q.out_zero_point = 128, c.q.qmin = 0, c.q.qmax = 255;
   const int64_t taps = 9;
-  auto at = [&](int64_t oc, int64_t ic, int64_t t) -> int8_t& { return c.w[static_cast<size_t>((oc * 16 + ic) * taps + t)]; };
+  auto at = [&](int64_t oc, int64_t ic, int64_t t) -> int8_t& {
+    return c.w[static_cast<size_t>((oc * 16 + ic) * taps + t)];
+  };
   // Each channel's bias cancels its sum at the inner pixels (all 144 products, inputs of 255 there), and
   // the multiplier is 1/16: a saturated pair there (a sum short by 128) would move the output by 8.
   auto center = [&]() {

@@ -111,14 +111,14 @@ struct QVecAvx2 {
   static W load_weights_i16(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 };
 
-
 // The same accumulators with vpmaddubsw: 4 input channels per multiply-add, for weights whose pairs cannot
 // saturate it. vpmaddubsw multiplies unsigned input bytes by signed weight bytes and adds adjacent pairs into
 // int16 with saturation; vpmaddwd by ones then adds the pairs of pairs into the int32 lanes. A pair sum
 // x0 w0 + x1 w1 with x in [0, 255] stays inside int16 whenever |w0| + |w1| <= 128 for same-sign weights
 // (255 x 128 = 32640); opposite signs never overflow. 7-bit weights (|w| <= 64, ONNX Runtime's
-// reduce_range, `ninegrid quantize --weight-bits 7`) always meet it; the op (ops/qconv_fast.cpp, weights_fit_w7)
-// checks every pair before it packs the weights and uses the vpmaddwd policy above otherwise. Per 4 channels: a vpbroadcastd from memory (no widening), a raw 32-byte weight load, and two
+// reduce_range, `ninegrid quantize --weight-bits 7`) always meet it; the op (ops/qconv_fast.cpp,
+// weights_fit_w7) checks every pair before it packs the weights and uses the vpmaddwd policy above
+// otherwise. Per 4 channels: a vpbroadcastd from memory (no widening), a raw 32-byte weight load, and two
 // multiplies, where QVecAvx2 takes two broadcasts, two widenings, two sign extensions and two multiplies.
 struct QVecAvx2W7 : QVecAvx2 {
   static constexpr int kDepth = 4;
