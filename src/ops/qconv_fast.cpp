@@ -54,6 +54,13 @@ bool is_pointwise(const Conv2dParams& p) {
          p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
 }
 
+// A 1x1 conv with a stride above 1 and no padding: output pixel (oh, ow) reads input pixel (oh * stride_h,
+// ow * stride_w), inside the image.
+bool is_strided_pointwise(const Conv2dParams& p) {
+  return p.kernel_h == 1 && p.kernel_w == 1 && (p.stride_h > 1 || p.stride_w > 1) && p.pad_top == 0 &&
+         p.pad_left == 0 && (p.out_h - 1) * p.stride_h < p.in_h && (p.out_w - 1) * p.stride_w < p.in_w;
+}
+
 bool is_depthwise(const Conv2dParams& p) {
   return p.groups > 1 && p.groups == p.in_channels && p.groups == p.out_channels;
 }
@@ -233,37 +240,50 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     prepare_first_layer(c.vnni, w, q, x_zero_point, out_block);
     return;
   }
-  const bool pointwise = is_pointwise(p);
+#if NINEGRID_X86_INT8_CONV
+  // Twice the input channels per multiply-add where the weights allow it (checked before the staging plan,
+  // which depends on the depth).
+  const bool w7 = !c.vnni && weights_fit_w7(p, w);
+  if (w7) depth_ = avx2::kInt8DepthW7;
+#endif
+  plan_staging(in_block);
+  // A strided 1x1 conv (ResNet's downsampling shortcuts) runs on the pointwise kernel over its input's pixels
+  // gathered into an output-sized plane first (run()), as the float conv does: the direct kernel's tiles
+  // read them a stride apart, row by row, and ran these layers at about 60% of the pointwise kernel's rate
+  // (bench/REPORT.md, "Strided 1x1 convs on the pointwise kernel"). Auto only: a forced Direct keeps testing
+  // the direct kernel on them.
+  subsample_input_ = kernel == QConvKernel::Auto && !stage_input_ && is_strided_pointwise(p);
+  const bool pointwise = is_pointwise(p) || subsample_input_;
+  auto name = [&](const char* direct, const char* pointwise_name, const char* strided) {
+    return subsample_input_ ? strided : pointwise ? pointwise_name : direct;
+  };
 #if NINEGRID_X86_INT8_CONV
   if (c.vnni) {
     kernel_ = pointwise ? vnni::qconv2d_pointwise : vnni::qconv2d_direct;
     blocks_per_tile_ = vnni::kOcBlocksPerTile;
-    algorithm_name_ = pointwise ? "int8-vnni-pointwise" : "int8-vnni-direct";
-  } else if (weights_fit_w7(p, w)) {
-    // Twice the input channels per multiply-add, exact for these weights.
-    depth_ = avx2::kInt8DepthW7;
+    algorithm_name_ = name("int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-pointwise-strided");
+  } else if (w7) {
     kernel_ = pointwise ? avx2::qconv2d_pointwise_w7 : avx2::qconv2d_direct_w7;
     blocks_per_tile_ = avx2::kOcBlocksPerTile;
-    algorithm_name_ = pointwise ? "int8-avx2-w7-pointwise" : "int8-avx2-w7-direct";
+    algorithm_name_ = name("int8-avx2-w7-direct", "int8-avx2-w7-pointwise", "int8-avx2-w7-pointwise-strided");
   } else {
     kernel_ = pointwise ? avx2::qconv2d_pointwise : avx2::qconv2d_direct;
     blocks_per_tile_ = avx2::kOcBlocksPerTile;
-    algorithm_name_ = pointwise ? "int8-avx2-pointwise" : "int8-avx2-direct";
+    algorithm_name_ = name("int8-avx2-direct", "int8-avx2-pointwise", "int8-avx2-pointwise-strided");
   }
 #elif defined(__aarch64__)
   if (c.vnni) {
     kernel_ = pointwise ? dotprod::qconv2d_pointwise : dotprod::qconv2d_direct;
     blocks_per_tile_ = dotprod::kInt8OcBlocksPerTile;
-    algorithm_name_ = pointwise ? "int8-dotprod-pointwise" : "int8-dotprod-direct";
+    algorithm_name_ = name("int8-dotprod-direct", "int8-dotprod-pointwise", "int8-dotprod-pointwise-strided");
   } else {
     kernel_ = pointwise ? neon::qconv2d_pointwise : neon::qconv2d_direct;
     blocks_per_tile_ = neon::kInt8OcBlocksPerTile;
-    algorithm_name_ = pointwise ? "int8-neon-pointwise" : "int8-neon-direct";
+    algorithm_name_ = name("int8-neon-direct", "int8-neon-pointwise", "int8-neon-pointwise-strided");
   }
 #endif
   const int64_t icpg = p.in_channels_per_group();
   const int64_t P = lanes_, D = depth_, taps = p.kernel_h * p.kernel_w;
-  plan_staging(in_block);
   const int64_t kernel_channels = staged_icpg_ * p.groups;
   // The zero point of the values the kernels multiply (see kInputShift).
   const int32_t kernel_zero_point = x_zero_point - kInputShift;
@@ -309,12 +329,13 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
 
   X86QConvArgs& a = args_;
   a.in_channels = kernel_channels, a.in_h = p.in_h, a.in_w = p.in_w;
+  if (subsample_input_) a.in_h = p.out_h, a.in_w = p.out_w;  // the kernel reads the gathered plane
   a.out_channels = p.out_channels, a.out_h = p.out_h, a.out_w = p.out_w;
   a.groups = p.groups;
   a.in_channels_per_group = staged_icpg_;
   a.out_channels_per_group = p.out_channels_per_group();
   a.kernel_h = p.kernel_h, a.kernel_w = p.kernel_w;
-  a.stride_h = p.stride_h, a.stride_w = p.stride_w;
+  a.stride_h = subsample_input_ ? 1 : p.stride_h, a.stride_w = subsample_input_ ? 1 : p.stride_w;
   a.dilation_h = p.dilation_h, a.dilation_w = p.dilation_w;
   a.pad_top = p.pad_top, a.pad_left = p.pad_left;
   a.in_block = stage_input_ ? staged_block_ : in_block;
@@ -695,6 +716,35 @@ void FastQConv2d::stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) con
   else run(0, p.batch * blocks);
 }
 
+namespace {
+// Pixels (oh * stride_h, ow * stride_w) of one NCHW[B]c channel block into an out_h x out_w plane.
+template <int B>
+void gather_block_pixels(const Conv2dParams& p, const uint8_t* block, uint8_t* out) {
+  for (int64_t oh = 0; oh < p.out_h; ++oh) {
+    const uint8_t* row = block + oh * p.stride_h * p.in_w * B;
+    for (int64_t ow = 0; ow < p.out_w; ++ow, out += B) std::memcpy(out, row + ow * p.stride_w * B, B);
+  }
+}
+}  // namespace
+
+// The strided 1x1 conv's input pixels gathered (see the constructor); tasks are (image, channel block).
+void FastQConv2d::gather_strided_pixels(const uint8_t* x, uint8_t* gathered, ThreadPool* pool) const {
+  const Conv2dParams& p = params_;
+  const int64_t B = in_block_, blocks = p.in_channels / B;
+  const int64_t in_plane = p.in_h * p.in_w * B, out_plane = p.out_h * p.out_w * B;
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const uint8_t* in = x + t * in_plane;  // (blocks of all images follow one another)
+      uint8_t* out = gathered + t * out_plane;
+      if (B == 16) gather_block_pixels<16>(p, in, out);
+      else if (B == 8) gather_block_pixels<8>(p, in, out);
+      else gather_block_pixels<4>(p, in, out);
+    }
+  };
+  if (pool && pool->size() > 1) pool->parallel_for(p.batch * blocks, run);
+  else run(0, p.batch * blocks);
+}
+
 void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const {
   const Conv2dParams& p = params_;
   const uint8_t* in = x;
@@ -704,6 +754,13 @@ void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, Thr
     uint8_t* staged = reinterpret_cast<uint8_t*>(thread_scratch((p.batch * in_image + 3) / 4));
     stage(x, staged, pool);
     in = staged;
+  }
+  if (subsample_input_) {
+    const int64_t gathered_image = p.in_channels * p.out_h * p.out_w;
+    uint8_t* gathered = reinterpret_cast<uint8_t*>(thread_scratch((p.batch * gathered_image + 3) / 4));
+    gather_strided_pixels(x, gathered, pool);
+    run_kernel(gathered, gathered_image, y, residual, pool);
+    return;
   }
   if (first_layer_kernel_) run_first_layer(x, y, pool);
   else if (indirect_kernel_) run_indirect(in, in_image, y, residual, pool);

@@ -58,6 +58,8 @@ class FastQConv2d {
   // "int8-vnni-first-layer", and the same with "int8-avx2-"; "int8-avx2-w7-direct" and "int8-avx2-w7-pointwise"
   // (vpmaddubsw) where the weights cannot saturate it (every same-sign pair of input channels 2j, 2j + 1 at most
   // 128 in magnitude: 7-bit weights); "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
+  // A "-pointwise-strided" name: a 1x1 conv with a stride, run on the pointwise kernel over its input's
+  // pixels gathered first (Auto only).
   const char* algorithm() const { return algorithm_name_; }
   // Whether run() stages the input into a padded blocked copy first.
   bool stages_input() const { return stage_input_; }
@@ -73,6 +75,7 @@ class FastQConv2d {
   void prepare_first_layer(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
                            int64_t out_block);
   void stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) const;
+  void gather_strided_pixels(const uint8_t* x, uint8_t* gathered, ThreadPool* pool) const;
   void run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
   void run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
   void run_first_layer(const uint8_t* x, uint8_t* y, ThreadPool* pool) const;
@@ -81,6 +84,7 @@ class FastQConv2d {
   int64_t lanes_ = 16, depth_ = 4;
   int64_t in_block_ = 1;           // the caller's input block
   bool stage_input_ = false;       // the input restaged into staged_block_ with staged_icpg_ channels per group
+  bool subsample_input_ = false;   // a strided 1x1 conv: its pixels gathered into an output-sized plane first
   int64_t staged_icpg_ = 0, staged_block_ = 0;
   int64_t blocks_ = 0;             // output channel blocks of lanes_ channels
   int64_t blocks_per_tile_ = 2;    // blocks a kernel tile computes together: work splits keep them whole

@@ -265,6 +265,58 @@ TEST(QConvX86, PointwiseMatchesReferenceBitForBit) {
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }
 
+// 1x1 convs with a stride (ResNet's downsampling shortcuts) under Auto: the op gathers the strided pixels into
+// an output-sized plane and runs the pointwise kernel there. Readable inputs (whole blocks the kernels
+// read, channels a multiple of 16) must take that path, by name; any other shape (staged inputs, plain
+// outputs, bottom and right padding past the last pixel read) whatever path the op picks. All bit for bit.
+TEST(QConvX86, StridedPointwiseMatchesReferenceBitForBit) {
+  Rng rng(11301);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    const int P = isa.lanes;
+#if defined(__aarch64__)
+    const std::vector<int64_t> readable_blocks = {4};
+#else
+    const std::vector<int64_t> readable_blocks = {8, 16};
+#endif
+    for (int iter = 0; iter < 80; ++iter) {
+      const bool readable = iter % 2 == 0;
+      Case c;
+      Conv2dParams& p = c.p;
+      p.batch = rng(1, 2);
+      p.kernel_h = p.kernel_w = 1;
+      do {
+        p.stride_h = rng(1, 3), p.stride_w = rng(1, 3);
+      } while (p.stride_h == 1 && p.stride_w == 1);
+      p.in_h = rng(1, 15), p.in_w = rng(1, 31);
+      if (!readable) p.pad_bottom = rng(0, 2), p.pad_right = rng(0, 2);
+      p.out_h = out_size(p.in_h, 1, p.stride_h, 1, 0, p.pad_bottom);
+      p.out_w = out_size(p.in_w, 1, p.stride_w, 1, 0, p.pad_right);
+      if (readable) {
+        p.in_channels = 16 * rng(1, 5);
+        p.out_channels = P * rng(1, 4);
+        c.in_block = rng.pick(readable_blocks);
+        c.out_block = rng(0, 1) ? P : 4;
+      } else {
+        p.in_channels = rng.pick<int64_t>({3, 5, 8, 12, 16, 33});
+        p.out_channels = rng(1, 2 * P + 3);
+        c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
+        c.out_block = block_for(rng, {P, 8, 4, 1}, p.out_channels);
+      }
+      fill(c, rng);
+      std::string algorithm;
+      const int threads = rng(0, 2) == 0 ? 2 : 1;
+      EXPECT_EQ(mismatches(c, isa, threads, &algorithm), 0) << isa.name << " " << c.describe() << " " << algorithm;
+      if (readable) {
+        EXPECT_EQ(algorithm, direct_prefix(isa, c) + "pointwise-strided") << c.describe();
+      }
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 kernel runs on this CPU";
+}
+
 // The direct and pointwise kernels requantise an output block through the packed store when all its lanes'
 // multipliers lie within +-1/4 (and a residual's within +-2^20, no fused addition): multipliers at the bound,
 // one lane just past it (the block takes the other store), sums large enough that the packed values saturate,
