@@ -267,8 +267,9 @@ TEST(QConvX86, PointwiseMatchesReferenceBitForBit) {
 
 // 1x1 convs with a stride (ResNet's downsampling shortcuts) under Auto: the op gathers the strided pixels into
 // an output-sized plane and runs the pointwise kernel there. Readable inputs (whole blocks the kernels
-// read, channels a multiple of 16) must take that path, by name; any other shape (staged inputs, plain
-// outputs, bottom and right padding past the last pixel read) whatever path the op picks. All bit for bit.
+// read, channels per group a multiple of 16, one or two groups, output planes up to the natural size) must
+// take that path, by name; any other shape (staged inputs, plain outputs, bottom and right padding past the
+// last pixel read) whatever path the op picks. All bit for bit.
 TEST(QConvX86, StridedPointwiseMatchesReferenceBitForBit) {
   Rng rng(11301);
   int tested = 0;
@@ -278,7 +279,7 @@ TEST(QConvX86, StridedPointwiseMatchesReferenceBitForBit) {
 #if defined(__aarch64__)
     const std::vector<int64_t> readable_blocks = {4};
 #else
-    const std::vector<int64_t> readable_blocks = {8, 16};
+    const std::vector<int64_t> readable_blocks = {4, 8, 16};
 #endif
     for (int iter = 0; iter < 80; ++iter) {
       const bool readable = iter % 2 == 0;
@@ -293,9 +294,14 @@ TEST(QConvX86, StridedPointwiseMatchesReferenceBitForBit) {
       if (!readable) p.pad_bottom = rng(0, 2), p.pad_right = rng(0, 2);
       p.out_h = out_size(p.in_h, 1, p.stride_h, 1, 0, p.pad_bottom);
       p.out_w = out_size(p.in_w, 1, p.stride_w, 1, 0, p.pad_right);
+      if (readable && rng(0, 3) == 0) {
+        // Fewer outputs than the stride allows: the last input rows and columns are never read.
+        p.out_h = rng(1, p.out_h), p.out_w = rng(1, p.out_w);
+      }
       if (readable) {
-        p.in_channels = 16 * rng(1, 5);
-        p.out_channels = P * rng(1, 4);
+        p.groups = rng(0, 3) == 0 ? 2 : 1;
+        p.in_channels = p.groups * 16 * rng(1, 3);
+        p.out_channels = p.groups * P * rng(1, 2);
         c.in_block = rng.pick(readable_blocks);
         c.out_block = rng(0, 1) ? P : 4;
       } else {
