@@ -6,6 +6,7 @@
 #include "ninegrid/tensor.h"
 #include "core/thread_pool.h"
 #include "core/thread_scratch.h"
+#include "kernels/gather_strided.h"
 
 namespace ninegrid {
 
@@ -224,21 +225,6 @@ void stage_channel_blocks(const float* src, float* dst, int64_t channels, int64_
     for (int64_t i = 0; i < plane; ++i, out += lanes) {
       for (int64_t j = 0; j < real; ++j) out[j] = in[j][i * in_block];
       for (int64_t j = real; j < lanes; ++j) out[j] = 0.f;
-    }
-  }
-}
-
-// Gathers the input pixels a strided 1x1 conv reads, (oh * stride_h, ow * stride_w), into a plane of
-// out_h x out_w pixels in the same channel block; channel blocks [block_begin, block_end) of one image.
-void gather_strided_pixels(const Conv2dParams& p, int64_t in_block, const float* src, float* dst, int64_t block_begin,
-                           int64_t block_end) {
-  const int64_t in_plane = p.in_h * p.in_w * in_block, out_plane = p.out_h * p.out_w * in_block;
-  for (int64_t b = block_begin; b < block_end; ++b) {
-    float* out = dst + b * out_plane;
-    for (int64_t oh = 0; oh < p.out_h; ++oh) {
-      const float* row = src + b * in_plane + oh * p.stride_h * p.in_w * in_block;
-      for (int64_t ow = 0; ow < p.out_w; ++ow, out += in_block)
-        std::copy_n(row + ow * p.stride_w * in_block, in_block, out);
     }
   }
 }

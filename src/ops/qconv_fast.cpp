@@ -7,6 +7,7 @@
 
 #include "core/thread_pool.h"
 #include "core/thread_scratch.h"
+#include "kernels/gather_strided.h"
 #include "kernels/pack_weights.h"
 #include "kernels/qpack_depthwise.h"
 #include "ninegrid/tensor.h"
@@ -254,7 +255,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // the direct kernel on them.
   subsample_input_ = kernel == QConvKernel::Auto && !stage_input_ && is_strided_pointwise(p);
   const bool pointwise = is_pointwise(p) || subsample_input_;
-  auto name = [&](const char* direct, const char* pointwise_name, const char* strided) {
+  [[maybe_unused]] auto name = [&](const char* direct, const char* pointwise_name, const char* strided) {
     return subsample_input_ ? strided : pointwise ? pointwise_name : direct;
   };
 #if NINEGRID_X86_INT8_CONV
@@ -716,33 +717,14 @@ void FastQConv2d::stage(const uint8_t* x, uint8_t* staged, ThreadPool* pool) con
   else run(0, p.batch * blocks);
 }
 
-namespace {
-// Pixels (oh * stride_h, ow * stride_w) of one NCHW[B]c channel block into an out_h x out_w plane.
-template <int B>
-void gather_block_pixels(const Conv2dParams& p, const uint8_t* block, uint8_t* out) {
-  for (int64_t oh = 0; oh < p.out_h; ++oh) {
-    const uint8_t* row = block + oh * p.stride_h * p.in_w * B;
-    for (int64_t ow = 0; ow < p.out_w; ++ow, out += B) std::memcpy(out, row + ow * p.stride_w * B, B);
-  }
-}
-}  // namespace
-
-// The strided 1x1 conv's input pixels gathered (see the constructor); tasks are (image, channel block).
+// The strided 1x1 conv's input pixels gathered (see the constructor); tasks are channel blocks of all images
+// (kernels/gather_strided.h counts them on across images).
 void FastQConv2d::gather_strided_pixels(const uint8_t* x, uint8_t* gathered, ThreadPool* pool) const {
   const Conv2dParams& p = params_;
-  const int64_t B = in_block_, blocks = p.in_channels / B;
-  const int64_t in_plane = p.in_h * p.in_w * B, out_plane = p.out_h * p.out_w * B;
-  auto run = [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const uint8_t* in = x + t * in_plane;  // (blocks of all images follow one another)
-      uint8_t* out = gathered + t * out_plane;
-      if (B == 16) gather_block_pixels<16>(p, in, out);
-      else if (B == 8) gather_block_pixels<8>(p, in, out);
-      else gather_block_pixels<4>(p, in, out);
-    }
-  };
-  if (pool && pool->size() > 1) pool->parallel_for(p.batch * blocks, run);
-  else run(0, p.batch * blocks);
+  auto run = [&](int64_t begin, int64_t end) { ninegrid::gather_strided_pixels(p, in_block_, x, gathered, begin, end); };
+  const int64_t blocks = p.batch * (p.in_channels / in_block_);
+  if (pool && pool->size() > 1) pool->parallel_for(blocks, run);
+  else run(0, blocks);
 }
 
 void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const {
