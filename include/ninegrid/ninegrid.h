@@ -39,7 +39,8 @@ struct Options {
   // Lowering it runs every path on one machine.
   std::string isa;
   // The algorithms a convolution may choose among: empty for all, or a comma-separated subset of
-  // "winograd", "strassen", "direct", "indirect" (to bisect a wrong answer to an algorithm).
+  // "winograd", "strassen", "direct", "indirect" (to bisect a wrong answer to an algorithm). "direct"
+  // names the direct family (the direct, pointwise, first-layer and depthwise kernels), float and int8.
   std::string conv_algorithms;
   // Winograd's output tile: 0 chooses per layer (2 or 4); 2, 4 or 6 forces it on every Winograd layer
   // (6 is faster on some cores and rounds about twice as badly as 4).

@@ -114,12 +114,13 @@ class QConv final : public Op {
 
   // The fast kernels (ops/qconv_fast.h) for settings.isa when one fits; otherwise run() keeps the reference.
   // settings.conv_algorithms chooses between the int8 direct and indirect kernels as it does for float convs:
-  // without "indirect" the direct family only; with "indirect" but not "direct", the indirect kernel wherever
-  // it runs the conv (not depthwise ones).
+  // without "indirect" the direct family only (QConvKernel::NoIndirect: first-layer, direct, pointwise and
+  // strided pointwise); with "indirect" but not "direct", the indirect kernel wherever it runs the conv (not
+  // depthwise ones).
   void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
     fast_.reset();
     QConvKernel kernel = QConvKernel::Auto;
-    if (!(settings.conv_algorithms & kConvIndirect)) kernel = QConvKernel::Direct;
+    if (!(settings.conv_algorithms & kConvIndirect)) kernel = QConvKernel::NoIndirect;
     else if (!(settings.conv_algorithms & kConvDirect)) kernel = QConvKernel::Indirect;
     if (kernel == QConvKernel::Indirect && !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa, kernel))
       kernel = QConvKernel::Auto;

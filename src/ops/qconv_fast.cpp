@@ -141,7 +141,8 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     c.lanes = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block).lanes;
     return c;
   }
-  if (kernel == QConvKernel::FirstLayer || (kernel == QConvKernel::Auto && allow_first_layer)) {
+  const bool automatic = kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect;
+  if (kernel == QConvKernel::FirstLayer || (automatic && allow_first_layer)) {
     if (first_layer_fits(p, in_block, out_block, vnni) && (kernel == QConvKernel::FirstLayer || prefer_first_layer(p, vnni))) {
       c.vnni = vnni, c.first_layer = true;
       c.lanes = vnni ? vnni::kQFirstLayerLanes : avx2::kQFirstLayerLanes;
@@ -224,7 +225,8 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   QChoice c = choose(p, in_block, out_block, isa, kernel);
   // The first-layer kernel fuses no residual: with one, the choice Auto makes without that kernel.
   if (c.first_layer && (q.residual_add || q.residual_multiplier != 0.f))
-    c = choose(p, in_block, out_block, isa, QConvKernel::Auto, /*allow_first_layer=*/false);
+    c = choose(p, in_block, out_block, isa, kernel == QConvKernel::NoIndirect ? kernel : QConvKernel::Auto,
+               /*allow_first_layer=*/false);
   if (c.lanes == 0)
     throw Error("FastQConv2d: no fast int8 kernel for this convolution (in block " + std::to_string(in_block) +
                 ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
@@ -251,9 +253,10 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // A strided 1x1 conv (ResNet's downsampling shortcuts) runs on the pointwise kernel over its input's pixels
   // gathered into an output-sized plane first (run()), as the float conv does: the direct kernel's tiles
   // read them a stride apart, row by row, and ran these layers at about 60% of the pointwise kernel's rate
-  // (bench/REPORT.md, "Strided 1x1 convs on the pointwise kernel"). Auto only: a forced Direct keeps testing
-  // the direct kernel on them.
-  subsample_input_ = kernel == QConvKernel::Auto && !stage_input_ && is_strided_pointwise(p);
+  // (bench/REPORT.md, "Strided 1x1 convs on the pointwise kernel"). Auto and NoIndirect only: a forced Direct
+  // keeps testing the direct kernel on them.
+  subsample_input_ = (kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect) && !stage_input_ &&
+                     is_strided_pointwise(p);
   const bool pointwise = is_pointwise(p) || subsample_input_;
   [[maybe_unused]] auto name = [&](const char* direct, const char* pointwise_name, const char* strided) {
     return subsample_input_ ? strided : pointwise ? pointwise_name : direct;

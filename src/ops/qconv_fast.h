@@ -33,8 +33,11 @@ class ThreadPool;
 // its 8-lane vectors waste fewer lanes than the direct kernel's, or where the direct kernel cannot take the
 // groups (prefer_indirect); else direct or pointwise. The others force one family (tests, benchmarks);
 // depthwise convs always run the depthwise kernel, and Indirect and FirstLayer are refused for them.
+// NoIndirect: Auto without the indirect kernel, the int8 twin of a float conv's "direct" algorithm setting
+// (the first-layer, direct, pointwise and strided pointwise kernels); a conv whose groups only the indirect
+// kernel takes has no fast kernel then.
 // FirstLayer takes no fused residual: the constructor chooses as Auto would without it when q has one.
-enum class QConvKernel { Auto, Direct, Indirect, FirstLayer };
+enum class QConvKernel { Auto, Direct, Indirect, FirstLayer, NoIndirect };
 
 class FastQConv2d {
  public:

@@ -675,6 +675,44 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
                 node = following[0]
             self.assertEqual(list(node.input[1:]), list(dq.input[1:]), r.name)
 
+    def test_conv_algorithms_without_indirect(self):
+        """--conv-algorithms without "indirect" takes the int8 convs off the indirect kernel as it does the
+        float ones, and only off it: the heads (plain NCHW outputs, the indirect kernel's under the rules)
+        go to the direct family, the first conv keeps the first-layer kernel, no conv falls to the reference,
+        and the outputs are the same bytes (integer arithmetic; the same float ops after the heads)."""
+        with open("/proc/cpuinfo") as f:
+            if " avx2" not in f.read():
+                self.skipTest("the indirect int8 kernel is x86-64's")
+        rng = np.random.default_rng(11)
+        x = rng.uniform(0, 255, (1, 3, 320, 320)).astype(np.float32)
+        names = [o.name for o in onnx.load(self.int8).graph.output]
+        algorithms, outs = {}, {}
+        for key, flags in (("rules", []), ("direct", ["--conv-algorithms", "winograd,strassen,direct"])):
+            r = subprocess.run([CLI, "info", self.int8, "--optimized", "--json", *flags], capture_output=True,
+                               text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            algorithms[key] = {l["name"]: l["algorithm"] for l in json.loads(r.stdout)["layers"]
+                               if l["op"] == "ng.QConv"}
+            d = tempfile.mkdtemp(dir=self.tmp.name)
+            np.save(os.path.join(d, "x.npy"), x)
+            r = subprocess.run([CLI, "run", self.int8, "--input", f"data={os.path.join(d, 'x.npy')}", "--output-dir",
+                                d, *flags], capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outs[key] = {n: np.load(os.path.join(d, n + ".npy")) for n in names}
+        rules, direct = algorithms["rules"], algorithms["direct"]
+        self.assertEqual(rules.keys(), direct.keys())
+        indirect = [n for n, a in rules.items() if a.endswith("-indirect")]
+        self.assertGreaterEqual(len(indirect), 9, rules)  # at least the nine heads
+        self.assertEqual([n for n, a in direct.items() if "indirect" in a], [], direct)
+        for n in indirect:
+            self.assertRegex(direct[n], r"^int8-(vnni|avx2|avx2-w7)-(direct|pointwise)$", n)
+        for n, a in rules.items():
+            if not a.endswith("-indirect"):
+                self.assertEqual(direct[n], a, n)
+        self.assertTrue([a for a in direct.values() if a.endswith("-first-layer")], direct)
+        for n in names:
+            self.assertTrue(outs["rules"][n].tobytes() == outs["direct"][n].tobytes(), n)
+
     def test_int8_tensors_stay_blocked(self):
         """The layout pass keeps the int8 tensors channel-blocked from one quantised op to the next:
         `info --optimized` lists no ng.Reorder. The SSH modules' Concat -> Relu and the FPN's nearest Resize

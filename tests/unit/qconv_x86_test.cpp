@@ -643,6 +643,66 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   EXPECT_STREQ(first_wide_forced.algorithm(), vnni ? "int8-vnni-first-layer" : "int8-avx2-first-layer");
 }
 
+// NoIndirect (a float conv's "direct" setting, for int8): what Auto chooses, except that convs Auto gives to
+// the indirect kernel go to the direct or pointwise kernel, and those whose groups only the indirect kernel
+// takes get no fast kernel; the first-layer and strided pointwise kernels stay. Bit for bit on each.
+TEST(QConvX86, NoIndirectKeepsTheDirectFamily) {
+  Rng rng(4242);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    const int64_t P = isa.lanes;
+    struct Shape {
+      int64_t in_c, out_c, groups, hw, k, stride, pad, in_block, out_block;
+      const char* auto_kernel;  // the kernel Auto picks (the name's suffix)
+      const char* kernel;       // the kernel NoIndirect picks
+    };
+    const Shape shapes[] = {
+        // A detection head: a plain NCHW output, which Auto gives to the indirect kernel.
+        {32, 20, 1, 11, 1, 1, 0, 8, 1, "indirect", "pointwise"},
+        {32, 12, 1, 9, 3, 1, 1, 8, 1, "indirect", "direct"},
+        // ResNet's downsampling shortcut and a plain image's first conv.
+        {32, 64, 1, 14, 1, 2, 0, 8, P, "pointwise-strided", "pointwise-strided"},
+        {3, 8, 1, 23, 3, 2, 1, 1, 8, "first-layer", "first-layer"},
+    };
+    for (const Shape& s : shapes) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.in_channels = s.in_c, p.out_channels = s.out_c, p.groups = s.groups;
+      p.in_h = p.in_w = s.hw;
+      p.kernel_h = p.kernel_w = s.k;
+      p.stride_h = p.stride_w = s.stride;
+      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = s.pad;
+      p.out_h = p.out_w = out_size(s.hw, s.k, s.stride, 1, s.pad, s.pad);
+      c.in_block = s.in_block, c.out_block = s.out_block;
+      fill(c, rng);
+      c.with_residual = false;
+      c.q.residual_add = false, c.q.residual_multiplier = 0.f, c.q.residual_zero_point = 0;
+      // The direct family's names carry the vpmaddubsw prefix where the weights allow it; the indirect and
+      // first-layer kernels have one form.
+      auto named = [&](const std::string& kernel) {
+        const bool direct_family = kernel != "indirect" && kernel != "first-layer";
+        return (direct_family ? direct_prefix(isa, c) : std::string(isa.prefix)) + kernel;
+      };
+      std::string algorithm;
+      EXPECT_EQ(mismatches(c, isa, 1, &algorithm), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm, named(s.auto_kernel)) << c.describe();
+      EXPECT_EQ(mismatches(c, isa, 1, &algorithm, QConvKernel::NoIndirect), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm, named(s.kernel)) << c.describe();
+      ++tested;
+    }
+    // Four output channels per group: only the indirect kernel takes them.
+    Conv2dParams small_groups;
+    small_groups.in_channels = small_groups.out_channels = 32, small_groups.groups = 8;
+    small_groups.in_h = small_groups.in_w = small_groups.out_h = small_groups.out_w = 8;
+    small_groups.kernel_h = small_groups.kernel_w = 3;
+    small_groups.pad_top = small_groups.pad_left = small_groups.pad_bottom = small_groups.pad_right = 1;
+    EXPECT_TRUE(FastQConv2d::supports(small_groups, 8, 8, isa.isa));
+    EXPECT_FALSE(FastQConv2d::supports(small_groups, 8, 8, isa.isa, QConvKernel::NoIndirect));
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
 // The indirect kernel forced on random convolutions: any kernel, stride, dilation and padding, groups of
 // any number of output channels (1 up to past two vectors, so narrower last vectors and padded groups),
 // odd input channel counts (staged), every input and output block, zero points at both extremes,
