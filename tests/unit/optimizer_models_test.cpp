@@ -69,9 +69,10 @@ std::vector<ModelCase> model_cases() {
   return cases;
 }
 
-std::shared_ptr<Model> load(const ModelCase& mc, int level) {
+std::shared_ptr<Model> load(const ModelCase& mc, int level, int winograd_tile = 0) {
   Options o;
   o.opt_level = level;
+  o.winograd_tile = winograd_tile;
   o.threads = 1;
   o.input_shapes = mc.shapes;
   return Model::load(mc.path, o);
@@ -145,8 +146,15 @@ class OptimizedModel : public testing::TestWithParam<ModelCase> {};
 TEST_P(OptimizedModel, MatchesUnoptimisedAndIsFused) {
   const ModelCase& mc = GetParam();
   ASSERT_TRUE(std::ifstream(mc.path).good()) << "missing " << mc.path << ": run scripts/make_test_models.sh";
-  auto plain = load(mc, 0);
-  auto optimized = load(mc, 2);
+  // Winograd at its smallest tile, F(2,3), on both sides: the bound below is for what the passes change
+  // (weights with a BatchNorm folded in, another order of the same sums), and F(4,3)'s own rounding, each
+  // side's error amplified through the model differently, took ResNet-50's difference to 0.98 of it on
+  // x86-64 and 1.04 under the emulated Cortex-A72 (0.43 with F(2,3), 0.36 without Winograd, on both:
+  // bench/REPORT.md, "ResNet-50's optimised graph against the unoptimised one"). F(4,3)'s accuracy is
+  // the Winograd tests' subject, and whole models with it stay within their bound of PyTorch
+  // (TorchvisionVsPyTorch).
+  auto plain = load(mc, 0, 2);
+  auto optimized = load(mc, 2, 2);
 
   const Graph& g = InternalAccess::impl(*optimized).graph();
   std::vector<int> prod = g.producers();
