@@ -40,7 +40,11 @@ struct Options {
   std::string isa;
   // The algorithms a convolution may choose among: empty for all, or a comma-separated subset of
   // "winograd", "strassen", "direct", "indirect" (to bisect a wrong answer to an algorithm). "direct"
-  // names the direct family (the direct, pointwise, first-layer and depthwise kernels), float and int8.
+  // names the direct family (the direct, pointwise, first-layer and depthwise kernels). Float convs run
+  // only what is listed, else the reference kernel. Int8 convs: without "indirect", the direct family
+  // whatever else is listed; with "indirect" but not "direct", x86-64's indirect kernel
+  // wherever it takes the conv, and the engine's own choice elsewhere (depthwise convs, and every conv on
+  // AArch64, which has no indirect kernel).
   std::string conv_algorithms;
   // Winograd's output tile: 0 chooses per layer (2 or 4); 2, 4 or 6 forces it on every Winograd layer
   // (6 is faster on some cores and rounds about twice as badly as 4).

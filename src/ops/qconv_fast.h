@@ -62,7 +62,7 @@ class FastQConv2d {
   // (vpmaddubsw) where the weights cannot saturate it (every same-sign pair of input channels 2j, 2j + 1 at most
   // 128 in magnitude: 7-bit weights); "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
   // A "-pointwise-strided" name: a 1x1 conv with a stride, run on the pointwise kernel over its input's
-  // pixels gathered first (Auto only).
+  // pixels gathered first (Auto and NoIndirect only).
   const char* algorithm() const { return algorithm_name_; }
   // Whether run() stages the input into a padded blocked copy first.
   bool stages_input() const { return stage_input_; }

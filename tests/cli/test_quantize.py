@@ -704,6 +704,7 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
         indirect = [n for n, a in rules.items() if a.endswith("-indirect")]
         self.assertGreaterEqual(len(indirect), 9, rules)  # at least the nine heads
         self.assertEqual([n for n, a in direct.items() if "indirect" in a], [], direct)
+        self.assertNotIn("int8-ref", direct.values())
         for n in indirect:
             self.assertRegex(direct[n], r"^int8-(vnni|avx2|avx2-w7)-(direct|pointwise)$", n)
         for n, a in rules.items():
