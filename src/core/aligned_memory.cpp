@@ -227,12 +227,12 @@ void free_aligned_memory(void* p) {
 
 int64_t aligned_memory_live_bytes() { return g_live_bytes.load(); }
 
-AlignedFloats::AlignedFloats(int64_t count) : size_(count) {
-  const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * sizeof(float) + 63) / 64 * 64;
+void* allocate_zeroed_aligned_memory(int64_t count, size_t element_size) {
+  const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * element_size + 63) / 64 * 64;
   void* p = allocate_aligned_memory(bytes);
   if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes for packed weights");
   std::memset(p, 0, bytes);
-  data_.reset(static_cast<float*>(p));
+  return p;
 }
 
 }  // namespace ninegrid

@@ -19,21 +19,32 @@ void free_aligned_memory(void* p);
 // little more than was asked). For tests and statistics: what a model's weights or a session hold.
 int64_t aligned_memory_live_bytes();
 
-// A 64-byte aligned float array (vector loads of packed weights never straddle cache lines).
-class AlignedFloats {
+// `count` elements of `element_size` bytes, rounded up to whole lines, zero-filled; throws Error naming the
+// size when the system has no memory for them.
+void* allocate_zeroed_aligned_memory(int64_t count, size_t element_size);
+
+// A 64-byte aligned array of packed weights or constants (vector loads never straddle cache lines; large
+// ones live in huge pages, see above), zero-filled.
+template <typename T>
+class AlignedArray {
  public:
-  AlignedFloats() = default;
-  explicit AlignedFloats(int64_t count);  // zero-filled
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
+  AlignedArray() = default;
+  explicit AlignedArray(int64_t count)
+      : data_(static_cast<T*>(allocate_zeroed_aligned_memory(count, sizeof(T)))), size_(count) {}
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
   int64_t size() const { return size_; }
+  T& operator[](int64_t i) { return data_[i]; }
+  const T& operator[](int64_t i) const { return data_[i]; }
 
  private:
   struct Free {
-    void operator()(float* p) const { free_aligned_memory(p); }
+    void operator()(T* p) const { free_aligned_memory(p); }
   };
-  std::unique_ptr<float[], Free> data_;
+  std::unique_ptr<T[], Free> data_;
   int64_t size_ = 0;
 };
+
+using AlignedFloats = AlignedArray<float>;
 
 }  // namespace ninegrid

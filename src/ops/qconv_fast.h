@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/aligned_memory.h"
 #include "core/cpu_features.h"
 #include "kernels/conv_params.h"
 #include "kernels/indirection.h"
@@ -93,7 +94,7 @@ class FastQConv2d {
   int64_t blocks_per_tile_ = 2;    // blocks a kernel tile computes together: work splits keep them whole
   Kernel kernel_ = nullptr;
   const char* algorithm_name_ = "";
-  std::vector<int8_t> weights_;
+  AlignedArray<int8_t> weights_;
   std::vector<int32_t> bias_, tap_zero_sums_;
   std::vector<float> multiplier_;
   X86QConvArgs args_;  // everything but the tensors
