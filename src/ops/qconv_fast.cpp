@@ -55,6 +55,10 @@ bool is_pointwise(const Conv2dParams& p) {
          p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
 }
 
+// The modes in which the op chooses the kernel itself (Auto, or Auto without the indirect kernel) rather
+// than being told one.
+bool chooses_itself(QConvKernel kernel) { return kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect; }
+
 // A 1x1 conv with a stride above 1 and no padding: output pixel (oh, ow) reads input pixel (oh * stride_h,
 // ow * stride_w), inside the image.
 bool is_strided_pointwise(const Conv2dParams& p) {
@@ -141,8 +145,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     c.lanes = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block).lanes;
     return c;
   }
-  const bool automatic = kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect;
-  if (kernel == QConvKernel::FirstLayer || (automatic && allow_first_layer)) {
+  if (kernel == QConvKernel::FirstLayer || (chooses_itself(kernel) && allow_first_layer)) {
     if (first_layer_fits(p, in_block, out_block, vnni) && (kernel == QConvKernel::FirstLayer || prefer_first_layer(p, vnni))) {
       c.vnni = vnni, c.first_layer = true;
       c.lanes = vnni ? vnni::kQFirstLayerLanes : avx2::kQFirstLayerLanes;
@@ -283,8 +286,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // read them a stride apart, row by row, and ran these layers at about 60% of the pointwise kernel's rate
   // (bench/REPORT.md, "Strided 1x1 convs on the pointwise kernel"). Auto and NoIndirect only: a forced Direct
   // keeps testing the direct kernel on them.
-  subsample_input_ = (kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect) && !stage_input_ &&
-                     is_strided_pointwise(p);
+  subsample_input_ = chooses_itself(kernel) && !stage_input_ && is_strided_pointwise(p);
   const bool pointwise = is_pointwise(p) || subsample_input_;
   [[maybe_unused]] auto name = [&](const char* direct, const char* pointwise_name, const char* strided) {
     return subsample_input_ ? strided : pointwise ? pointwise_name : direct;

@@ -614,13 +614,20 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return {n: np.load(os.path.join(d, n + ".npy")) for n in names}
 
-    def ninegrid_outputs(self, model, x, names):
+    def ninegrid_outputs(self, model, x, names, *flags):
         d = tempfile.mkdtemp(dir=self.tmp.name)
         np.save(os.path.join(d, "x.npy"), x)
-        r = subprocess.run([CLI, "run", model, "--input", f"data={os.path.join(d, 'x.npy')}", "--output-dir", d],
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run([CLI, "run", model, "--input", f"data={os.path.join(d, 'x.npy')}", "--output-dir", d,
+                            *flags], capture_output=True, text=True, timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
         return {n: np.load(os.path.join(d, n + ".npy")) for n in names}
+
+    def optimized_layers(self, *flags):
+        """`ninegrid info --optimized --json` of the int8 model: its layers."""
+        r = subprocess.run([CLI, "info", self.int8, "--optimized", "--json", *flags], capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)["layers"]
 
     def test_outputs_close_to_fp32_and_onnxruntime_agrees(self):
         from PIL import Image
@@ -688,17 +695,8 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
         names = [o.name for o in onnx.load(self.int8).graph.output]
         algorithms, outs = {}, {}
         for key, flags in (("rules", []), ("direct", ["--conv-algorithms", "winograd,strassen,direct"])):
-            r = subprocess.run([CLI, "info", self.int8, "--optimized", "--json", *flags], capture_output=True,
-                               text=True, timeout=300)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            algorithms[key] = {l["name"]: l["algorithm"] for l in json.loads(r.stdout)["layers"]
-                               if l["op"] == "ng.QConv"}
-            d = tempfile.mkdtemp(dir=self.tmp.name)
-            np.save(os.path.join(d, "x.npy"), x)
-            r = subprocess.run([CLI, "run", self.int8, "--input", f"data={os.path.join(d, 'x.npy')}", "--output-dir",
-                                d, *flags], capture_output=True, text=True, timeout=300)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            outs[key] = {n: np.load(os.path.join(d, n + ".npy")) for n in names}
+            algorithms[key] = {l["name"]: l["algorithm"] for l in self.optimized_layers(*flags) if l["op"] == "ng.QConv"}
+            outs[key] = self.ninegrid_outputs(self.int8, x, names, *flags)
         rules, direct = algorithms["rules"], algorithms["direct"]
         self.assertEqual(rules.keys(), direct.keys())
         indirect = [n for n, a in rules.items() if a.endswith("-indirect")]
@@ -721,10 +719,7 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
         DequantizeLinear nodes left are the nine heads'. The outputs are the same bytes as the
         plain plan's (--opt-level 1 plans no layout; same kernels otherwise), and the outputs that no
         float vector kernel touches (all but the Softmax probabilities) are those of --isa ref too."""
-        r = subprocess.run([CLI, "info", self.int8, "--optimized", "--json"], capture_output=True, text=True,
-                           timeout=300)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        layers = json.loads(r.stdout)["layers"]
+        layers = self.optimized_layers()
         self.assertEqual([l["name"] for l in layers if l["op"] == "ng.Reorder"], [])
         qconvs = [l for l in layers if l["op"] == "ng.QConv"]
         self.assertGreater(len(qconvs), 50)
@@ -747,12 +742,7 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
         names = [o.name for o in onnx.load(self.int8).graph.output]
         outs = {}
         for key, flags in (("planned", []), ("plain", ["--opt-level", "1"]), ("ref", ["--isa", "ref"])):
-            d = tempfile.mkdtemp(dir=self.tmp.name)
-            np.save(os.path.join(d, "x.npy"), x)
-            r = subprocess.run([CLI, "run", self.int8, "--input", f"data={os.path.join(d, 'x.npy')}", "--output-dir",
-                                d, *flags], capture_output=True, text=True, timeout=300)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            outs[key] = {n: np.load(os.path.join(d, n + ".npy")) for n in names}
+            outs[key] = self.ninegrid_outputs(self.int8, x, names, *flags)
         for n in names:
             self.assertTrue(outs["planned"][n].tobytes() == outs["plain"][n].tobytes(), f"{n}: blocked vs plain plan")
             if "cls_prob" not in n:

@@ -103,6 +103,28 @@ int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_
   return span < 0 ? 0 : span / s + 1;
 }
 
+// The geometry the model-shaped tests list: a k x k kernel, the same stride, dilation and padding on both
+// axes, an h x w input plane.
+Conv2dParams square_conv(int64_t in_c, int64_t out_c, int64_t groups, int64_t h, int64_t w, int64_t k, int64_t stride,
+                         int64_t dilation, int64_t pad) {
+  Conv2dParams p;
+  p.in_channels = in_c, p.out_channels = out_c, p.groups = groups;
+  p.in_h = h, p.in_w = w;
+  p.kernel_h = p.kernel_w = k;
+  p.stride_h = p.stride_w = stride;
+  p.dilation_h = p.dilation_w = dilation;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = pad;
+  p.out_h = out_size(h, k, stride, dilation, pad, pad);
+  p.out_w = out_size(w, k, stride, dilation, pad, pad);
+  return p;
+}
+
+// Takes away a residual fill() may have drawn (for kernels that fuse none). Only x86-64's tests need it.
+[[maybe_unused]] void drop_residual(Case& c) {
+  c.with_residual = false;
+  c.q.residual_add = false, c.q.residual_multiplier = 0.f, c.q.residual_zero_point = 0;
+}
+
 // Fills data, bias, multipliers and the requantisation for c.p's shape.
 void fill(Case& c, Rng& rng) {
   const Conv2dParams& p = c.p;
@@ -497,13 +519,7 @@ TEST(QConvX86, ModelShapedLayersMatchReference) {
                             {48, 48, 11, 5, 1, 2, 16}, {24, 40, 10, 3, 1, 1, 8}};
     for (const Shape& s : shapes) {
       Case c;
-      Conv2dParams& p = c.p;
-      p.in_channels = s.in_c, p.out_channels = s.out_c;
-      p.in_h = p.in_w = s.hw;
-      p.kernel_h = p.kernel_w = s.k;
-      p.stride_h = p.stride_w = s.stride;
-      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = s.pad;
-      p.out_h = p.out_w = out_size(s.hw, s.k, s.stride, 1, s.pad, s.pad);
+      c.p = square_conv(s.in_c, s.out_c, 1, s.hw, s.hw, s.k, s.stride, 1, s.pad);
       c.in_block = s.in_c % s.in_block == 0 ? s.in_block : 1;
       c.out_block = s.out_c % P == 0 ? P : 1;
       fill(c, rng);
@@ -667,17 +683,10 @@ TEST(QConvX86, NoIndirectKeepsTheDirectFamily) {
     };
     for (const Shape& s : shapes) {
       Case c;
-      Conv2dParams& p = c.p;
-      p.in_channels = s.in_c, p.out_channels = s.out_c, p.groups = s.groups;
-      p.in_h = p.in_w = s.hw;
-      p.kernel_h = p.kernel_w = s.k;
-      p.stride_h = p.stride_w = s.stride;
-      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = s.pad;
-      p.out_h = p.out_w = out_size(s.hw, s.k, s.stride, 1, s.pad, s.pad);
+      c.p = square_conv(s.in_c, s.out_c, s.groups, s.hw, s.hw, s.k, s.stride, 1, s.pad);
       c.in_block = s.in_block, c.out_block = s.out_block;
       fill(c, rng);
-      c.with_residual = false;
-      c.q.residual_add = false, c.q.residual_multiplier = 0.f, c.q.residual_zero_point = 0;
+      drop_residual(c);
       // The direct family's names carry the vpmaddubsw prefix where the weights allow it; the indirect and
       // first-layer kernels have one form.
       auto named = [&](const std::string& kernel) {
@@ -760,15 +769,7 @@ TEST(QConvX86, IndirectModelShapedLayersMatchReference) {
     for (const Shape& s : shapes) {
       for (QConvKernel kernel : {QConvKernel::Auto, QConvKernel::Indirect}) {
         Case c;
-        Conv2dParams& p = c.p;
-        p.in_channels = s.in_c, p.out_channels = s.out_c, p.groups = s.groups;
-        p.in_h = s.h, p.in_w = s.w;
-        p.kernel_h = p.kernel_w = s.k;
-        p.stride_h = p.stride_w = s.stride;
-        p.dilation_h = p.dilation_w = s.dilation;
-        p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = s.pad;
-        p.out_h = out_size(s.h, s.k, s.stride, s.dilation, s.pad, s.pad);
-        p.out_w = out_size(s.w, s.k, s.stride, s.dilation, s.pad, s.pad);
+        c.p = square_conv(s.in_c, s.out_c, s.groups, s.h, s.w, s.k, s.stride, s.dilation, s.pad);
         c.in_block = s.in_block, c.out_block = s.out_block;
         fill(c, rng);
         std::string algorithm;
@@ -839,14 +840,8 @@ TEST(QConvX86, FirstLayerModelShapedLayersMatchReference) {
       for (QConvKernel kernel : {QConvKernel::Auto, QConvKernel::FirstLayer}) {
         for (bool residual : {false, true}) {
           Case c;
-          Conv2dParams& p = c.p;
-          p.in_channels = 3, p.out_channels = s.out_c;
-          p.in_h = s.h, p.in_w = s.w;
-          p.kernel_h = p.kernel_w = s.k;
-          p.stride_h = p.stride_w = s.stride;
-          p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = s.pad;
-          p.out_h = out_size(s.h, s.k, s.stride, 1, s.pad, s.pad);
-          p.out_w = out_size(s.w, s.k, s.stride, 1, s.pad, s.pad);
+          c.p = square_conv(3, s.out_c, 1, s.h, s.w, s.k, s.stride, 1, s.pad);
+          const Conv2dParams& p = c.p;
           c.in_block = 1, c.out_block = s.out_block;
           fill(c, rng);
           if (residual && !c.with_residual) {
@@ -854,10 +849,7 @@ TEST(QConvX86, FirstLayerModelShapedLayersMatchReference) {
             c.residual.assign(static_cast<size_t>(p.out_channels * p.out_h * p.out_w), 77);
             c.q.residual_zero_point = 3, c.q.residual_multiplier = 0.5f, c.q.residual_add = false;
           }
-          if (!residual) {
-            c.with_residual = false;
-            c.q.residual_add = false, c.q.residual_multiplier = 0.f, c.q.residual_zero_point = 0;
-          }
+          if (!residual) drop_residual(c);
           std::string algorithm;
           EXPECT_EQ(mismatches(c, isa, 1, &algorithm, kernel), 0) << isa.name << " " << algorithm << " " << c.describe();
           // Auto: the first-layer kernel up to 16 output channels under VNNI, always under AVX2.
