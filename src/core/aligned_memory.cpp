@@ -230,7 +230,7 @@ int64_t aligned_memory_live_bytes() { return g_live_bytes.load(); }
 void* allocate_zeroed_aligned_memory(int64_t count, size_t element_size) {
   const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * element_size + 63) / 64 * 64;
   void* p = allocate_aligned_memory(bytes);
-  if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes for packed weights");
+  if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes of aligned memory");
   std::memset(p, 0, bytes);
   return p;
 }

@@ -340,7 +340,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     for (int64_t t = 0; t < taps; ++t) {
       const int64_t sum = pack_filter_tap(D, filter + t, taps, icpg, lane_weights + t * tap_stride, step_stride);
       weight_sum += sum;
-      // int32 wraps alike here and in the per-weight sums this replaces.
+      // int32 wraps alike here and in the reference, which sums the products per weight.
       tap_zero_sums_[static_cast<size_t>((b * taps + t) * P + lane)] =
           static_cast<int32_t>(static_cast<uint32_t>(int64_t(kernel_zero_point) * sum));
     }

@@ -103,7 +103,7 @@ int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_
   return span < 0 ? 0 : span / s + 1;
 }
 
-// The geometry the model-shaped tests list: a k x k kernel, the same stride, dilation and padding on both
+// The geometry the tests below list: a k x k kernel, the same stride, dilation and padding on both
 // axes, an h x w input plane.
 Conv2dParams square_conv(int64_t in_c, int64_t out_c, int64_t groups, int64_t h, int64_t w, int64_t k, int64_t stride,
                          int64_t dilation, int64_t pad) {

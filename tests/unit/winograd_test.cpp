@@ -276,13 +276,18 @@ TEST(WinogradMatrices, WeightTransformBitForBitAsTheGenericLoops) {
     for (int k = 18; k < 21; ++k) kernels[k] = 0.f;        // pair 2: a zero row
     for (int k = 27; k < 36; k += 3) kernels[k] = -0.f;    // pair 3: a zero column
     kernels[40] = 1e-30f, kernels[41] = -3e38f;            // pair 4: tiny and huge values
-    std::vector<float> want(static_cast<size_t>(pairs * n * n)), got(want.size());
+    std::vector<float> want(static_cast<size_t>(pairs * n * n));
+    std::vector<float> got(want.size() + static_cast<size_t>(n * n), -1.f);  // one pair's worth of guard values
     transform_weights_generic_loops(m, kernels.data(), pairs, want.data());
     winograd_transform_weights(m, kernels.data(), pairs, got.data());
     EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0) << "F(" << m << ") plain";
+    for (size_t i = want.size(); i < got.size(); ++i) ASSERT_EQ(got[i], -1.f) << "F(" << m << ") wrote past the last pair";
     const int64_t pair_stride = 3, position_stride = pairs * pair_stride + 1;
-    std::vector<float> strided(static_cast<size_t>(n * n * position_stride));
+    std::vector<float> strided(static_cast<size_t>(n * n * position_stride), -1.f);
     winograd_transform_weights(m, kernels.data(), pairs, pair_stride, position_stride, strided.data());
+    int64_t untouched = 0;
+    for (float v : strided) untouched += v == -1.f;
+    EXPECT_EQ(untouched, static_cast<int64_t>(strided.size()) - pairs * n * n) << "F(" << m << ") strided";
     for (int64_t pr = 0; pr < pairs; ++pr)
       for (int q = 0; q < n * n; ++q)
         ASSERT_EQ(std::memcmp(&strided[pr * pair_stride + q * position_stride], &want[pr * n * n + q], sizeof(float)), 0)

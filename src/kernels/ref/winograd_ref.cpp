@@ -88,8 +88,9 @@ namespace {
 // third of ResNet-18's load time), for two pairs at once, one per lane of a GCC vector of two doubles (an SSE2
 // or NEON register), row i of G g computed just before the row of U that uses it, so that the kernels, the
 // row and a sum stay in registers. Each lane adds in the order of the plain loops, starting from 0.0 as they
-// did (which keeps the sign of a zero sum: -0 + 0 is +0), and the build contracts no products into FMAs, so
-// the result is the same to the bit.
+// did (which keeps the sign of a zero sum: -0 + 0 is +0), and no product is fused into an FMA (this file is
+// built without FMA on x86-64 and with -ffp-contract=off on AArch64: CMakeLists.txt), so the result is the
+// same to the bit.
 template <int N>
 void transform_pairs(const WinogradMatrices& t, const float* kernels, int64_t pairs, int64_t pair_stride,
                      int64_t position_stride, float* out) {
