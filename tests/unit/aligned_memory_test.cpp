@@ -77,5 +77,32 @@ TEST(AlignedMemory, PooledBlocksKeepTheirBytesWhateverTheOrder) {
   free_aligned_memory(nullptr);
 }
 
+// AlignedArray (packed weights, float and int8): every element zero even when the block is one the pool
+// hands out again after it was written, on a line, its count as asked, and counted in the live bytes while it
+// lives. Sizes from a line to past the pool's 8 MiB, counts that fill no whole line included.
+TEST(AlignedMemory, ArraysAreZeroedOnALineAndCounted) {
+  for (int64_t count : {int64_t(1), int64_t(63), int64_t(100000), int64_t(3) << 20, (int64_t(9) << 20) + 5}) {
+    for (int reuse = 0; reuse < 2; ++reuse) {
+      const int64_t before = aligned_memory_live_bytes();
+      {
+        AlignedArray<int8_t> bytes(count);
+        ASSERT_NE(bytes.data(), nullptr);
+        EXPECT_EQ(address(bytes.data()) % 64, 0u) << count;
+        EXPECT_EQ(bytes.size(), count);
+        EXPECT_GE(aligned_memory_live_bytes() - before, count) << count;
+        int64_t nonzero = 0;
+        for (int64_t i = 0; i < count; ++i) nonzero += bytes[i] != 0;
+        EXPECT_EQ(nonzero, 0) << count << (reuse ? ", a reused block" : "");
+        std::memset(bytes.data(), 0x5a, static_cast<size_t>(count));  // what the next round must not see
+      }
+      EXPECT_EQ(aligned_memory_live_bytes(), before) << count;
+    }
+    AlignedFloats floats(count / 4 + 1);
+    int64_t nonzero = 0;
+    for (int64_t i = 0; i < floats.size(); ++i) nonzero += floats[i] != 0.f;
+    EXPECT_EQ(nonzero, 0) << count;
+  }
+}
+
 }  // namespace
 }  // namespace ninegrid
