@@ -327,7 +327,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // and each tap's sum over the input channels comes with the copy.
   blocks_ = round_up(p.out_channels, P) / P;
   const int64_t steps = staged_icpg_ / D;
-  const int64_t block_bytes = steps * taps * P * D, tap_stride = P * D, step_stride = taps * P * D;
+  const int64_t tap_stride = P * D, step_stride = taps * tap_stride, block_bytes = steps * step_stride;
   weights_ = AlignedArray<int8_t>(blocks_ * block_bytes);
   bias_.assign(static_cast<size_t>(blocks_ * P), 0);
   tap_zero_sums_.assign(static_cast<size_t>(blocks_ * taps * P), 0);
@@ -851,7 +851,7 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
   const int64_t row_chunks =
       std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * block_groups - 1) / (p.batch * block_groups)));
   const int64_t tasks = p.batch * block_groups * row_chunks;
-  const bool rows_outer = static_cast<int64_t>(weights_.size()) < in_image;
+  const bool rows_outer = weights_.size() < in_image;
   pool->parallel_for(tasks, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t chunk = rows_outer ? (t / block_groups) % row_chunks : t % row_chunks;
