@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -29,6 +31,68 @@ constexpr size_t kHugeFrom = 4 * kHugePage;
 
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
 #define NINEGRID_HUGE_PAGE_POOL 1
+#endif
+
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#if !defined(MADV_POPULATE_WRITE)
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels refuse it and pages fault on first touch
+#endif
+
+// Backs fresh huge pages at allocation, one 2 MiB page at a time, and gives up on them while the system
+// is slow to hand them out. Clearing a 2 MiB page takes about 0.1 ms on a real machine, but on a virtual
+// machine whose host takes back the memory its guest frees (virtio-balloon free page reporting works on
+// blocks of 2 MiB and more) each fresh huge page waits for the host to back it again: 3-7 ms, against
+// about 1.4 ms for the same 2 MiB in 4 KiB pages, which come from memory used moments ago. ResNet-50's
+// load touches 92 such pages. A page whose first touch takes longer than kSlowFault therefore switches
+// the pages after it to 4 KiB ones (MADV_NOHUGEPAGE), and every kRetryAfter pages one huge page is tried
+// again, as the host's state changes. Measured: bench/REPORT.md, "Loading while fresh huge pages are slow".
+class HugePageBacking {
+ public:
+  // Faults in the 2 MiB page at `page` (huge-page aligned, advised MADV_HUGEPAGE, untouched): in a huge
+  // page while those come fast, else in 4 KiB pages. Safe on pages other blocks already use: populating
+  // does not write, it only maps.
+  void back(char* page) {
+    if (unsupported_.load(std::memory_order_relaxed)) return;
+    if (small_left_.load(std::memory_order_relaxed) > 0) {
+      small_left_.fetch_sub(1, std::memory_order_relaxed);
+      madvise(page, kHugePage, MADV_NOHUGEPAGE);
+      populate(page);
+      small_pages_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    if (!populate(page)) return;
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    huge_pages_.fetch_add(1, std::memory_order_relaxed);
+    if (ms >= limit_ms_.load(std::memory_order_relaxed)) small_left_.store(kRetryAfter, std::memory_order_relaxed);
+  }
+
+  void set_limit_ms(double ms) {
+    limit_ms_.store(ms < 0 ? kSlowFaultMs : ms);
+    small_left_.store(0);
+  }
+  HugePageStats stats() const { return {huge_pages_.load(), small_pages_.load()}; }
+
+ private:
+  static constexpr double kSlowFaultMs = 2.0;
+  static constexpr int kRetryAfter = 32;
+
+  bool populate(char* page) {
+    if (madvise(page, kHugePage, MADV_POPULATE_WRITE) == 0) return true;
+    if (errno == EINVAL) unsupported_.store(true, std::memory_order_relaxed);
+    return false;
+  }
+
+  std::atomic<bool> unsupported_{false};
+  std::atomic<double> limit_ms_{kSlowFaultMs};
+  std::atomic<int> small_left_{0};
+  std::atomic<int64_t> huge_pages_{0}, small_pages_{0};
+};
+
+HugePageBacking& huge_page_backing() {
+  static HugePageBacking* b = new HugePageBacking;
+  return *b;
+}
 #endif
 
 #if defined(NINEGRID_HUGE_PAGE_POOL)
@@ -70,6 +134,7 @@ class HugePagePool {
       madvise(r.base, r.size, MADV_HUGEPAGE);
       huge_bytes_ += r.size;
       r.huge = true;
+      r.backed.assign(r.size / kHugePage, false);
     }
     r.free_runs[0] = r.size;
     regions_.push_back(r);
@@ -120,6 +185,7 @@ class HugePagePool {
     size_t size = 0;
     size_t used = 0;
     bool huge = false;  // advised MADV_HUGEPAGE (counted in huge_bytes_)
+    std::vector<bool> backed;  // per 2 MiB page of a huge region: faulted in by a block's allocation
     std::map<size_t, size_t> free_runs;  // offset -> length
   };
 
@@ -153,11 +219,21 @@ class HugePagePool {
       r.free_runs.erase(it);
       if (rest > 0) r.free_runs[offset + size] = rest;
       r.used += size;
+      if (r.huge) back_pages(r, offset, size);
       void* p = r.base + offset;
       sizes_[p] = size;
       return p;
     }
     return nullptr;
+  }
+
+  // The huge pages of region r under [offset, offset + size) that no block has faulted in yet.
+  static void back_pages(Region& r, size_t offset, size_t size) {
+    for (size_t page = offset / kHugePage; page * kHugePage < offset + size; ++page) {
+      if (r.backed[page]) continue;
+      r.backed[page] = true;
+      huge_page_backing().back(r.base + page * kHugePage);
+    }
   }
 
   std::mutex mutex_;
@@ -193,7 +269,9 @@ void* allocate_aligned_memory(size_t bytes) {
   if (rounded >= kHugeFrom) {
     if (posix_memalign(&p, kHugePage, rounded) != 0) return nullptr;
     // Advice only: without THP support it fails harmlessly and the block keeps small pages.
-    madvise(p, rounded / kHugePage * kHugePage, MADV_HUGEPAGE);
+    const size_t whole = rounded / kHugePage * kHugePage;
+    madvise(p, whole, MADV_HUGEPAGE);
+    for (size_t page = 0; page < whole; page += kHugePage) huge_page_backing().back(static_cast<char*>(p) + page);
     g_live_bytes += static_cast<int64_t>(malloc_block_bytes(p));
     return p;
   }
@@ -226,6 +304,22 @@ void free_aligned_memory(void* p) {
 }
 
 int64_t aligned_memory_live_bytes() { return g_live_bytes.load(); }
+
+HugePageStats huge_page_stats() {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  return huge_page_backing().stats();
+#else
+  return {};
+#endif
+}
+
+void set_slow_huge_page_limit_for_testing(double milliseconds) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  huge_page_backing().set_limit_ms(milliseconds);
+#else
+  (void)milliseconds;
+#endif
+}
 
 void* allocate_zeroed_aligned_memory(int64_t count, size_t element_size) {
   const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * element_size + 63) / 64 * 64;

@@ -19,6 +19,17 @@ void free_aligned_memory(void* p);
 // little more than was asked). For tests and statistics: what a model's weights or a session hold.
 int64_t aligned_memory_live_bytes();
 
+// The 2 MiB pages of huge-page blocks faulted in at allocation so far: in a huge page each, or in 4 KiB pages
+// because fresh huge pages were slow to come (see the .cpp). For tests and statistics.
+struct HugePageStats {
+  int64_t huge = 0;
+  int64_t small = 0;
+};
+HugePageStats huge_page_stats();
+// How long a fresh huge page's first touch may take before the pages after it get 4 KiB pages: 0 makes
+// every huge page count as slow, a negative value restores the default. For tests.
+void set_slow_huge_page_limit_for_testing(double milliseconds);
+
 // `count` elements of `element_size` bytes, rounded up to whole lines, zero-filled; throws Error naming the
 // size when the system has no memory for them.
 void* allocate_zeroed_aligned_memory(int64_t count, size_t element_size);

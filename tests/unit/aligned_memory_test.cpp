@@ -104,5 +104,35 @@ TEST(AlignedMemory, ArraysAreZeroedOnALineAndCounted) {
   }
 }
 
+// Large blocks are faulted in at allocation, a 2 MiB page at a time: in huge pages while those come fast,
+// and once one is slow (here: every one, the limit set to zero) the pages after it in 4 KiB pages, the
+// block usable to its end either way. Every page of the block is counted once, as huge or small.
+TEST(AlignedMemory, LargeBlocksFallBackToSmallPagesWhenHugePagesAreSlow) {
+  const size_t huge = size_t(2) << 20, pages = 8;
+  for (double limit : {0.0, -1.0}) {
+    set_slow_huge_page_limit_for_testing(limit);
+    const HugePageStats before = huge_page_stats();
+    auto* p = static_cast<unsigned char*>(allocate_aligned_memory(pages * huge));
+    ASSERT_NE(p, nullptr);
+    const HugePageStats after = huge_page_stats();
+    std::memset(p, 0x5a, pages * huge);
+    EXPECT_EQ(p[0], 0x5a);
+    EXPECT_EQ(p[pages * huge - 1], 0x5a);
+    free_aligned_memory(p);
+    const int64_t counted = (after.huge - before.huge) + (after.small - before.small);
+    if (counted == 0) {
+      set_slow_huge_page_limit_for_testing(-1.0);
+      GTEST_SKIP() << "this system does not fault pages in ahead (MADV_POPULATE_WRITE, Linux 5.14)";
+    }
+    EXPECT_EQ(counted, static_cast<int64_t>(pages)) << "limit " << limit;
+    if (limit == 0.0) {
+      // The first page is tried as a huge one and found slow; the rest take small pages.
+      EXPECT_EQ(after.huge - before.huge, 1);
+      EXPECT_EQ(after.small - before.small, static_cast<int64_t>(pages) - 1);
+    }
+  }
+  set_slow_huge_page_limit_for_testing(-1.0);
+}
+
 }  // namespace
 }  // namespace ninegrid
