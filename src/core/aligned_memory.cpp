@@ -41,22 +41,26 @@ constexpr size_t kHugeFrom = 4 * kHugePage;
 // Backs fresh huge pages at allocation, one 2 MiB page at a time, and gives up on them while the system
 // is slow to hand them out. Clearing a 2 MiB page takes about 0.1 ms on a real machine, but on a virtual
 // machine whose host takes back the memory its guest frees (virtio-balloon free page reporting works on
-// blocks of 2 MiB and more) each fresh huge page waits for the host to back it again: 3-7 ms, against
-// about 1.4 ms for the same 2 MiB in 4 KiB pages, which come from memory used moments ago. ResNet-50's
-// load touches 92 such pages. A page whose first touch takes longer than kSlowFault therefore switches
-// the pages after it to 4 KiB ones (MADV_NOHUGEPAGE), and every kRetryAfter pages one huge page is tried
-// again, as the host's state changes. Measured: bench/REPORT.md, "Loading while fresh huge pages are slow".
+// blocks of 2 MiB and more) each fresh huge page waits for the host to back it again: 6-16 ms, against
+// about 1 ms for the same 2 MiB in 4 KiB pages, which come from memory used moments ago. ResNet-50's
+// load touches 92 such pages. A page whose first touch takes longer than kSlowFaultMs therefore switches
+// the pages after it to 4 KiB ones (MADV_NOHUGEPAGE while they are faulted in), and every kRetryAfter pages
+// one huge page is tried again, as the host's state changes. 4 KiB pages cost inference a few per cent in
+// TLB misses until khugepaged merges them. Measured: bench/REPORT.md, "Loading while fresh huge pages are slow".
 class HugePageBacking {
  public:
-  // Faults in the 2 MiB page at `page` (huge-page aligned, advised MADV_HUGEPAGE, untouched): in a huge
-  // page while those come fast, else in 4 KiB pages. Safe on pages other blocks already use: populating
-  // does not write, it only maps.
+  // Faults in the 2 MiB page at `page` (huge-page aligned, advised MADV_HUGEPAGE, about to be written): in
+  // a huge page while those come fast, else in 4 KiB pages. Safe on pages other blocks already use:
+  // populating does not write, it only maps.
   void back(char* page) {
     if (unsupported_.load(std::memory_order_relaxed)) return;
     if (small_left_.load(std::memory_order_relaxed) > 0) {
       small_left_.fetch_sub(1, std::memory_order_relaxed);
       madvise(page, kHugePage, MADV_NOHUGEPAGE);
       populate(page);
+      // Advised again, so that the kernel's khugepaged merges these 4 KiB pages into a huge page in the
+      // background (about 16 MB per 10 s by default): a session that lives on regains the TLB reach.
+      madvise(page, kHugePage, MADV_HUGEPAGE);
       small_pages_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
@@ -112,12 +116,12 @@ constexpr size_t kHugeBudget = size_t(64) << 20;
 class HugePagePool {
  public:
   // A block of `bytes` rounded up to whole units (*size), or null.
-  void* allocate(size_t bytes, size_t* size_out) {
+  void* allocate(size_t bytes, size_t* size_out, FirstTouch touch) {
     const size_t size = (bytes + kPoolUnit - 1) / kPoolUnit * kPoolUnit;
     *size_out = size;
     std::lock_guard<std::mutex> lock(mutex_);
     for (Region& r : regions_)
-      if (void* p = take(r, size)) return p;
+      if (void* p = take(r, size, touch)) return p;
     Region r;
     r.size = std::max(kRegionBytes, (size + kHugePage - 1) / kHugePage * kHugePage);
     // Over-map by a huge page to start the region on a huge-page boundary.
@@ -138,7 +142,7 @@ class HugePagePool {
     }
     r.free_runs[0] = r.size;
     regions_.push_back(r);
-    return take(regions_.back(), size);
+    return take(regions_.back(), size, touch);
   }
 
   // Gives the block back, setting *bytes to its size; false if it did not come from the pool.
@@ -211,15 +215,16 @@ class HugePagePool {
     }
   }
 
-  // The first free run of region r that holds `size` bytes, cut from its start; null if none.
-  void* take(Region& r, size_t size) {
+  // The first free run of region r that holds `size` bytes, cut from its start, its pages faulted in if
+  // the caller writes them now; null if none.
+  void* take(Region& r, size_t size, FirstTouch touch) {
     for (auto it = r.free_runs.begin(); it != r.free_runs.end(); ++it) {
       if (it->second < size) continue;
       const size_t offset = it->first, rest = it->second - size;
       r.free_runs.erase(it);
       if (rest > 0) r.free_runs[offset + size] = rest;
       r.used += size;
-      if (r.huge) back_pages(r, offset, size);
+      if (r.huge && touch == FirstTouch::Now) back_pages(r, offset, size);
       void* p = r.base + offset;
       sizes_[p] = size;
       return p;
@@ -227,7 +232,8 @@ class HugePagePool {
     return nullptr;
   }
 
-  // The huge pages of region r under [offset, offset + size) that no block has faulted in yet.
+  // The huge pages of region r under [offset, offset + size) that no block has faulted in at allocation
+  // yet (a page a FirstTouch::Later block faulted on touch is found present, and counted as huge).
   static void back_pages(Region& r, size_t offset, size_t size) {
     for (size_t page = offset / kHugePage; page * kHugePage < offset + size; ++page) {
       if (r.backed[page]) continue;
@@ -262,7 +268,7 @@ size_t malloc_block_bytes(void* p) {
 }
 }  // namespace
 
-void* allocate_aligned_memory(size_t bytes) {
+void* allocate_aligned_memory(size_t bytes, FirstTouch touch) {
   const size_t rounded = bytes == 0 ? kLine : (bytes + kLine - 1) / kLine * kLine;
   void* p = nullptr;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -271,7 +277,8 @@ void* allocate_aligned_memory(size_t bytes) {
     // Advice only: without THP support it fails harmlessly and the block keeps small pages.
     const size_t whole = rounded / kHugePage * kHugePage;
     madvise(p, whole, MADV_HUGEPAGE);
-    for (size_t page = 0; page < whole; page += kHugePage) huge_page_backing().back(static_cast<char*>(p) + page);
+    if (touch == FirstTouch::Now)
+      for (size_t page = 0; page < whole; page += kHugePage) huge_page_backing().back(static_cast<char*>(p) + page);
     g_live_bytes += static_cast<int64_t>(malloc_block_bytes(p));
     return p;
   }
@@ -279,7 +286,7 @@ void* allocate_aligned_memory(size_t bytes) {
 #if defined(NINEGRID_HUGE_PAGE_POOL)
   if (rounded >= kPoolFrom) {
     size_t size = 0;
-    if (void* q = pool().allocate(rounded, &size)) {
+    if (void* q = pool().allocate(rounded, &size, touch)) {
       g_live_bytes += static_cast<int64_t>(size);
       return q;
     }
@@ -323,7 +330,7 @@ void set_slow_huge_page_limit_for_testing(double milliseconds) {
 
 void* allocate_zeroed_aligned_memory(int64_t count, size_t element_size) {
   const size_t bytes = (static_cast<size_t>(count > 0 ? count : 1) * element_size + 63) / 64 * 64;
-  void* p = allocate_aligned_memory(bytes);
+  void* p = allocate_aligned_memory(bytes, FirstTouch::Now);
   if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes of aligned memory");
   std::memset(p, 0, bytes);
   return p;

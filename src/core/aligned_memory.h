@@ -11,16 +11,23 @@
 
 namespace ninegrid {
 
+// When the caller writes a new block: `Now` for a block it fills in full right away (zeroes it, copies
+// into it), whose pages are then faulted in at allocation, in huge pages while those come fast and in
+// 4 KiB pages while they do not (see the .cpp); `Later` for one written later or in part (an arena), whose
+// pages fault on first touch as usual.
+enum class FirstTouch { Later, Now };
+
 // At least `bytes` bytes (at least one line), or nullptr when the system has no memory for them.
-void* allocate_aligned_memory(size_t bytes);
+void* allocate_aligned_memory(size_t bytes, FirstTouch touch = FirstTouch::Later);
 // Frees a block from allocate_aligned_memory (null: nothing).
 void free_aligned_memory(void* p);
 // The bytes of the blocks allocated and not yet freed, as the allocators count them (a block may count a
 // little more than was asked). For tests and statistics: what a model's weights or a session hold.
 int64_t aligned_memory_live_bytes();
 
-// The 2 MiB pages of huge-page blocks faulted in at allocation so far: in a huge page each, or in 4 KiB pages
-// because fresh huge pages were slow to come (see the .cpp). For tests and statistics.
+// The 2 MiB pages of huge-page blocks faulted in at allocation (FirstTouch::Now) so far: in a huge page
+// each, or in 4 KiB pages because fresh huge pages were slow to come (see the .cpp). For tests and
+// statistics.
 struct HugePageStats {
   int64_t huge = 0;
   int64_t small = 0;

@@ -9,6 +9,7 @@
 
 #include "core/aligned_memory.h"
 #include "core/checked_math.h"
+#include "core/tensor_storage.h"
 
 namespace ninegrid {
 
@@ -123,29 +124,28 @@ namespace {
 // Hard ceiling on one allocation: anything bigger is a corrupt or hostile shape, not a real tensor.
 constexpr size_t kMaxTensorBytes = size_t(1) << 40;
 
-std::shared_ptr<void> allocate_aligned(size_t bytes) {
+std::shared_ptr<void> allocate_aligned(size_t bytes, FirstTouch touch) {
   if (bytes > kMaxTensorBytes) throw Error("tensor of " + std::to_string(bytes) + " bytes is too large");
-  void* p = allocate_aligned_memory(bytes);
+  void* p = allocate_aligned_memory(bytes, touch);
   if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
   return std::shared_ptr<void>(p, [](void* q) { free_aligned_memory(q); });
 }
 }  // namespace
 
-Tensor Tensor::empty(DataType dtype, const Shape& shape) {
+Tensor empty_tensor(DataType dtype, const Shape& shape, FirstTouch touch) {
   if (dtype_size(dtype) == 0) throw Error(std::string("cannot allocate a tensor of type ") + dtype_name(dtype));
-  Tensor t;
-  t.dtype_ = dtype;
-  t.shape_ = shape;
-  t.numel_ = shape_numel(shape);
-  if (static_cast<uint64_t>(t.numel_) > kMaxTensorBytes / dtype_size(dtype))
+  const int64_t numel = shape_numel(shape);
+  if (static_cast<uint64_t>(numel) > kMaxTensorBytes / dtype_size(dtype))
     throw Error("tensor of shape " + shape_str(shape) + " is too large");
-  t.storage_ = allocate_aligned(t.nbytes());
-  t.data_ = t.storage_.get();
-  return t;
+  std::shared_ptr<void> storage = allocate_aligned(static_cast<size_t>(numel) * dtype_size(dtype), touch);
+  void* data = storage.get();
+  return Tensor::wrap(dtype, shape, std::move(storage), data);
 }
 
+Tensor Tensor::empty(DataType dtype, const Shape& shape) { return empty_tensor(dtype, shape, FirstTouch::Later); }
+
 Tensor Tensor::zeros(DataType dtype, const Shape& shape) {
-  Tensor t = empty(dtype, shape);
+  Tensor t = empty_tensor(dtype, shape, FirstTouch::Now);
   std::memset(t.data_, 0, t.nbytes());
   return t;
 }
@@ -168,7 +168,7 @@ Tensor Tensor::wrap(DataType dtype, const Shape& shape, std::shared_ptr<void> ow
 
 Tensor Tensor::clone() const {
   if (!defined()) return Tensor();
-  Tensor t = empty(dtype_, shape_);
+  Tensor t = empty_tensor(dtype_, shape_, FirstTouch::Now);
   if (nbytes()) std::memcpy(t.data_, data_, nbytes());
   return t;
 }

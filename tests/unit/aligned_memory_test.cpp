@@ -104,17 +104,23 @@ TEST(AlignedMemory, ArraysAreZeroedOnALineAndCounted) {
   }
 }
 
-// Large blocks are faulted in at allocation, a 2 MiB page at a time: in huge pages while those come fast,
-// and once one is slow (here: every one, the limit set to zero) the pages after it in 4 KiB pages, the
-// block usable to its end either way. Every page of the block is counted once, as huge or small.
+// Large blocks the caller fills right away (FirstTouch::Now) are faulted in at allocation, a 2 MiB page at
+// a time: in huge pages while those come fast, and once one is slow (here: every one, the limit set to
+// zero) the pages after it in 4 KiB pages, the block usable to its end either way. Every page of the block
+// is counted once, as huge or small; a block written later (the default) is left to fault on touch.
 TEST(AlignedMemory, LargeBlocksFallBackToSmallPagesWhenHugePagesAreSlow) {
   const size_t huge = size_t(2) << 20, pages = 8;
   for (double limit : {0.0, -1.0}) {
     set_slow_huge_page_limit_for_testing(limit);
     const HugePageStats before = huge_page_stats();
-    auto* p = static_cast<unsigned char*>(allocate_aligned_memory(pages * huge));
+    auto* p = static_cast<unsigned char*>(allocate_aligned_memory(pages * huge, FirstTouch::Now));
     ASSERT_NE(p, nullptr);
     const HugePageStats after = huge_page_stats();
+    void* later = allocate_aligned_memory(pages * huge);
+    ASSERT_NE(later, nullptr);
+    EXPECT_EQ(huge_page_stats().huge, after.huge);
+    EXPECT_EQ(huge_page_stats().small, after.small);
+    free_aligned_memory(later);
     std::memset(p, 0x5a, pages * huge);
     EXPECT_EQ(p[0], 0x5a);
     EXPECT_EQ(p[pages * huge - 1], 0x5a);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/tensor_storage.h"
 #include "ninegrid_onnx/onnx.pb.h"
 
 namespace ninegrid {
@@ -121,7 +122,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, co
     if (raw.size != want_bytes)
       throw Error(what + ": raw_data holds " + std::to_string(raw.size) + " bytes, but shape " + shape_str(shape) +
                   " of " + dtype_name(dtype) + " needs " + std::to_string(want_bytes));
-    Tensor t = Tensor::empty(dtype, shape);
+    Tensor t = empty_tensor(dtype, shape, FirstTouch::Now);
     if (want_bytes) std::memcpy(t.data(), raw.data, want_bytes);
     // Bytes other than 0 and 1 are not valid bools; normalise so later reads are well defined.
     if (dtype == DataType::Bool) {
