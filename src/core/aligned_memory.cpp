@@ -49,19 +49,21 @@ constexpr size_t kHugeFrom = 4 * kHugePage;
 // TLB misses until khugepaged merges them. Measured: bench/REPORT.md, "Loading while fresh huge pages are slow".
 class HugePageBacking {
  public:
-  // Faults in the 2 MiB page at `page` (huge-page aligned, advised MADV_HUGEPAGE, about to be written): in
-  // a huge page while those come fast, else in 4 KiB pages. Safe on pages other blocks already use:
-  // populating does not write, it only maps.
+  // Faults in the 2 MiB page at `page` (huge-page aligned, advised MADV_HUGEPAGE, a block about to be
+  // written lying in it): in a huge page while those come fast, else in 4 KiB pages. Safe on pages other
+  // blocks already use: populating does not write, it only maps what is missing.
+  // The time is wall time, so a thread descheduled during the fault counts it as slow; that costs the next
+  // kRetryAfter pages their huge pages, no more.
   void back(char* page) {
     if (unsupported_.load(std::memory_order_relaxed)) return;
-    if (small_left_.load(std::memory_order_relaxed) > 0) {
-      small_left_.fetch_sub(1, std::memory_order_relaxed);
+    if (take_small_page()) {
       madvise(page, kHugePage, MADV_NOHUGEPAGE);
-      populate(page);
-      // Advised again, so that the kernel's khugepaged merges these 4 KiB pages into a huge page in the
-      // background (about 16 MB per 10 s by default): a session that lives on regains the TLB reach.
+      const bool done = populate(page);
+      // Advised again, so that khugepaged may merge these 4 KiB pages into a huge page in the background (by
+      // default it scans 16 MB every 10 s, for the whole system): a session that lives on can regain the
+      // TLB reach.
       madvise(page, kHugePage, MADV_HUGEPAGE);
-      small_pages_.fetch_add(1, std::memory_order_relaxed);
+      if (done) small_pages_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     const auto start = std::chrono::steady_clock::now();
@@ -80,6 +82,14 @@ class HugePageBacking {
  private:
   static constexpr double kSlowFaultMs = 2.0;
   static constexpr int kRetryAfter = 32;
+
+  // One of the kRetryAfter small pages after a slow huge one, if any are left.
+  bool take_small_page() {
+    int left = small_left_.load(std::memory_order_relaxed);
+    while (left > 0)
+      if (small_left_.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) return true;
+    return false;
+  }
 
   bool populate(char* page) {
     if (madvise(page, kHugePage, MADV_POPULATE_WRITE) == 0) return true;

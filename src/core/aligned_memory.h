@@ -25,9 +25,10 @@ void free_aligned_memory(void* p);
 // little more than was asked). For tests and statistics: what a model's weights or a session hold.
 int64_t aligned_memory_live_bytes();
 
-// The 2 MiB pages of huge-page blocks faulted in at allocation (FirstTouch::Now) so far: in a huge page
-// each, or in 4 KiB pages because fresh huge pages were slow to come (see the .cpp). For tests and
-// statistics.
+// The 2 MiB pages of huge-page blocks faulted in at allocation (FirstTouch::Now) so far: asked for as one
+// huge page each (what the kernel gave is its own: small pages where THP is off, or pages that were
+// already there), or as 4 KiB pages because fresh huge pages were slow to come (see the .cpp). For tests
+// and statistics.
 struct HugePageStats {
   int64_t huge = 0;
   int64_t small = 0;

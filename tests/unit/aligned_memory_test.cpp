@@ -104,6 +104,12 @@ TEST(AlignedMemory, ArraysAreZeroedOnALineAndCounted) {
   }
 }
 
+// Sets the slow-huge-page limit for one test and restores the default however the test ends.
+struct SlowHugePageLimit {
+  explicit SlowHugePageLimit(double ms) { set_slow_huge_page_limit_for_testing(ms); }
+  ~SlowHugePageLimit() { set_slow_huge_page_limit_for_testing(-1.0); }
+};
+
 // Large blocks the caller fills right away (FirstTouch::Now) are faulted in at allocation, a 2 MiB page at
 // a time: in huge pages while those come fast, and once one is slow (here: every one, the limit set to
 // zero) the pages after it in 4 KiB pages, the block usable to its end either way. Every page of the block
@@ -111,7 +117,7 @@ TEST(AlignedMemory, ArraysAreZeroedOnALineAndCounted) {
 TEST(AlignedMemory, LargeBlocksFallBackToSmallPagesWhenHugePagesAreSlow) {
   const size_t huge = size_t(2) << 20, pages = 8;
   for (double limit : {0.0, -1.0}) {
-    set_slow_huge_page_limit_for_testing(limit);
+    SlowHugePageLimit set(limit);
     const HugePageStats before = huge_page_stats();
     auto* p = static_cast<unsigned char*>(allocate_aligned_memory(pages * huge, FirstTouch::Now));
     ASSERT_NE(p, nullptr);
@@ -126,10 +132,7 @@ TEST(AlignedMemory, LargeBlocksFallBackToSmallPagesWhenHugePagesAreSlow) {
     EXPECT_EQ(p[pages * huge - 1], 0x5a);
     free_aligned_memory(p);
     const int64_t counted = (after.huge - before.huge) + (after.small - before.small);
-    if (counted == 0) {
-      set_slow_huge_page_limit_for_testing(-1.0);
-      GTEST_SKIP() << "this system does not fault pages in ahead (MADV_POPULATE_WRITE, Linux 5.14)";
-    }
+    if (counted == 0) GTEST_SKIP() << "this system does not fault pages in ahead (MADV_POPULATE_WRITE, Linux 5.14)";
     EXPECT_EQ(counted, static_cast<int64_t>(pages)) << "limit " << limit;
     if (limit == 0.0) {
       // The first page is tried as a huge one and found slow; the rest take small pages.
@@ -137,7 +140,42 @@ TEST(AlignedMemory, LargeBlocksFallBackToSmallPagesWhenHugePagesAreSlow) {
       EXPECT_EQ(after.small - before.small, static_cast<int64_t>(pages) - 1);
     }
   }
-  set_slow_huge_page_limit_for_testing(-1.0);
+}
+
+// The pool's blocks share 2 MiB pages: faulting a page in for a block filled right away, in 4 KiB pages
+// or a huge one, leaves the bytes of the live blocks on it as they were, among them blocks written later
+// (FirstTouch::Later), which leave their pages to fault on touch. Random sizes and kinds, every huge page
+// counted slow (so pages switch between both kinds) and then the default, blocks freed and handed out again.
+TEST(AlignedMemory, BlocksFaultedInAtAllocationLeaveTheirNeighboursBytes) {
+  for (double limit : {0.0, -1.0}) {
+    SlowHugePageLimit set(limit);
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<size_t> size(size_t(64) << 10, size_t(1) << 20);
+    struct Block {
+      unsigned char* p;
+      size_t bytes;
+      unsigned char fill;
+    };
+    std::vector<Block> live;
+    for (int round = 0; round < 120; ++round) {
+      if (!live.empty() && rng() % 3 == 0) {
+        const size_t i = rng() % live.size();
+        free_aligned_memory(live[i].p);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      Block b{nullptr, size(rng), static_cast<unsigned char>(round + 1)};
+      const FirstTouch touch = rng() % 2 ? FirstTouch::Now : FirstTouch::Later;
+      b.p = static_cast<unsigned char*>(allocate_aligned_memory(b.bytes, touch));
+      ASSERT_NE(b.p, nullptr);
+      std::memset(b.p, b.fill, b.bytes);
+      live.push_back(b);
+      for (const Block& other : live)
+        for (size_t i : {size_t(0), other.bytes / 2, other.bytes - 1})
+          ASSERT_EQ(other.p[i], other.fill) << "limit " << limit << ", round " << round;
+    }
+    for (const Block& b : live) free_aligned_memory(b.p);
+  }
 }
 
 }  // namespace

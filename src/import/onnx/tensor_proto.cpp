@@ -136,7 +136,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, co
   if (static_cast<int64_t>(have) != numel)
     throw Error(what + ": holds " + std::to_string(have) + " " + dtype_name(dtype) + " values, but shape " +
                 shape_str(shape) + " needs " + std::to_string(numel));
-  Tensor t = Tensor::empty(dtype, shape);
+  Tensor t = empty_tensor(dtype, shape, FirstTouch::Now);
   copy_typed(p, dtype, t.data());
   return t;
 }
