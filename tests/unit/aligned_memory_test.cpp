@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/aligned_memory.h"
@@ -39,41 +40,53 @@ TEST(AlignedMemory, LargeBlocksStartOnAHugePageAndAreUsableToTheEnd) {
   }
 }
 
-// Medium blocks (the pool's sizes, 64 KiB to 8 MiB, and a few around them) allocated and freed in random
-// order: each keeps its own bytes while the others are written, freed and handed out again.
-TEST(AlignedMemory, PooledBlocksKeepTheirBytesWhateverTheOrder) {
-  std::mt19937 rng(7);
-  std::uniform_int_distribution<size_t> size(size_t(60) << 10, size_t(9) << 20);
+// Blocks of random sizes in [min_bytes, max_bytes], from allocate(bytes, rng), each filled with a byte of
+// its own and freed in random order over `rounds` rounds (a third of them frees): every block starts on a
+// line, and after each allocation, at its free and at the end every live block still holds its fill (first,
+// last and a few bytes between: every byte would make the test slow).
+template <typename Allocate>
+void allocate_and_free_at_random(uint32_t seed, size_t min_bytes, size_t max_bytes, int rounds, Allocate allocate,
+                                 const std::string& what) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<size_t> size(min_bytes, max_bytes);
   struct Block {
     unsigned char* p;
     size_t bytes;
     unsigned char fill;
   };
   std::vector<Block> live;
-  auto check = [&](const Block& b) {
-    // First, last and a few bytes between: every byte would make the test slow.
-    for (size_t i : {size_t(0), b.bytes / 3, b.bytes / 2, b.bytes - 1}) ASSERT_EQ(b.p[i], b.fill) << b.bytes;
+  auto check = [&](const Block& b, int round) {
+    for (size_t i : {size_t(0), b.bytes / 3, b.bytes / 2, b.bytes - 1})
+      ASSERT_EQ(b.p[i], b.fill) << what << ", " << b.bytes << " bytes, round " << round;
   };
-  for (int round = 0; round < 200; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     if (!live.empty() && rng() % 3 == 0) {
       const size_t i = rng() % live.size();
-      check(live[i]);
+      check(live[i], round);
       free_aligned_memory(live[i].p);
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
       continue;
     }
-    Block b{nullptr, size(rng), static_cast<unsigned char>(round)};
-    b.p = static_cast<unsigned char*>(allocate_aligned_memory(b.bytes));
-    ASSERT_NE(b.p, nullptr);
-    EXPECT_EQ(address(b.p) % 64, 0u);
+    Block b{nullptr, size(rng), static_cast<unsigned char>(round % 255 + 1)};
+    b.p = static_cast<unsigned char*>(allocate(b.bytes, rng));
+    ASSERT_NE(b.p, nullptr) << what;
+    EXPECT_EQ(address(b.p) % 64, 0u) << what;
     std::memset(b.p, b.fill, b.bytes);
     live.push_back(b);
-    for (const Block& other : live) check(other);
+    for (const Block& other : live) check(other, round);
   }
   for (const Block& b : live) {
-    check(b);
+    check(b, rounds);
     free_aligned_memory(b.p);
   }
+}
+
+// Medium blocks (the pool's sizes, 64 KiB to 8 MiB, and a few around them) allocated and freed in random
+// order: each keeps its own bytes while the others are written, freed and handed out again.
+TEST(AlignedMemory, PooledBlocksKeepTheirBytesWhateverTheOrder) {
+  allocate_and_free_at_random(
+      7, size_t(60) << 10, size_t(9) << 20, 200,
+      [](size_t bytes, std::mt19937&) { return allocate_aligned_memory(bytes); }, "default first touch");
   free_aligned_memory(nullptr);
 }
 
@@ -149,32 +162,12 @@ TEST(AlignedMemory, LargeBlocksFallBackToSmallPagesWhenHugePagesAreSlow) {
 TEST(AlignedMemory, BlocksFaultedInAtAllocationLeaveTheirNeighboursBytes) {
   for (double limit : {0.0, -1.0}) {
     SlowHugePageLimit set(limit);
-    std::mt19937 rng(11);
-    std::uniform_int_distribution<size_t> size(size_t(64) << 10, size_t(1) << 20);
-    struct Block {
-      unsigned char* p;
-      size_t bytes;
-      unsigned char fill;
-    };
-    std::vector<Block> live;
-    for (int round = 0; round < 120; ++round) {
-      if (!live.empty() && rng() % 3 == 0) {
-        const size_t i = rng() % live.size();
-        free_aligned_memory(live[i].p);
-        live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
-        continue;
-      }
-      Block b{nullptr, size(rng), static_cast<unsigned char>(round + 1)};
-      const FirstTouch touch = rng() % 2 ? FirstTouch::Now : FirstTouch::Later;
-      b.p = static_cast<unsigned char*>(allocate_aligned_memory(b.bytes, touch));
-      ASSERT_NE(b.p, nullptr);
-      std::memset(b.p, b.fill, b.bytes);
-      live.push_back(b);
-      for (const Block& other : live)
-        for (size_t i : {size_t(0), other.bytes / 2, other.bytes - 1})
-          ASSERT_EQ(other.p[i], other.fill) << "limit " << limit << ", round " << round;
-    }
-    for (const Block& b : live) free_aligned_memory(b.p);
+    allocate_and_free_at_random(
+        11, size_t(64) << 10, size_t(1) << 20, 120,
+        [](size_t bytes, std::mt19937& rng) {
+          return allocate_aligned_memory(bytes, rng() % 2 ? FirstTouch::Now : FirstTouch::Later);
+        },
+        "slow-page limit " + std::to_string(limit));
   }
 }
 
