@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
