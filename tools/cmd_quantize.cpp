@@ -175,9 +175,10 @@ int cmd_quantize(int argc, char** argv) {
   p.flag("--per-channel", "weights: one scale per output channel (default: one per tensor)", &a.per_channel);
   p.option_int("--weight-bits", "N",
                "8: weights in [-127, 127] (the default); 7: in [-63, 63], for CPUs with AVX2 but without "
-               "AVX-512 VNNI, where ninegrid then multiplies four input channels per instruction instead of two "
-               "(its int8-avx2-w7 kernels; ONNX Runtime's reduce_range exists for the same reason) at a small "
-               "cost in accuracy (see --report)",
+               "AVX-512 VNNI, where ninegrid then multiplies four input channels per instruction with nothing "
+               "added (its int8-avx2-w7 kernels; 8-bit weights add a vector for each one holding a pair that "
+               "could overflow, or take two channels per instruction; ONNX Runtime's reduce_range exists for "
+               "the same reason) at a small cost in accuracy (see --report)",
                &a.weight_bits, 7, 8);
   p.repeated("--keep-float", "NODE,...",
              "leave these nodes in float (by node name, or by the name of a tensor they write); their inputs "

@@ -221,25 +221,24 @@ int64_t pack_filter_tap(int64_t depth, const int8_t* src, int64_t src_stride, in
 }
 
 #if NINEGRID_X86_INT8_CONV
-// Whether the AVX2 vpmaddubsw kernels (avx2::qconv2d_direct_w7) compute these OIHW weights exactly: they pair
-// input channels (2j, 2j + 1) of each group at every tap (a channel past icpg is a zero), and a pair of the
-// same sign whose magnitudes sum past 128 can saturate the instruction's 16-bit sum (255 x 129 > 32767).
-// Pairs of opposite signs or with a zero have |a + b| <= 128, so the test is |a + b| <= 128 for every pair:
-// branch-free, vectorised (an early exit on random signs mispredicted enough to add 60-130 ms to
-// ResNet-50's int8 load of about 130).
-bool weights_fit_w7(const Conv2dParams& p, const int8_t* w) {
-  const int64_t icpg = p.in_channels_per_group(), taps = p.kernel_h * p.kernel_w;
-  for (int64_t oc = 0; oc < p.out_channels; ++oc) {
-    const int8_t* filter = w + oc * icpg * taps;
-    int worst = 0;
-    for (int64_t ic = 0; ic + 1 < icpg; ic += 2) {
-      const int8_t* a = filter + ic * taps;
-      const int8_t* b = a + taps;
-      for (int64_t t = 0; t < taps; ++t) worst = std::max(worst, std::abs(int(a[t]) + int(b[t])));
-    }
-    if (worst > 128) return false;
-  }
-  return true;
+// The AVX2 vpmaddubsw kernels (avx2::qconv2d_direct_w7) multiply-add the packed bytes (2j, 2j + 1) of a weight
+// vector ([8 output channels][4 input channels], packed at depth 4) as a pair, input channels (2j, 2j + 1) of
+// a group at one tap, and a pair of the same sign whose magnitudes sum past 128 can saturate the
+// instruction's 16-bit sum (255 x 129 > 32767). Pairs of opposite signs or with a zero have |a + b| <= 128, so
+// the test is |a + b| <= 128 for every pair: branch-free, vectorised (an early exit on random signs
+// mispredicted enough to add 60-130 ms to ResNet-50's int8 load of about 130).
+constexpr int64_t kW7VectorBytes = 32;
+bool vector_fits_w7(const int8_t* v) {
+  int worst = 0;
+  for (int j = 0; j < kW7VectorBytes; j += 2) worst = std::max(worst, std::abs(int(v[j]) + int(v[j + 1])));
+  return worst <= 128;
+}
+
+// The packed vectors (`count` of them at `packed`) that hold a pair beyond the bound.
+int64_t count_vectors_beyond_w7(const int8_t* packed, int64_t count) {
+  int64_t beyond = 0;
+  for (int64_t v = 0; v < count; ++v) beyond += !vector_fits_w7(packed + v * kW7VectorBytes);
+  return beyond;
 }
 #endif
 
@@ -275,12 +274,33 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     return;
   }
 #if NINEGRID_X86_INT8_CONV
-  // Twice the input channels per multiply-add where the weights allow it (checked before the staging plan,
-  // which depends on the depth).
-  const bool w7 = !c.vnni && weights_fit_w7(p, w);
-  if (w7) depth_ = avx2::kInt8DepthW7;
+  // Without VNNI, four input channels per multiply-add (vpmaddubsw) where the weights allow it: packed at
+  // that depth first, the packed vectors say. Weights whose pairs fit its bound take the w7 kernels; else
+  // the pairs beyond it are split (split_w7_rest_vectors), one rest vector per packed vector holding such a
+  // pair, where at most half of the vectors need one (a rest vector costs about what a packed one does,
+  // and the vpmaddwd kernels take about twice as long as the w7 ones: bench/REPORT.md); else vpmaddwd,
+  // two channels per multiply-add, packed again.
+  enum class AvxForm { Vnni, W7, W7Rest, Words } form = c.vnni ? AvxForm::Vnni : AvxForm::W7;
+  if (form == AvxForm::W7) depth_ = avx2::kInt8DepthW7;
 #endif
   plan_staging(in_block);
+  pack_direct_weights(w, q, x_zero_point);
+#if NINEGRID_X86_INT8_CONV
+  if (form == AvxForm::W7) {
+    const int64_t vectors = weights_.size() / kW7VectorBytes;
+    const int64_t beyond = count_vectors_beyond_w7(weights_.data(), vectors);
+    const bool taps_fit_rest = p.kernel_h <= INT16_MAX && p.kernel_w <= INT16_MAX;
+    if (beyond > 0 && (2 * beyond > vectors || !taps_fit_rest)) {
+      form = AvxForm::Words;
+      depth_ = avx2::kInt8Depth;
+      plan_staging(in_block);
+      pack_direct_weights(w, q, x_zero_point);
+    } else if (beyond > 0) {
+      form = AvxForm::W7Rest;
+      split_w7_rest_vectors();
+    }
+  }
+#endif
   // A strided 1x1 conv (ResNet's downsampling shortcuts) runs on the pointwise kernel over its input's pixels
   // gathered into an output-sized plane first (run()), as the float conv does: the direct kernel's tiles
   // read them a stride apart, row by row, and ran these layers at about 60% of the pointwise kernel's rate
@@ -292,14 +312,19 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     return subsample_input_ ? strided : pointwise ? pointwise_name : direct;
   };
 #if NINEGRID_X86_INT8_CONV
-  if (c.vnni) {
+  if (form == AvxForm::Vnni) {
     kernel_ = pointwise ? vnni::qconv2d_pointwise : vnni::qconv2d_direct;
     blocks_per_tile_ = vnni::kOcBlocksPerTile;
     algorithm_name_ = name("int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-pointwise-strided");
-  } else if (w7) {
+  } else if (form == AvxForm::W7) {
     kernel_ = pointwise ? avx2::qconv2d_pointwise_w7 : avx2::qconv2d_direct_w7;
     blocks_per_tile_ = avx2::kOcBlocksPerTile;
     algorithm_name_ = name("int8-avx2-w7-direct", "int8-avx2-w7-pointwise", "int8-avx2-w7-pointwise-strided");
+  } else if (form == AvxForm::W7Rest) {
+    kernel_ = pointwise ? avx2::qconv2d_pointwise_w7r : avx2::qconv2d_direct_w7r;
+    blocks_per_tile_ = avx2::kOcBlocksPerTile;
+    algorithm_name_ =
+        name("int8-avx2-w7r-direct", "int8-avx2-w7r-pointwise", "int8-avx2-w7r-pointwise-strided");
   } else {
     kernel_ = pointwise ? avx2::qconv2d_pointwise : avx2::qconv2d_direct;
     blocks_per_tile_ = avx2::kOcBlocksPerTile;
@@ -316,9 +341,37 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     algorithm_name_ = name("int8-neon-direct", "int8-neon-pointwise", "int8-neon-pointwise-strided");
   }
 #endif
+  const int64_t kernel_channels = staged_icpg_ * p.groups;
+  // The zero point of the values the kernels multiply (see kInputShift).
+  const int32_t kernel_zero_point = x_zero_point - kInputShift;
+
+  X86QConvArgs& a = args_;
+  a.in_channels = kernel_channels, a.in_h = p.in_h, a.in_w = p.in_w;
+  if (subsample_input_) a.in_h = p.out_h, a.in_w = p.out_w;  // the kernel reads the gathered plane
+  a.out_channels = p.out_channels, a.out_h = p.out_h, a.out_w = p.out_w;
+  a.groups = p.groups;
+  a.in_channels_per_group = staged_icpg_;
+  a.out_channels_per_group = p.out_channels_per_group();
+  a.kernel_h = p.kernel_h, a.kernel_w = p.kernel_w;
+  a.stride_h = subsample_input_ ? 1 : p.stride_h, a.stride_w = subsample_input_ ? 1 : p.stride_w;
+  a.dilation_h = p.dilation_h, a.dilation_w = p.dilation_w;
+  a.pad_top = p.pad_top, a.pad_left = p.pad_left;
+  a.in_block = stage_input_ ? staged_block_ : in_block;
+  a.out_block = out_block;
+  a.weights = weights_.data();
+  a.bias = bias_.data();
+  a.tap_zero_sums = tap_zero_sums_.data();
+  if (!rest_begin_.empty()) a.rest = rest_.data(), a.rest_begin = rest_begin_.data();
+  a.x_zero_point = kernel_zero_point;
+  a.requantize = x86_requantize(q, multiplier_.data(), static_cast<int64_t>(multiplier_.size()));
+}
+
+// The direct and pointwise kernels' weights at depth_ for staged_icpg_ channels per group, with the sums
+// that start their tiles (bias_, tap_zero_sums_) and the multipliers.
+void FastQConv2d::pack_direct_weights(const int8_t* w, const Requantization& q, int32_t x_zero_point) {
+  const Conv2dParams& p = params_;
   const int64_t icpg = p.in_channels_per_group();
   const int64_t P = lanes_, D = depth_, taps = p.kernel_h * p.kernel_w;
-  const int64_t kernel_channels = staged_icpg_ * p.groups;
   // The zero point of the values the kernels multiply (see kInputShift).
   const int32_t kernel_zero_point = x_zero_point - kInputShift;
 
@@ -352,25 +405,42 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     multiplier_[static_cast<size_t>(oc)] = q.multiplier[oc];
   }
 
-  X86QConvArgs& a = args_;
-  a.in_channels = kernel_channels, a.in_h = p.in_h, a.in_w = p.in_w;
-  if (subsample_input_) a.in_h = p.out_h, a.in_w = p.out_w;  // the kernel reads the gathered plane
-  a.out_channels = p.out_channels, a.out_h = p.out_h, a.out_w = p.out_w;
-  a.groups = p.groups;
-  a.in_channels_per_group = staged_icpg_;
-  a.out_channels_per_group = p.out_channels_per_group();
-  a.kernel_h = p.kernel_h, a.kernel_w = p.kernel_w;
-  a.stride_h = subsample_input_ ? 1 : p.stride_h, a.stride_w = subsample_input_ ? 1 : p.stride_w;
-  a.dilation_h = p.dilation_h, a.dilation_w = p.dilation_w;
-  a.pad_top = p.pad_top, a.pad_left = p.pad_left;
-  a.in_block = stage_input_ ? staged_block_ : in_block;
-  a.out_block = out_block;
-  a.weights = weights_.data();
-  a.bias = bias_.data();
-  a.tap_zero_sums = tap_zero_sums_.data();
-  a.x_zero_point = kernel_zero_point;
-  a.requantize = x86_requantize(q, multiplier_.data(), static_cast<int64_t>(multiplier_.size()));
 }
+
+#if NINEGRID_X86_INT8_CONV
+// Splits every weight pair of the packed vectors (at depth 4) beyond vpmaddubsw's bound (vector_fits_w7)
+// into halves that meet it: w - w / 2 stays packed, w / 2 (rounded toward zero) goes to the vector's rest
+// vector, the rest of which is zero. Same-sign weights of magnitudes up to 128 halve to at most 64 each, so
+// both pairs sum to at most 128 in magnitude; w = (w - w / 2) + w / 2 exactly, so the sums of bias_ and
+// tap_zero_sums_ (from the whole weights) stay right. One rest vector per packed vector with such a pair,
+// listed per output block in packing order.
+void FastQConv2d::split_w7_rest_vectors() {
+  const Conv2dParams& p = params_;
+  const int64_t taps = p.kernel_h * p.kernel_w, steps = staged_icpg_ / depth_;
+  const int64_t vectors_per_block = steps * taps;
+  rest_.clear();
+  rest_begin_.assign(static_cast<size_t>(blocks_ + 1), 0);
+  for (int64_t b = 0; b < blocks_; ++b) {
+    for (int64_t v = 0; v < vectors_per_block; ++v) {
+      int8_t* packed = weights_.data() + (b * vectors_per_block + v) * kW7VectorBytes;
+      if (vector_fits_w7(packed)) continue;
+      X86QRestVector rest;
+      rest.channel = static_cast<int32_t>(v / taps * depth_);
+      rest.kh = static_cast<int16_t>(v % taps / p.kernel_w);
+      rest.kw = static_cast<int16_t>(v % taps % p.kernel_w);
+      for (int j = 0; j < kW7VectorBytes; j += 2) {
+        if (std::abs(int(packed[j]) + int(packed[j + 1])) <= 128) continue;
+        for (int k = j; k < j + 2; ++k) {
+          rest.weights[k] = static_cast<int8_t>(packed[k] / 2);
+          packed[k] = static_cast<int8_t>(packed[k] - rest.weights[k]);
+        }
+      }
+      rest_.push_back(rest);
+    }
+    rest_begin_[static_cast<size_t>(b + 1)] = static_cast<int32_t>(rest_.size());
+  }
+}
+#endif
 
 // The kernels read input blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8 block there)
 // holding whole multiply-add steps of depth_ channels, each group starting on one. Anything else is staged

@@ -61,7 +61,9 @@ class FastQConv2d {
   // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", "int8-vnni-indirect",
   // "int8-vnni-first-layer", and the same with "int8-avx2-"; "int8-avx2-w7-direct" and "int8-avx2-w7-pointwise"
   // (vpmaddubsw) where the weights cannot saturate it (every same-sign pair of input channels 2j, 2j + 1 at most
-  // 128 in magnitude: 7-bit weights); "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
+  // 128 in magnitude: 7-bit weights); "int8-avx2-w7r-direct" and "-pointwise" (vpmaddubsw on any weights, the
+  // pairs beyond that bound split into two halves, one added from rest vectors) where at most half of the
+  // packed weight vectors need a rest; "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
   // A "-pointwise-strided" name: a 1x1 conv with a stride, run on the pointwise kernel over its input's
   // pixels gathered first (Auto and NoIndirect only).
   const char* algorithm() const { return algorithm_name_; }
@@ -72,6 +74,8 @@ class FastQConv2d {
   using Kernel = void (*)(const X86QConvArgs&, const X86ConvRange&);
   using IndirectKernel = void (*)(const X86QIndirectArgs&, int64_t, int64_t);
   void plan_staging(int64_t in_block);
+  void pack_direct_weights(const int8_t* w, const Requantization& q, int32_t x_zero_point);
+  void split_w7_rest_vectors();
   void prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
                          int64_t in_block, int64_t out_block);
   void prepare_indirect(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
@@ -97,6 +101,9 @@ class FastQConv2d {
   AlignedArray<int8_t> weights_;
   std::vector<int32_t> bias_, tap_zero_sums_;
   std::vector<float> multiplier_;
+  // The rest vectors of the AVX2 w7r kernels (X86QConvArgs::rest), per output block from rest_begin_.
+  std::vector<X86QRestVector> rest_;
+  std::vector<int32_t> rest_begin_;
   X86QConvArgs args_;  // everything but the tensors
   // The indirect kernel (set instead of kernel_): its arguments, buffer, zero-point row and work items.
   IndirectKernel indirect_kernel_ = nullptr;

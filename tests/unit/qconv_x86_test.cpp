@@ -194,10 +194,40 @@ bool pairs_fit_w7(const Case& c) {
   return true;
 }
 
+// The weight vectors of the AVX2 vpmaddubsw kernels (8 output channels of a block x input channels
+// [4 s, 4 s + 4) of their group at one tap) with a pair beyond the bound above, and all of them.
+struct W7Vectors {
+  int64_t beyond = 0, all = 0;
+};
+W7Vectors w7_vectors(const Case& c) {
+  const Conv2dParams& p = c.p;
+  const int64_t icpg = p.in_channels_per_group(), taps = p.kernel_h * p.kernel_w;
+  const int64_t blocks = (p.out_channels + 7) / 8, steps = (icpg + 3) / 4;
+  W7Vectors v;
+  v.all = blocks * steps * taps;
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t s = 0; s < steps; ++s)
+      for (int64_t t = 0; t < taps; ++t) {
+        bool beyond = false;
+        for (int64_t oc = b * 8; oc < std::min(p.out_channels, b * 8 + 8); ++oc)
+          for (int64_t ic = 4 * s; ic + 1 < std::min(icpg, 4 * s + 4); ic += 2) {
+            const int64_t w0 = c.w[static_cast<size_t>((oc * icpg + ic) * taps + t)];
+            const int64_t w1 = c.w[static_cast<size_t>((oc * icpg + ic + 1) * taps + t)];
+            beyond = beyond || (w0 * w1 > 0 && std::abs(w0 + w1) > 128);
+          }
+        v.beyond += beyond;
+      }
+  return v;
+}
+
 // The prefix of the direct and pointwise kernels' names that FastQConv2d gives c under `isa`: AVX2 takes
-// the vpmaddubsw kernels where c's weights allow them.
+// the vpmaddubsw kernels where c's weights allow them, and those with rest vectors where at most half of
+// the weight vectors have a pair beyond the bound.
 std::string direct_prefix(const Int8Isa& isa, const Case& c) {
-  return std::string(isa.name) == "avx2" && pairs_fit_w7(c) ? "int8-avx2-w7-" : isa.prefix;
+  if (std::string(isa.name) != "avx2") return isa.prefix;
+  if (pairs_fit_w7(c)) return "int8-avx2-w7-";
+  const W7Vectors v = w7_vectors(c);
+  return 2 * v.beyond <= v.all ? "int8-avx2-w7r-" : isa.prefix;
 }
 
 // Runs c on the fast kernels of `isa` (threads 1 or 2; `kernel`: the family, as FastQConv2d takes it) and on
@@ -443,10 +473,66 @@ TEST(QConvX86, AvxW7MatchesReferenceBitForBit) {
   }
 }
 
+// The vpmaddubsw kernels with rest vectors (int8-avx2-w7r-direct and -pointwise) on 8-bit weights of which
+// a few pairs lie beyond vpmaddubsw's bound: 7-bit-sized weights, with pairs at the extremes (127 + 127,
+// -128 + -128, 127 + 2, -128 + -1, and 65 + 64 just past the edge) placed at random, and inputs of 255 a
+// third of the time, so a pair left whole would saturate. Random kernels, strides, dilations, padding,
+// groups, odd channel counts, every input and output block, one and two threads, bit for bit.
+TEST(QConvX86, AvxW7RestMatchesReferenceBitForBit) {
+  const std::optional<Int8Isa> avx2 = runnable_avx2();
+  if (!avx2) GTEST_SKIP() << "no AVX2";
+  Rng rng(7078);
+  int tested = 0;
+  for (int iter = 0; iter < 120; ++iter) {
+    Case c;
+    Conv2dParams& p = c.p;
+    p.batch = rng(1, 2);
+    p.groups = rng(0, 4) == 0 ? rng(2, 3) : 1;
+    p.out_channels = p.groups > 1 ? p.groups * 8 * rng(1, 2) : rng(1, 27);
+    const int64_t icpg = rng.pick<int64_t>({2, 3, 4, 5, 6, 8, 12, 16, 19, 32, 33, 64});
+    p.in_channels = icpg * p.groups;
+    const bool pointwise = rng(0, 2) == 0;
+    p.kernel_h = pointwise ? 1 : rng(1, 5), p.kernel_w = pointwise ? 1 : rng(1, 5);
+    p.stride_h = pointwise ? 1 : rng(1, 3), p.stride_w = pointwise ? 1 : rng(1, 3);
+    p.dilation_h = !pointwise && rng(0, 3) == 0 ? 2 : 1, p.dilation_w = !pointwise && rng(0, 3) == 0 ? 2 : 1;
+    const int64_t pad = pointwise ? 0 : 2;
+    p.pad_top = rng(0, pad), p.pad_left = rng(0, pad), p.pad_bottom = rng(0, pad), p.pad_right = rng(0, pad);
+    p.in_h = rng(1, 14), p.in_w = rng(1, 24);
+    p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom);
+    p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left, p.pad_right);
+    if (p.out_h < 1 || p.out_w < 1) continue;
+    c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
+    c.out_block = block_for(rng, {8, 4, 1}, p.out_channels);
+    fill(c, rng);
+    for (int8_t& v : c.w) v = static_cast<int8_t>(rng(-64, 64));
+    // Pairs beyond the bound: about one weight vector in eight, at least one.
+    const int64_t taps = p.kernel_h * p.kernel_w;
+    const int64_t extremes = 1 + static_cast<int64_t>(c.w.size()) / 256;
+    for (int64_t k = 0; k < extremes; ++k) {
+      const int64_t oc = rng(0, p.out_channels - 1), ic = 2 * rng(0, icpg / 2 - 1), t = rng(0, taps - 1);
+      static const int64_t kPairs[][2] = {{127, 127}, {-128, -128}, {127, 2}, {-128, -1}, {65, 64}, {-64, -65}};
+      const int64_t* pair = kPairs[rng(0, 5)];
+      c.w[static_cast<size_t>((oc * icpg + ic) * taps + t)] = static_cast<int8_t>(pair[0]);
+      c.w[static_cast<size_t>((oc * icpg + ic + 1) * taps + t)] = static_cast<int8_t>(pair[1]);
+    }
+    for (uint8_t& v : c.x) v = rng(0, 2) == 0 ? uint8_t{255} : v;
+    const W7Vectors v = w7_vectors(c);
+    ASSERT_GT(v.beyond, 0) << c.describe();
+    if (2 * v.beyond > v.all) continue;  // too many for rest vectors (small layers): the vpmaddwd kernels
+    std::string algorithm;
+    EXPECT_EQ(mismatches(c, *avx2, rng(0, 3) == 0 ? 2 : 1, &algorithm, QConvKernel::Direct), 0) << c.describe();
+    const bool is_1x1 = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                        p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+    EXPECT_EQ(algorithm, std::string("int8-avx2-w7r-") + (is_1x1 ? "pointwise" : "direct")) << c.describe();
+    ++tested;
+  }
+  EXPECT_GE(tested, 60);
+}
+
 // The bound's edges, every input 255: weight pairs of 64 + 64 and -64 + -64 (pair sums +-32640) and of
 // opposite signs at full range (127 and -128: |sum| <= 255 x 128) run the vpmaddubsw kernel; one pair of
-// 65 + 64 or -65 + -64 (255 x 129 = 32895 > 32767) anywhere sends the conv to the vpmaddwd kernel. All bit
-// for bit.
+// 65 + 64 or -65 + -64 (255 x 129 = 32895 > 32767) sends the conv to the vpmaddubsw kernel with rest vectors,
+// and such a pair in every weight vector to the vpmaddwd kernel. All bit for bit.
 TEST(QConvX86, AvxW7BoundEdges) {
   const std::optional<Int8Isa> avx2 = runnable_avx2();
   if (!avx2) GTEST_SKIP() << "no AVX2";
@@ -490,10 +576,16 @@ TEST(QConvX86, AvxW7BoundEdges) {
       for (int64_t t = 0; t < taps; ++t) at(oc, ic, t) = (t + oc) % 5 == 0 ? 0 : oc % 2 ? -64 : 64;
   expect("int8-avx2-w7-direct", "pairs of 64 + 64");
   at(3, 4, 2) = -65, at(3, 5, 2) = -64;
-  expect("int8-avx2-direct", "one pair of -65 + -64");
+  expect("int8-avx2-w7r-direct", "one pair of -65 + -64, split");
   at(3, 4, 2) = -64;
   at(6, 10, 7) = 65, at(6, 11, 7) = 64;
-  expect("int8-avx2-direct", "one pair of 65 + 64");
+  expect("int8-avx2-w7r-direct", "one pair of 65 + 64, split");
+  // A pair beyond the bound in every weight vector (8 output channels x 4 input channels at one tap): rest
+  // vectors would double the work, so the vpmaddwd kernel.
+  for (int64_t oc = 0; oc < 16; oc += 8)
+    for (int64_t ic = 0; ic < 16; ic += 4)
+      for (int64_t t = 0; t < taps; ++t) at(oc, ic, t) = 65, at(oc, ic + 1, t) = 64;
+  expect("int8-avx2-direct", "a pair of 65 + 64 in every vector");
   // Opposite signs never saturate, whatever their size; a full-range weight beside a zero neither.
   for (int64_t oc = 0; oc < 16; ++oc)
     for (int64_t ic = 0; ic < 16; ++ic)
@@ -626,11 +718,21 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   FastQConv2d best(p, w.data(), q, 0, Isa::Avx512, 16, 16);
   EXPECT_STREQ(best.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-w7-direct");
   EXPECT_FALSE(best.stages_input());
-  // One pair of adjacent input channels whose weights could saturate vpmaddubsw: the vpmaddwd kernel.
+  // One pair of adjacent input channels whose weights could saturate vpmaddubsw: split, one rest vector.
   std::vector<int8_t> wide = w;
   wide[0] = 65, wide[9] = 64;  // output channel 0, input channels 0 and 1, tap 0
   FastQConv2d avx2_wide(p, wide.data(), q, 0, Isa::Avx2, 8, 8);
-  EXPECT_STREQ(avx2_wide.algorithm(), "int8-avx2-direct");
+  EXPECT_STREQ(avx2_wide.algorithm(), "int8-avx2-w7r-direct");
+  // Such a pair in every weight vector (output channels 0, 8, 16 and 24, input channels 4 s and 4 s + 1 at
+  // every tap): the vpmaddwd kernel.
+  for (int64_t oc = 0; oc < 32; oc += 8)
+    for (int64_t ic = 0; ic < 32; ic += 4)
+      for (int64_t t = 0; t < 9; ++t) {
+        wide[static_cast<size_t>((oc * 32 + ic) * 9 + t)] = 65;
+        wide[static_cast<size_t>((oc * 32 + ic + 1) * 9 + t)] = 64;
+      }
+  FastQConv2d avx2_words(p, wide.data(), q, 0, Isa::Avx2, 8, 8);
+  EXPECT_STREQ(avx2_words.algorithm(), "int8-avx2-direct");
   FastQConv2d grouped(small_groups, w.data(), q, 0, Isa::Avx512, 1, 1);
   EXPECT_STREQ(grouped.algorithm(), cpu_features().avx512vnni ? "int8-vnni-indirect" : "int8-avx2-indirect");
   // A plain 3-channel image to 8 channels (RetinaFace's first conv): the first-layer kernel on both ISAs;

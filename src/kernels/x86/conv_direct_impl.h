@@ -153,6 +153,45 @@ inline int64_t first_input_channel(const Args& a, int64_t block, int P) {
   return (block * P / a.out_channels_per_group) * a.in_channels_per_group;
 }
 
+// Rest vectors. A policy whose kRest is true (int8 on AVX2 with 8-bit weights: simd_int8_avx2.h,
+// QVecAvx2W7R) keeps part of a few weights out of the packed ones, as vectors listed per output block
+// (X86QConvArgs::rest); each tile adds, after its packed weights, those of its blocks at the taps it covers,
+// with the same multiply-add. The sum is the same in any order, so the tile's loops stay as they are.
+template <class A>
+constexpr auto rest_vectors_of(int) -> decltype(A::kRest, false) {
+  return A::kRest;
+}
+template <class A>
+constexpr bool rest_vectors_of(long) {
+  return false;
+}
+
+// Adds to acc the rest vectors of blocks [block, block + OCB) whose taps lie in [kh_begin, kh_end) x
+// [kw_begin, kw_end). x: the tile's first pixel at tap (kh_begin, kw_begin) in the plane's first input
+// block; the blocks' group starts at input channel ic_begin; pixel i of a tap at + i * pixel_step.
+template <class A, int OCB, int N, int PIN>
+__attribute__((always_inline)) inline void add_rest_vectors(const typename A::Args& a, int64_t block,
+                                                            const typename A::In* x, int64_t block_stride,
+                                                            int64_t pixel_step, int64_t row_step, int64_t tap_step,
+                                                            int64_t ic_begin, int64_t kh_begin, int64_t kh_end,
+                                                            int64_t kw_begin, int64_t kw_end,
+                                                            typename A::T (&acc)[OCB][N]) {
+#pragma GCC unroll 8
+  for (int o = 0; o < OCB; ++o) {
+    const auto* e = a.rest + a.rest_begin[block + o];
+    const auto* const end = a.rest + a.rest_begin[block + o + 1];
+    for (; e != end; ++e) {
+      if (e->kh < kh_begin || e->kh >= kh_end || e->kw < kw_begin || e->kw >= kw_end) continue;
+      const int64_t c = ic_begin + e->channel;
+      const typename A::In* xe =
+          x + (c / PIN) * block_stride + c % PIN + (e->kh - kh_begin) * row_step + (e->kw - kw_begin) * tap_step;
+      const typename A::W wv = A::load_weights(e->weights);
+#pragma GCC unroll 16
+      for (int i = 0; i < N; ++i) acc[o][i] = A::madd(A::broadcast(xe + i * pixel_step), wv, acc[o][i]);
+    }
+  }
+}
+
 // The accumulation shared by all tile shapes: OCB blocks x N pixels whose inputs for tap (kh_begin,
 // kw_begin) of input channel ic sit at input_at(ic, first_pixel) + i * pixel_step; kernel rows
 // [kh_begin, kh_end) and columns [kw_begin, kw_end). PIXEL_STEP: the step when known at compile time, or 0.
@@ -213,6 +252,9 @@ inline void accumulate(const typename A::Args& a, const DirectGeometry& g, int64
     }
     ic += run;
   }
+  if constexpr (rest_vectors_of<A>(0))
+    add_rest_vectors<A, OCB, N, PIN>(a, block, a.x + first_pixel * PIN, g.in_plane * PIN, pixel_step, row_step,
+                                     tap_step, ic_begin, kh_begin, kh_end, kw_begin, kw_end, sum);
 #pragma GCC unroll 8
   for (int o = 0; o < OCB; ++o)
 #pragma GCC unroll 32
@@ -371,7 +413,8 @@ NG_TILE void direct_row_tile_dense(const typename A::Args& a, const DirectGeomet
   const int64_t channel_weights = a.kernel_h * kernel_w * P * D, weights_per_block = g.weights_per_block;
   const int64_t block_stride = g.in_plane * PIN;
   const Wt* w = a.weights + block * weights_per_block + kh_begin * kernel_w * P * D;
-  const In* x = a.x + (ih * a.in_w + iw) * PIN;
+  const In* const x_begin = a.x + (ih * a.in_w + iw) * PIN;
+  const In* x = x_begin;
   const In* const x_end = x + (a.in_channels / PIN) * block_stride;
   for (; x != x_end; x += block_stride) {
     // The next input block's lines of this tile, a whole plane away, which the hardware does not guess.
@@ -414,6 +457,9 @@ NG_TILE void direct_row_tile_dense(const typename A::Args& a, const DirectGeomet
       }
     }
   }
+  if constexpr (rest_vectors_of<A>(0))
+    add_rest_vectors<A, OCB, N, PIN>(a, block, x_begin, block_stride, pixel_step, row_step, tap_step, 0, kh_begin,
+                                     kh_end, 0, kernel_w, acc);
 #pragma GCC unroll 8
   for (int o = 0; o < OCB; ++o) A::template store_tile<N>(a, acc[o], block + o, pixel0);
 }
@@ -653,7 +699,8 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const typename A
   constexpr int kLinePixels = 64 / int(sizeof(In)) / PIN > 0 ? 64 / int(sizeof(In)) / PIN : 1;
   const int64_t weights_per_block = g.weights_per_block, block_stride = g.in_plane * PIN;
   const Wt* w = a.weights + block * weights_per_block;
-  const In* x = a.x + p0 * PIN;
+  const In* const x_begin = a.x + p0 * PIN;
+  const In* x = x_begin;
   const In* const x_end = x + (a.in_channels / PIN) * block_stride;
   for (; x != x_end; x += block_stride) {
     // The next input block's lines of this tile, a whole plane away, which the hardware does not guess.
@@ -692,6 +739,10 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const typename A
         if constexpr (HALF) half[i] = HV::fmadd(V::low_half(xv), wh, half[i]);
       }
     }
+  }
+  if constexpr (rest_vectors_of<A>(0)) {
+    static_assert(!HALF, "half blocks are fp32's");
+    add_rest_vectors<A, OCB, N, PIN>(a, block, x_begin, block_stride, PIN, 0, 0, 0, 0, 1, 0, 1, acc);
   }
 #pragma GCC unroll 8
   for (int o = 0; o < FULL; ++o) A::template store_tile<N>(a, acc[o], block + o, p0);

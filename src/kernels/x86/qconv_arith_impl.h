@@ -66,6 +66,16 @@ auto group_vector_of(int) -> typename QV::XG;
 template <class QV>
 auto group_vector_of(long) -> typename QV::X;
 
+// Whether QV's tiles add rest vectors (QVecAvx2W7R), else false.
+template <class QV>
+constexpr auto rest_of(int) -> decltype(QV::kRest, false) {
+  return QV::kRest;
+}
+template <class QV>
+constexpr bool rest_of(long) {
+  return false;
+}
+
 template <class QV>
 struct QuantConvArith {
   using Vec = QV;
@@ -78,6 +88,7 @@ struct QuantConvArith {
   static constexpr int kLanes = QV::kLanes;
   static constexpr int kDepth = QV::kDepth;
   static constexpr bool kHalfBlocks = false;
+  static constexpr bool kRest = rest_of<QV>(0);
   template <int OCB>
   using Menu = QDirectMenu<QV::kLanes, OCB>;
 

@@ -60,6 +60,17 @@ inline bool packed_store_residual_fits(bool residual_add, float residual_multipl
   return !residual_add && residual_multiplier <= 1048576.f && residual_multiplier >= -1048576.f;
 }
 
+// A weight vector that a direct or pointwise tile adds on top of its packed weights: the AVX2 vpmaddubsw
+// kernels on 8-bit weights (avx2::qconv2d_direct_w7r below) split each weight pair that could saturate
+// vpmaddubsw into a part packed with the others and a rest, both within the bound, and keep the rests of
+// one step and tap of one output block here. Weights [P][kDepth] (8 x 4 bytes on AVX2), for the input
+// channels [channel, channel + kDepth) of the block's group at kernel tap (kh, kw).
+struct X86QRestVector {
+  int32_t channel = 0;
+  int16_t kh = 0, kw = 0;
+  int8_t weights[32] = {};
+};
+
 // One image's quantised convolution with everything prepared for a kernel (the int8 twin of X86ConvArgs;
 // ranges are X86ConvRange's, kernels/x86/conv_kernels_x86.h). `P` is the ISA's lane count.
 struct X86QConvArgs {
@@ -84,6 +95,10 @@ struct X86QConvArgs {
   // that tap summed over its input channels. An output whose window leaves the image adds back those of its
   // taps outside, which the reference skips and the correction in `bias` counted.
   const int32_t* tap_zero_sums = nullptr;
+  // Rest vectors (the _w7r kernels only): those of output block b are rest[rest_begin[b]] up to
+  // rest[rest_begin[b + 1]].
+  const X86QRestVector* rest = nullptr;
+  const int32_t* rest_begin = nullptr;
   int32_t x_zero_point = 0;
   X86Requantize requantize;
 
@@ -155,6 +170,11 @@ NINEGRID_X86_INT8_KERNELS
 constexpr int kInt8DepthW7 = 4;
 void qconv2d_direct_w7(const X86QConvArgs& a, const X86ConvRange& r);
 void qconv2d_pointwise_w7(const X86QConvArgs& a, const X86ConvRange& r);
+// The same kernels on any 8-bit weights, exactly: the packed weights within the bound above, and per tile the
+// block's rest vectors (X86QConvArgs::rest) added with the same instructions. ops/qconv_fast.cpp splits
+// the weights (split_weights_w7r) and takes these where few vectors need a rest.
+void qconv2d_direct_w7r(const X86QConvArgs& a, const X86ConvRange& r);
+void qconv2d_pointwise_w7r(const X86QConvArgs& a, const X86ConvRange& r);
 void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
 X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
 }  // namespace avx2

@@ -117,8 +117,8 @@ struct QVecAvx2 {
 // x0 w0 + x1 w1 with x in [0, 255] stays inside int16 whenever |w0| + |w1| <= 128 for same-sign weights
 // (255 x 128 = 32640); opposite signs never overflow. 7-bit weights (|w| <= 64, ONNX Runtime's
 // reduce_range, `ninegrid quantize --weight-bits 7`) always meet it; the op (ops/qconv_fast.cpp,
-// weights_fit_w7) checks every pair before it packs the weights and uses the vpmaddwd policy above
-// otherwise. Per 4 channels: a vpbroadcastd from memory (no widening), a raw 32-byte weight load, and two
+// vector_fits_w7) checks every pair of the packed weights and otherwise splits the pairs beyond the bound
+// (QVecAvx2W7R below) or, when most vectors would need it, uses the vpmaddwd policy above. Per 4 channels: a vpbroadcastd from memory (no widening), a raw 32-byte weight load, and two
 // multiplies, where QVecAvx2 takes two broadcasts, two widenings, two sign extensions and two multiplies.
 struct QVecAvx2W7 : QVecAvx2 {
   static constexpr int kDepth = 4;
@@ -135,6 +135,14 @@ struct QVecAvx2W7 : QVecAvx2 {
     const __m256i pairs = _mm256_maddubs_epi16(x, w);
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
   }
+};
+
+// QVecAvx2W7 on any 8-bit weights: the op splits every pair beyond the bound into two halves that meet it,
+// one packed with the other weights and one in a rest vector (qconv_kernels_x86.h, X86QRestVector), which
+// the tiles add after their packed weights (conv_direct_impl.h, add_rest_vectors). Exact, at the cost of one
+// more step per rest vector.
+struct QVecAvx2W7R : QVecAvx2W7 {
+  static constexpr bool kRest = true;
 };
 
 }  // namespace
