@@ -227,19 +227,41 @@ int64_t pack_filter_tap(int64_t depth, const int8_t* src, int64_t src_stride, in
 // instruction's 16-bit sum (255 x 129 > 32767). Pairs of opposite signs or with a zero have |a + b| <= 128, so
 // the test is |a + b| <= 128 for every pair: branch-free, vectorised (an early exit on random signs
 // mispredicted enough to add 60-130 ms to ResNet-50's int8 load of about 130).
+// Each pair is read as one little-endian int16 whose bytes the shifts sign-extend: 8 pairs per 16-byte
+// vector (the baseline's width) in a few instructions, where loops over the bytes took a tenth of
+// ResNet-50's int8 load. The mask of a pair beyond the bound: 0xFFFF, both its bytes set.
 constexpr int64_t kW7VectorBytes = 32;
-bool vector_fits_w7(const int8_t* v) {
-  int worst = 0;
-  for (int j = 0; j < kW7VectorBytes; j += 2) worst = std::max(worst, std::abs(int(v[j]) + int(v[j + 1])));
-  return worst <= 128;
+using W7Pairs = int16_t __attribute__((vector_size(16)));
+using W7Bits = uint16_t __attribute__((vector_size(16)));
+using W7Bytes = int8_t __attribute__((vector_size(16)));
+W7Pairs pairs_beyond_w7(const int8_t* v) {
+  W7Bits x;
+  std::memcpy(&x, v, sizeof x);
+  const W7Pairs sum = (W7Pairs(x << 8) >> 8) + (W7Pairs(x) >> 8);
+  return (sum > 128) | (sum < -128);
 }
 
-// The packed vectors (`count` of them at `packed`) that hold a pair beyond the bound.
-int64_t count_vectors_beyond_w7(const int8_t* packed, int64_t count) {
-  int64_t beyond = 0;
-  for (int64_t v = 0; v < count; ++v) beyond += !vector_fits_w7(packed + v * kW7VectorBytes);
-  return beyond;
+bool vector_fits_w7(const int8_t* v) {
+  const W7Pairs beyond = pairs_beyond_w7(v) | pairs_beyond_w7(v + 16);
+  uint64_t words[2];
+  std::memcpy(words, &beyond, sizeof words);
+  return (words[0] | words[1]) == 0;
 }
+
+// The split of split_w7_block (below) on one packed vector: its pairs beyond the bound keep
+// w - w / 2, and `rest` gets w / 2 there (rounded toward zero: (w - (w >> 7)) >> 1) and zeros elsewhere.
+void split_vector_w7(int8_t* packed, int8_t* rest) {
+  for (int half = 0; half < 2; ++half) {
+    const W7Bytes mask = W7Bytes(pairs_beyond_w7(packed + 16 * half));
+    W7Bytes w;
+    std::memcpy(&w, packed + 16 * half, sizeof w);
+    const W7Bytes r = ((w - (w >> 7)) >> 1) & mask;
+    const W7Bytes kept = w - r;
+    std::memcpy(rest + 16 * half, &r, sizeof r);
+    std::memcpy(packed + 16 * half, &kept, sizeof kept);
+  }
+}
+
 #endif
 
 }  // namespace
@@ -276,30 +298,32 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
 #if NINEGRID_X86_INT8_CONV
   // Without VNNI, four input channels per multiply-add (vpmaddubsw) where the weights allow it: packed at
   // that depth first, the packed vectors say. Weights whose pairs fit its bound take the w7 kernels; else
-  // the pairs beyond it are split (split_w7_rest_vectors), one rest vector per packed vector holding such a
+  // the pairs beyond it are split (split_w7_block), one rest vector per packed vector holding such a
   // pair, where at most half of the vectors need one (a rest vector costs about what a packed one does,
   // and the vpmaddwd kernels take about twice as long as the w7 ones: bench/REPORT.md); else vpmaddwd,
   // two channels per multiply-add, packed again.
+  // (Rest vectors name their tap in int16: larger kernels take vpmaddwd.)
   enum class AvxForm { Vnni, W7, W7Rest, Words } form = c.vnni ? AvxForm::Vnni : AvxForm::W7;
-  if (form == AvxForm::W7) depth_ = avx2::kInt8DepthW7;
-#endif
+  if (form == AvxForm::W7 && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX)) form = AvxForm::Words;
+  depth_ = form == AvxForm::W7 ? avx2::kInt8DepthW7 : form == AvxForm::Words ? avx2::kInt8Depth : depth_;
   plan_staging(in_block);
-  pack_direct_weights(w, q, x_zero_point);
-#if NINEGRID_X86_INT8_CONV
-  if (form == AvxForm::W7) {
-    const int64_t vectors = weights_.size() / kW7VectorBytes;
-    const int64_t beyond = count_vectors_beyond_w7(weights_.data(), vectors);
-    const bool taps_fit_rest = p.kernel_h <= INT16_MAX && p.kernel_w <= INT16_MAX;
-    if (beyond > 0 && (2 * beyond > vectors || !taps_fit_rest)) {
+  pack_direct_weights(w, q, x_zero_point, /*split_w7=*/form == AvxForm::W7);
+  if (form == AvxForm::W7 && !rest_.empty()) {
+    const int64_t vectors = weights_.size() / kW7VectorBytes, beyond = static_cast<int64_t>(rest_.size());
+    if (2 * beyond > vectors) {
       form = AvxForm::Words;
       depth_ = avx2::kInt8Depth;
       plan_staging(in_block);
-      pack_direct_weights(w, q, x_zero_point);
-    } else if (beyond > 0) {
+      pack_direct_weights(w, q, x_zero_point, /*split_w7=*/false);
+    } else {
       form = AvxForm::W7Rest;
-      split_w7_rest_vectors();
     }
   }
+  if (form != AvxForm::W7Rest) rest_begin_.clear();
+  rest_.shrink_to_fit();
+#else
+  plan_staging(in_block);
+  pack_direct_weights(w, q, x_zero_point, /*split_w7=*/false);
 #endif
   // A strided 1x1 conv (ResNet's downsampling shortcuts) runs on the pointwise kernel over its input's pixels
   // gathered into an output-sized plane first (run()), as the float conv does: the direct kernel's tiles
@@ -367,8 +391,10 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
 }
 
 // The direct and pointwise kernels' weights at depth_ for staged_icpg_ channels per group, with the sums
-// that start their tiles (bias_, tap_zero_sums_) and the multipliers.
-void FastQConv2d::pack_direct_weights(const int8_t* w, const Requantization& q, int32_t x_zero_point) {
+// that start their tiles (bias_, tap_zero_sums_) and the multipliers. split_w7 (x86-64, depth 4): each
+// block's pairs beyond vpmaddubsw's bound split into rest_ as it is packed (split_w7_block).
+void FastQConv2d::pack_direct_weights(const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                                      [[maybe_unused]] bool split_w7) {
   const Conv2dParams& p = params_;
   const int64_t icpg = p.in_channels_per_group();
   const int64_t P = lanes_, D = depth_, taps = p.kernel_h * p.kernel_w;
@@ -385,6 +411,8 @@ void FastQConv2d::pack_direct_weights(const int8_t* w, const Requantization& q, 
   bias_.assign(static_cast<size_t>(blocks_ * P), 0);
   tap_zero_sums_.assign(static_cast<size_t>(blocks_ * taps * P), 0);
   multiplier_.assign(static_cast<size_t>(blocks_ * P), 0.f);
+  rest_.clear();
+  rest_begin_.assign(split_w7 ? static_cast<size_t>(blocks_ + 1) : 0, 0);
   for (int64_t oc = 0; oc < p.out_channels; ++oc) {
     const int64_t b = oc / P, lane = oc % P;
     const int8_t* filter = w + oc * icpg * taps;
@@ -403,42 +431,35 @@ void FastQConv2d::pack_direct_weights(const int8_t* w, const Requantization& q, 
     const int64_t folded = (q.bias ? q.bias[oc] : 0) - int64_t(kernel_zero_point) * weight_sum;
     bias_[static_cast<size_t>(oc)] = static_cast<int32_t>(static_cast<uint32_t>(folded));
     multiplier_[static_cast<size_t>(oc)] = q.multiplier[oc];
+#if NINEGRID_X86_INT8_CONV
+    if (split_w7 && (lane == P - 1 || oc + 1 == p.out_channels)) split_w7_block(b);
+#endif
   }
-
 }
 
 #if NINEGRID_X86_INT8_CONV
-// Splits every weight pair of the packed vectors (at depth 4) beyond vpmaddubsw's bound (vector_fits_w7)
-// into halves that meet it: w - w / 2 stays packed, w / 2 (rounded toward zero) goes to the vector's rest
-// vector, the rest of which is zero. Same-sign weights of magnitudes up to 128 halve to at most 64 each, so
-// both pairs sum to at most 128 in magnitude; w = (w - w / 2) + w / 2 exactly, so the sums of bias_ and
-// tap_zero_sums_ (from the whole weights) stay right. One rest vector per packed vector with such a pair,
-// listed per output block in packing order.
-void FastQConv2d::split_w7_rest_vectors() {
+// Splits every weight pair of output block b's packed vectors (at depth 4) beyond vpmaddubsw's bound
+// (vector_fits_w7) into halves that meet it: w - w / 2 stays packed, w / 2 (rounded toward zero) goes to the
+// vector's rest vector, whose other pairs are zero. Same-sign weights of magnitudes up to 128 halve to at
+// most 64 each, so both pairs sum to at most 128 in magnitude; w = (w - w / 2) + w / 2 exactly, so the sums
+// of bias_ and tap_zero_sums_ (from the whole weights) stay right. One rest vector per packed vector with
+// such a pair, appended to rest_ in packing order; blocks are split in order, each just after its packing
+// (while it is in cache).
+void FastQConv2d::split_w7_block(int64_t b) {
   const Conv2dParams& p = params_;
   const int64_t taps = p.kernel_h * p.kernel_w, steps = staged_icpg_ / depth_;
   const int64_t vectors_per_block = steps * taps;
-  rest_.clear();
-  rest_begin_.assign(static_cast<size_t>(blocks_ + 1), 0);
-  for (int64_t b = 0; b < blocks_; ++b) {
-    for (int64_t v = 0; v < vectors_per_block; ++v) {
-      int8_t* packed = weights_.data() + (b * vectors_per_block + v) * kW7VectorBytes;
-      if (vector_fits_w7(packed)) continue;
-      X86QRestVector rest;
-      rest.channel = static_cast<int32_t>(v / taps * depth_);
-      rest.kh = static_cast<int16_t>(v % taps / p.kernel_w);
-      rest.kw = static_cast<int16_t>(v % taps % p.kernel_w);
-      for (int j = 0; j < kW7VectorBytes; j += 2) {
-        if (std::abs(int(packed[j]) + int(packed[j + 1])) <= 128) continue;
-        for (int k = j; k < j + 2; ++k) {
-          rest.weights[k] = static_cast<int8_t>(packed[k] / 2);
-          packed[k] = static_cast<int8_t>(packed[k] - rest.weights[k]);
-        }
-      }
-      rest_.push_back(rest);
-    }
-    rest_begin_[static_cast<size_t>(b + 1)] = static_cast<int32_t>(rest_.size());
+  for (int64_t v = 0; v < vectors_per_block; ++v) {
+    int8_t* packed = weights_.data() + (b * vectors_per_block + v) * kW7VectorBytes;
+    if (vector_fits_w7(packed)) continue;
+    X86QRestVector rest;
+    rest.channel = static_cast<int32_t>(v / taps * depth_);
+    rest.kh = static_cast<int16_t>(v % taps / p.kernel_w);
+    rest.kw = static_cast<int16_t>(v % taps % p.kernel_w);
+    split_vector_w7(packed, rest.weights);
+    rest_.push_back(rest);
   }
+  rest_begin_[static_cast<size_t>(b + 1)] = static_cast<int32_t>(rest_.size());
 }
 #endif
 

@@ -74,8 +74,8 @@ class FastQConv2d {
   using Kernel = void (*)(const X86QConvArgs&, const X86ConvRange&);
   using IndirectKernel = void (*)(const X86QIndirectArgs&, int64_t, int64_t);
   void plan_staging(int64_t in_block);
-  void pack_direct_weights(const int8_t* w, const Requantization& q, int32_t x_zero_point);
-  void split_w7_rest_vectors();
+  void pack_direct_weights(const int8_t* w, const Requantization& q, int32_t x_zero_point, bool split_w7);
+  void split_w7_block(int64_t b);
   void prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
                          int64_t in_block, int64_t out_block);
   void prepare_indirect(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
