@@ -447,18 +447,20 @@ void FastQConv2d::pack_direct_weights(const int8_t* w, const Requantization& q, 
 // (while it is in cache).
 void FastQConv2d::split_w7_block(int64_t b) {
   const Conv2dParams& p = params_;
-  const int64_t taps = p.kernel_h * p.kernel_w, steps = staged_icpg_ / depth_;
-  const int64_t vectors_per_block = steps * taps;
-  for (int64_t v = 0; v < vectors_per_block; ++v) {
-    int8_t* packed = weights_.data() + (b * vectors_per_block + v) * kW7VectorBytes;
-    if (vector_fits_w7(packed)) continue;
-    X86QRestVector rest;
-    rest.channel = static_cast<int32_t>(v / taps * depth_);
-    rest.kh = static_cast<int16_t>(v % taps / p.kernel_w);
-    rest.kw = static_cast<int16_t>(v % taps % p.kernel_w);
-    split_vector_w7(packed, rest.weights);
-    rest_.push_back(rest);
-  }
+  const int64_t steps = staged_icpg_ / depth_;
+  // Vectors [step][kh][kw], counted off in loops (a division per vector cost more than the rest).
+  int8_t* packed = weights_.data() + b * steps * p.kernel_h * p.kernel_w * kW7VectorBytes;
+  for (int64_t step = 0; step < steps; ++step)
+    for (int64_t kh = 0; kh < p.kernel_h; ++kh)
+      for (int64_t kw = 0; kw < p.kernel_w; ++kw, packed += kW7VectorBytes) {
+        if (vector_fits_w7(packed)) continue;
+        X86QRestVector rest;
+        rest.channel = static_cast<int32_t>(step * depth_);
+        rest.kh = static_cast<int16_t>(kh);
+        rest.kw = static_cast<int16_t>(kw);
+        split_vector_w7(packed, rest.weights);
+        rest_.push_back(rest);
+      }
   rest_begin_[static_cast<size_t>(b + 1)] = static_cast<int32_t>(rest_.size());
 }
 #endif
