@@ -1,8 +1,8 @@
 // The int8 arithmetic policy of the direct and pointwise tiles (conv_direct_impl.h), for an int32
-// accumulator vector type QV (simd_int8_avx512.h: QVecVnni, simd_int8_avx2.h: QVecAvx2 and QVecAvx2W7):
-// uint8 inputs times int8 weights, kDepth input channels of one pixel per multiply-add, sums in int32
-// lanes, requantised by qconv_epilogue_impl.h. The tile machinery is the fp32 kernels'; only the arithmetic
-// and the epilogue differ.
+// accumulator vector type QV (simd_int8_avx512.h: QVecVnni, simd_int8_avx2.h: QVecAvx2, QVecAvx2W7 and
+// QVecAvx2W7R): uint8 inputs times int8 weights, kDepth input channels of one pixel per multiply-add, sums
+// in int32 lanes, requantised by qconv_epilogue_impl.h. The tile machinery is the fp32 kernels'; only the
+// arithmetic and the epilogue differ (and QVecAvx2W7R's rest vectors, conv_direct_impl.h).
 //
 // The zero point. The kernels multiply the raw input bytes; a tile's sums start at X86QConvArgs::bias (the
 // int32 bias minus x_zero_point times the sum of all the channel's weights), which is exact wherever every
