@@ -220,6 +220,25 @@ W7Vectors w7_vectors(const Case& c) {
   return v;
 }
 
+// Weights for the AVX2 kernels with rest vectors (int8-avx2-w7r-*), after fill(): 7-bit-sized, with pairs
+// (2j, 2j + 1) beyond vpmaddubsw's bound at the extremes (127 + 127, -128 + -128, 127 + 2, -128 + -1, 65 + 64
+// just past the edge) placed at random, about one weight vector in eight and at least one; inputs of 255 a
+// third of the time, so a pair left whole would saturate. Needs two input channels per group.
+void fill_few_pairs_beyond_w7(Case& c, Rng& rng) {
+  const Conv2dParams& p = c.p;
+  const int64_t icpg = p.in_channels_per_group(), taps = p.kernel_h * p.kernel_w;
+  for (int8_t& v : c.w) v = static_cast<int8_t>(rng(-64, 64));
+  const int64_t extremes = 1 + static_cast<int64_t>(c.w.size()) / 256;
+  for (int64_t k = 0; k < extremes; ++k) {
+    const int64_t oc = rng(0, p.out_channels - 1), ic = 2 * rng(0, icpg / 2 - 1), t = rng(0, taps - 1);
+    static const int64_t kPairs[][2] = {{127, 127}, {-128, -128}, {127, 2}, {-128, -1}, {65, 64}, {-64, -65}};
+    const int64_t* pair = kPairs[rng(0, 5)];
+    c.w[static_cast<size_t>((oc * icpg + ic) * taps + t)] = static_cast<int8_t>(pair[0]);
+    c.w[static_cast<size_t>((oc * icpg + ic + 1) * taps + t)] = static_cast<int8_t>(pair[1]);
+  }
+  for (uint8_t& v : c.x) v = rng(0, 2) == 0 ? uint8_t{255} : v;
+}
+
 // The prefix of the direct and pointwise kernels' names that FastQConv2d gives c under `isa`: AVX2 takes
 // the vpmaddubsw kernels where c's weights allow them, and those with rest vectors where at most half of
 // the weight vectors have a pair beyond the bound.
@@ -363,6 +382,9 @@ TEST(QConvX86, StridedPointwiseMatchesReferenceBitForBit) {
         c.out_block = block_for(rng, {P, 8, 4, 1}, p.out_channels);
       }
       fill(c, rng);
+      // Every other readable case with few weight pairs beyond vpmaddubsw's bound: on AVX2 the kernel with
+      // rest vectors over the gathered pixels (int8-avx2-w7r-pointwise-strided).
+      if (readable && iter % 4 == 0) fill_few_pairs_beyond_w7(c, rng);
       std::string algorithm;
       const int threads = rng(0, 2) == 0 ? 2 : 1;
       EXPECT_EQ(mismatches(c, isa, threads, &algorithm), 0) << isa.name << " " << c.describe() << " " << algorithm;
@@ -474,10 +496,8 @@ TEST(QConvX86, AvxW7MatchesReferenceBitForBit) {
 }
 
 // The vpmaddubsw kernels with rest vectors (int8-avx2-w7r-direct and -pointwise) on 8-bit weights of which
-// a few pairs lie beyond vpmaddubsw's bound: 7-bit-sized weights, with pairs at the extremes (127 + 127,
-// -128 + -128, 127 + 2, -128 + -1, and 65 + 64 just past the edge) placed at random, and inputs of 255 a
-// third of the time, so a pair left whole would saturate. Random kernels, strides, dilations, padding,
-// groups, odd channel counts, every input and output block, one and two threads, bit for bit.
+// a few pairs lie beyond vpmaddubsw's bound (fill_few_pairs_beyond_w7). Random kernels, strides, dilations,
+// padding, groups, odd channel counts, every input and output block, one and two threads, bit for bit.
 TEST(QConvX86, AvxW7RestMatchesReferenceBitForBit) {
   const std::optional<Int8Isa> avx2 = runnable_avx2();
   if (!avx2) GTEST_SKIP() << "no AVX2";
@@ -504,18 +524,7 @@ TEST(QConvX86, AvxW7RestMatchesReferenceBitForBit) {
     c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
     c.out_block = block_for(rng, {8, 4, 1}, p.out_channels);
     fill(c, rng);
-    for (int8_t& v : c.w) v = static_cast<int8_t>(rng(-64, 64));
-    // Pairs beyond the bound: about one weight vector in eight, at least one.
-    const int64_t taps = p.kernel_h * p.kernel_w;
-    const int64_t extremes = 1 + static_cast<int64_t>(c.w.size()) / 256;
-    for (int64_t k = 0; k < extremes; ++k) {
-      const int64_t oc = rng(0, p.out_channels - 1), ic = 2 * rng(0, icpg / 2 - 1), t = rng(0, taps - 1);
-      static const int64_t kPairs[][2] = {{127, 127}, {-128, -128}, {127, 2}, {-128, -1}, {65, 64}, {-64, -65}};
-      const int64_t* pair = kPairs[rng(0, 5)];
-      c.w[static_cast<size_t>((oc * icpg + ic) * taps + t)] = static_cast<int8_t>(pair[0]);
-      c.w[static_cast<size_t>((oc * icpg + ic + 1) * taps + t)] = static_cast<int8_t>(pair[1]);
-    }
-    for (uint8_t& v : c.x) v = rng(0, 2) == 0 ? uint8_t{255} : v;
+    fill_few_pairs_beyond_w7(c, rng);
     const W7Vectors v = w7_vectors(c);
     ASSERT_GT(v.beyond, 0) << c.describe();
     if (2 * v.beyond > v.all) continue;  // too many for rest vectors (small layers): the vpmaddwd kernels
