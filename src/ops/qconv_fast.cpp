@@ -305,7 +305,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // (Rest vectors name their tap in int16: larger kernels take vpmaddwd.)
   enum class AvxForm { Vnni, W7, W7Rest, Words } form = c.vnni ? AvxForm::Vnni : AvxForm::W7;
   if (form == AvxForm::W7 && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX)) form = AvxForm::Words;
-  depth_ = form == AvxForm::W7 ? avx2::kInt8DepthW7 : form == AvxForm::Words ? avx2::kInt8Depth : depth_;
+  if (form == AvxForm::W7) depth_ = avx2::kInt8DepthW7;  // else choose()'s depth, VNNI's or vpmaddwd's
   plan_staging(in_block);
   pack_direct_weights(w, q, x_zero_point, /*split_w7=*/form == AvxForm::W7);
   if (form == AvxForm::W7 && !rest_.empty()) {

@@ -157,6 +157,7 @@ inline int64_t first_input_channel(const Args& a, int64_t block, int P) {
 // QVecAvx2W7R) keeps part of a few weights out of the packed ones, as vectors listed per output block
 // (X86QConvArgs::rest); each tile adds, after its packed weights, those of its blocks at the taps it covers,
 // with the same multiply-add. The sum is the same in any order, so the tile's loops stay as they are.
+// rest_vectors_of: a policy's (or a vector type's) kRest, else false.
 template <class A>
 constexpr auto rest_vectors_of(int) -> decltype(A::kRest, false) {
   return A::kRest;

@@ -66,16 +66,6 @@ auto group_vector_of(int) -> typename QV::XG;
 template <class QV>
 auto group_vector_of(long) -> typename QV::X;
 
-// Whether QV's tiles add rest vectors (QVecAvx2W7R), else false.
-template <class QV>
-constexpr auto rest_of(int) -> decltype(QV::kRest, false) {
-  return QV::kRest;
-}
-template <class QV>
-constexpr bool rest_of(long) {
-  return false;
-}
-
 template <class QV>
 struct QuantConvArith {
   using Vec = QV;
@@ -88,7 +78,7 @@ struct QuantConvArith {
   static constexpr int kLanes = QV::kLanes;
   static constexpr int kDepth = QV::kDepth;
   static constexpr bool kHalfBlocks = false;
-  static constexpr bool kRest = rest_of<QV>(0);
+  static constexpr bool kRest = rest_vectors_of<QV>(0);  // QVecAvx2W7R's (conv_direct_impl.h)
   template <int OCB>
   using Menu = QDirectMenu<QV::kLanes, OCB>;
 
