@@ -178,20 +178,14 @@ int64_t block_for(Rng& rng, const std::vector<int64_t>& choices, int64_t channel
   return channels % b == 0 ? b : 1;
 }
 
-// The AVX2 vpmaddubsw kernels' bound, stated here on its own: they multiply input channels (2j, 2j + 1) of a
-// group at one tap as a pair whose sum must fit int16 for inputs up to 255, so no such pair of weights may
-// have the same sign and magnitudes summing past 128.
-bool pairs_fit_w7(const Case& c) {
-  const Conv2dParams& p = c.p;
-  const int64_t icpg = p.in_channels_per_group(), taps = p.kernel_h * p.kernel_w;
-  for (int64_t oc = 0; oc < p.out_channels; ++oc)
-    for (int64_t ic = 0; ic + 1 < icpg; ic += 2)
-      for (int64_t t = 0; t < taps; ++t) {
-        const int64_t a = c.w[static_cast<size_t>((oc * icpg + ic) * taps + t)];
-        const int64_t b = c.w[static_cast<size_t>((oc * icpg + ic + 1) * taps + t)];
-        if (a * b > 0 && std::abs(a + b) > 128) return false;
-      }
-  return true;
+// The AVX2 vpmaddubsw kernels' bound, stated here on its own: they multiply input channels (ic, ic + 1) of a
+// group (ic even) at one tap t as a pair whose sum must fit int16 for inputs up to 255, so no such pair of
+// weights may have the same sign and magnitudes summing past 128.
+bool pair_beyond_w7(const Case& c, int64_t oc, int64_t ic, int64_t t) {
+  const int64_t icpg = c.p.in_channels_per_group(), taps = c.p.kernel_h * c.p.kernel_w;
+  const int64_t w0 = c.w[static_cast<size_t>((oc * icpg + ic) * taps + t)];
+  const int64_t w1 = c.w[static_cast<size_t>((oc * icpg + ic + 1) * taps + t)];
+  return w0 * w1 > 0 && std::abs(w0 + w1) > 128;
 }
 
 // The weight vectors of the AVX2 vpmaddubsw kernels (8 output channels of a block x input channels
@@ -210,14 +204,47 @@ W7Vectors w7_vectors(const Case& c) {
       for (int64_t t = 0; t < taps; ++t) {
         bool beyond = false;
         for (int64_t oc = b * 8; oc < std::min(p.out_channels, b * 8 + 8); ++oc)
-          for (int64_t ic = 4 * s; ic + 1 < std::min(icpg, 4 * s + 4); ic += 2) {
-            const int64_t w0 = c.w[static_cast<size_t>((oc * icpg + ic) * taps + t)];
-            const int64_t w1 = c.w[static_cast<size_t>((oc * icpg + ic + 1) * taps + t)];
-            beyond = beyond || (w0 * w1 > 0 && std::abs(w0 + w1) > 128);
-          }
+          for (int64_t ic = 4 * s; ic + 1 < std::min(icpg, 4 * s + 4); ic += 2)
+            beyond = beyond || pair_beyond_w7(c, oc, ic, t);
         v.beyond += beyond;
       }
   return v;
+}
+
+// Whether every pair of c's weights fits the bound (the vectors cover every pair (ic, ic + 1), ic even).
+bool pairs_fit_w7(const Case& c) { return w7_vectors(c).beyond == 0; }
+
+// A random shape for the AVX2 vpmaddubsw tests: groups whose output channels fill 8-lane vectors (else any
+// count up to 27), icpg from `icpgs`, pointwise a third of the time (1x1, stride 1, unpadded), otherwise
+// kernels 1-5, strides 1-3, dilation 2 a third of the time, pads 0-2; every input block and the 8-lane
+// output blocks. False when the output would be empty.
+bool random_w7_shape(Rng& rng, const std::vector<int64_t>& icpgs, Case* c) {
+  Conv2dParams& p = c->p;
+  p.batch = rng(1, 2);
+  p.groups = rng(0, 4) == 0 ? rng(2, 3) : 1;
+  p.out_channels = p.groups > 1 ? p.groups * 8 * rng(1, 2) : rng(1, 27);
+  p.in_channels = rng.pick(icpgs) * p.groups;
+  const bool pointwise = rng(0, 2) == 0;
+  p.kernel_h = pointwise ? 1 : rng(1, 5), p.kernel_w = pointwise ? 1 : rng(1, 5);
+  p.stride_h = pointwise ? 1 : rng(1, 3), p.stride_w = pointwise ? 1 : rng(1, 3);
+  p.dilation_h = !pointwise && rng(0, 3) == 0 ? 2 : 1, p.dilation_w = !pointwise && rng(0, 3) == 0 ? 2 : 1;
+  const int64_t pad = pointwise ? 0 : 2;
+  p.pad_top = rng(0, pad), p.pad_left = rng(0, pad), p.pad_bottom = rng(0, pad), p.pad_right = rng(0, pad);
+  p.in_h = rng(1, 14), p.in_w = rng(1, 24);
+  p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom);
+  p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left, p.pad_right);
+  if (p.out_h < 1 || p.out_w < 1) return false;
+  c->in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
+  c->out_block = block_for(rng, {8, 4, 1}, p.out_channels);
+  return true;
+}
+
+// The kernel name's last part for a direct conv on the AVX2 vpmaddubsw kernels: a 1x1, stride 1, unpadded
+// conv whose output is its input's size runs the pointwise kernel.
+const char* direct_or_pointwise(const Conv2dParams& p) {
+  const bool is_1x1 = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                      p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+  return is_1x1 ? "pointwise" : "direct";
 }
 
 // Weights for the AVX2 kernels with rest vectors (int8-avx2-w7r-*), after fill(): 7-bit-sized, with pairs
@@ -451,24 +478,9 @@ TEST(QConvX86, AvxW7MatchesReferenceBitForBit) {
   Rng rng(7077);
   for (int iter = 0; iter < 120; ++iter) {
     Case c;
-    Conv2dParams& p = c.p;
-    p.batch = rng(1, 2);
-    p.groups = rng(0, 4) == 0 ? rng(2, 3) : 1;
-    p.out_channels = p.groups > 1 ? p.groups * 8 * rng(1, 2) : rng(1, 27);
-    const int64_t icpg = rng.pick<int64_t>({1, 2, 3, 4, 5, 6, 8, 12, 16, 19, 32, 33, 64});
-    p.in_channels = icpg * p.groups;
-    const bool pointwise = rng(0, 2) == 0;
-    p.kernel_h = pointwise ? 1 : rng(1, 5), p.kernel_w = pointwise ? 1 : rng(1, 5);
-    p.stride_h = pointwise ? 1 : rng(1, 3), p.stride_w = pointwise ? 1 : rng(1, 3);
-    p.dilation_h = !pointwise && rng(0, 3) == 0 ? 2 : 1, p.dilation_w = !pointwise && rng(0, 3) == 0 ? 2 : 1;
-    const int64_t pad = pointwise ? 0 : 2;
-    p.pad_top = rng(0, pad), p.pad_left = rng(0, pad), p.pad_bottom = rng(0, pad), p.pad_right = rng(0, pad);
-    p.in_h = rng(1, 14), p.in_w = rng(1, 24);
-    p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom);
-    p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left, p.pad_right);
-    if (p.out_h < 1 || p.out_w < 1) continue;
-    c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
-    c.out_block = block_for(rng, {8, 4, 1}, p.out_channels);
+    const Conv2dParams& p = c.p;
+    if (!random_w7_shape(rng, {1, 2, 3, 4, 5, 6, 8, 12, 16, 19, 32, 33, 64}, &c)) continue;
+    const int64_t icpg = p.in_channels_per_group();
     fill(c, rng);
     if (iter % 2 == 0) {
       for (int8_t& v : c.w) v = static_cast<int8_t>(rng(0, 2) == 0 ? rng.pick<int64_t>({-64, 64}) : rng(-64, 64));
@@ -489,9 +501,7 @@ TEST(QConvX86, AvxW7MatchesReferenceBitForBit) {
     ASSERT_TRUE(pairs_fit_w7(c));
     std::string algorithm;
     EXPECT_EQ(mismatches(c, *avx2, rng(0, 3) == 0 ? 2 : 1, &algorithm, QConvKernel::Direct), 0) << c.describe();
-    const bool is_1x1 = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                        p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
-    EXPECT_EQ(algorithm, std::string("int8-avx2-w7-") + (is_1x1 ? "pointwise" : "direct")) << c.describe();
+    EXPECT_EQ(algorithm, std::string("int8-avx2-w7-") + direct_or_pointwise(p)) << c.describe();
   }
 }
 
@@ -505,24 +515,7 @@ TEST(QConvX86, AvxW7RestMatchesReferenceBitForBit) {
   int tested = 0;
   for (int iter = 0; iter < 120; ++iter) {
     Case c;
-    Conv2dParams& p = c.p;
-    p.batch = rng(1, 2);
-    p.groups = rng(0, 4) == 0 ? rng(2, 3) : 1;
-    p.out_channels = p.groups > 1 ? p.groups * 8 * rng(1, 2) : rng(1, 27);
-    const int64_t icpg = rng.pick<int64_t>({2, 3, 4, 5, 6, 8, 12, 16, 19, 32, 33, 64});
-    p.in_channels = icpg * p.groups;
-    const bool pointwise = rng(0, 2) == 0;
-    p.kernel_h = pointwise ? 1 : rng(1, 5), p.kernel_w = pointwise ? 1 : rng(1, 5);
-    p.stride_h = pointwise ? 1 : rng(1, 3), p.stride_w = pointwise ? 1 : rng(1, 3);
-    p.dilation_h = !pointwise && rng(0, 3) == 0 ? 2 : 1, p.dilation_w = !pointwise && rng(0, 3) == 0 ? 2 : 1;
-    const int64_t pad = pointwise ? 0 : 2;
-    p.pad_top = rng(0, pad), p.pad_left = rng(0, pad), p.pad_bottom = rng(0, pad), p.pad_right = rng(0, pad);
-    p.in_h = rng(1, 14), p.in_w = rng(1, 24);
-    p.out_h = out_size(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom);
-    p.out_w = out_size(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left, p.pad_right);
-    if (p.out_h < 1 || p.out_w < 1) continue;
-    c.in_block = block_for(rng, {1, 4, 8, 16}, p.in_channels);
-    c.out_block = block_for(rng, {8, 4, 1}, p.out_channels);
+    if (!random_w7_shape(rng, {2, 3, 4, 5, 6, 8, 12, 16, 19, 32, 33, 64}, &c)) continue;
     fill(c, rng);
     fill_few_pairs_beyond_w7(c, rng);
     const W7Vectors v = w7_vectors(c);
@@ -530,9 +523,7 @@ TEST(QConvX86, AvxW7RestMatchesReferenceBitForBit) {
     if (2 * v.beyond > v.all) continue;  // too many for rest vectors (small layers): the vpmaddwd kernels
     std::string algorithm;
     EXPECT_EQ(mismatches(c, *avx2, rng(0, 3) == 0 ? 2 : 1, &algorithm, QConvKernel::Direct), 0) << c.describe();
-    const bool is_1x1 = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                        p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
-    EXPECT_EQ(algorithm, std::string("int8-avx2-w7r-") + (is_1x1 ? "pointwise" : "direct")) << c.describe();
+    EXPECT_EQ(algorithm, std::string("int8-avx2-w7r-") + direct_or_pointwise(c.p)) << c.describe();
     ++tested;
   }
   EXPECT_GE(tested, 60);
