@@ -99,14 +99,17 @@ constexpr int32_t kInputShift = 0;
 // group padded to whole vectors, so it takes what the direct kernel cannot (groups of output channels that
 // are not a multiple of its lanes, otherwise the reference's) and, under VNNI, the output channel counts
 // that 8-lane vectors fill better than 16-lane ones (a remainder of 1 to 8 past a multiple of 16: RetinaFace's
-// 3->8 first conv and its heads' 64->8/4/20 pointwise convs leave half or more of the 16 lanes idle), and
-// outputs in plain NCHW (a detection head's, read by a DequantizeLinear and a Reshape), which the indirect
-// kernel stores four pixels per channel at a time where the direct kernel's store scatters byte by byte.
-// Planes of fewer than 4 pixel tiles stay direct: a tile's pixels past the plane are computed and dropped.
+// 3->8 first conv and its heads' 64->8/4/20 pointwise convs leave half or more of the 16 lanes idle), and,
+// under VNNI, outputs in plain NCHW (a detection head's, read by a DequantizeLinear and a Reshape), which the
+// indirect kernel stores four pixels per channel at a time where the 16-lane direct kernel's store scatters
+// byte by byte. The AVX2 direct kernels store plain NCHW four pixels at a time too, and their vpmaddubsw
+// forms beat the indirect kernel's vpmaddwd there (bench/REPORT.md, "int8 detection heads on the direct
+// kernels"). Planes of fewer than 4 pixel tiles stay direct: a tile's pixels past the plane are computed and
+// dropped.
 bool prefer_indirect(const Conv2dParams& p, bool vnni, bool direct_fits, int64_t out_block) {
   const int64_t pixels = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;
   if (p.out_h * p.out_w < 4 * pixels) return !direct_fits;
-  if (!direct_fits || out_block == 1) return true;
+  if (!direct_fits || (vnni && out_block == 1)) return true;
   const int64_t rest = p.out_channels_per_group() % vnni::kLanes;
   return vnni && rest >= 1 && rest <= vnni::kQIndirectLanes;
 }

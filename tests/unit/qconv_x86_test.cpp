@@ -712,9 +712,14 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   FastQConv2d avx2_conv(p, w.data(), q, 0, Isa::Avx2, 1, 8);
   EXPECT_STREQ(avx2_conv.algorithm(), "int8-avx2-w7-direct");  // weights of 1: vpmaddubsw cannot saturate
   EXPECT_TRUE(avx2_conv.stages_input());  // plain NCHW input
-  // A plain NCHW output (a detection head's): the indirect kernel, which stores it four pixels at a time.
+  // A plain NCHW output (a detection head's): under AVX2 the direct kernels, which store it four pixels at a
+  // time as the indirect kernel does; under VNNI the indirect kernel (8 lanes, where the direct one has 16).
   FastQConv2d plain_out(p, w.data(), q, 0, Isa::Avx2, 8, 1);
-  EXPECT_STREQ(plain_out.algorithm(), "int8-avx2-indirect");
+  EXPECT_STREQ(plain_out.algorithm(), "int8-avx2-w7-direct");
+  if (cpu_features().avx512vnni) {
+    FastQConv2d plain_out_vnni(p, w.data(), q, 0, Isa::Avx512, 8, 1);
+    EXPECT_STREQ(plain_out_vnni.algorithm(), "int8-vnni-indirect");
+  }
   FastQConv2d best(p, w.data(), q, 0, Isa::Avx512, 16, 16);
   EXPECT_STREQ(best.algorithm(), cpu_features().avx512vnni ? "int8-vnni-direct" : "int8-avx2-w7-direct");
   EXPECT_FALSE(best.stages_input());
@@ -775,10 +780,12 @@ TEST(QConvX86, NoIndirectKeepsTheDirectFamily) {
       const char* auto_kernel;  // the kernel Auto picks (the name's suffix)
       const char* kernel;       // the kernel NoIndirect picks
     };
+    // A detection head: a plain NCHW output, which Auto gives to the indirect kernel under VNNI (16-lane direct
+    // kernels) and to the direct family under AVX2.
+    const bool vnni = P == 16;
     const Shape shapes[] = {
-        // A detection head: a plain NCHW output, which Auto gives to the indirect kernel.
-        {32, 20, 1, 11, 1, 1, 0, 8, 1, "indirect", "pointwise"},
-        {32, 12, 1, 9, 3, 1, 1, 8, 1, "indirect", "direct"},
+        {32, 20, 1, 11, 1, 1, 0, 8, 1, vnni ? "indirect" : "pointwise", "pointwise"},
+        {32, 12, 1, 9, 3, 1, 1, 8, 1, vnni ? "indirect" : "direct", "direct"},
         // ResNet's downsampling shortcut and a plain image's first conv.
         {32, 64, 1, 14, 1, 2, 0, 8, P, "pointwise-strided", "pointwise-strided"},
         {3, 8, 1, 23, 3, 2, 1, 1, 8, "first-layer", "first-layer"},
@@ -854,7 +861,8 @@ TEST(QConvX86, IndirectMatchesReferenceBitForBit) {
 }
 
 // The layers Auto gives the indirect kernel in RetinaFace (its 3->8 3x3/2 first conv from a plain image,
-// the heads' 64->20/8/4 pointwise convs from NCHW16c into the blocks the layout plan gives them) and a
+// the heads' 64->20/8/4 pointwise convs from NCHW16c into the blocks the layout plan gives them; AVX2 runs
+// the plain-output one on the direct kernels, next test) and a
 // dilated grouped conv with 12 output channels per group, at sizes with several pixel tiles per row and a
 // partial last tile; bit for bit, whichever kernel Auto chose.
 TEST(QConvX86, IndirectModelShapedLayersMatchReference) {
@@ -879,6 +887,37 @@ TEST(QConvX86, IndirectModelShapedLayersMatchReference) {
         ++tested;
       }
     }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// Plain NCHW outputs (detection heads, read by a DequantizeLinear) under Auto: on AVX2 the direct and
+// pointwise kernels, which store four pixels of a vector channel by channel when the multipliers allow the
+// packed store and no residual is fused, else vector by vector. Head shapes (64 -> 4, 8, 20 pointwise; 3x3
+// too), planes whose rows end mid-tile, both store paths; bit for bit.
+TEST(QConvX86, PlainOutputHeadsMatchReference) {
+  Rng rng(4820);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    const bool avx2 = std::string(isa.name) == "avx2";
+    for (int64_t out_c : {4, 8, 20, 13})
+      for (int64_t k : {1, 3})
+        for (int packed = 0; packed < 2; ++packed) {
+          Case c;
+          c.p = square_conv(64, out_c, 1, rng(5, 23), rng(5, 23), k, 1, 1, k / 2);
+          c.in_block = 16, c.out_block = 1;
+          fill(c, rng);
+          if (packed) {
+            drop_residual(c);
+            // Within the packed store's bound (|m| <= 1/4).
+            for (float& m : c.multiplier) m = std::ldexp(static_cast<float>(rng(1, 1 << 12)), -24);
+          }
+          std::string algorithm;
+          EXPECT_EQ(mismatches(c, isa, rng(1, 2), &algorithm), 0) << isa.name << " " << algorithm << " " << c.describe();
+          if (avx2) EXPECT_EQ(algorithm, direct_prefix(isa, c) + (k == 1 ? "pointwise" : "direct")) << c.describe();
+          ++tested;
+        }
   }
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }

@@ -22,6 +22,17 @@
 namespace ninegrid {
 namespace {
 
+// quad_channel_major_of<QV>(0): whether QV stores four pixels' requantised bytes into plain NCHW channel by
+// channel (QVecAvx2::store_quad_channel_major, 8 lanes), else false.
+template <class QV>
+constexpr auto quad_channel_major_of(int) -> decltype(&QV::store_quad_channel_major, true) {
+  return true;
+}
+template <class QV>
+constexpr bool quad_channel_major_of(long) {
+  return false;
+}
+
 // Tile widths per int32 lanes and output blocks per tile (the members of DirectMenu, conv_direct_impl.h).
 // VNNI (32 zmm registers): vpdpbusd accumulates in place, so the fp32 kernels' shapes fit as they are:
 // 2 blocks x 12 pixels = 24 accumulators beside 2 weight vectors and the broadcast input (27 of 32), with
@@ -130,6 +141,16 @@ struct QuantConvArith {
     for (int b = 0; b < N * kLanes; b += kLine) __builtin_prefetch(a.requantize.residual + offset + b);
   }
 
+  // The packed store's constants for a layer whose multipliers all meet its bound (X86Requantize::packed_store).
+  static RequantizePacked<QV> packed_constants(const X86Requantize& q) {
+    RequantizePacked<QV> kp;
+    kp.usable = true;
+    kp.zero_point = QV::set1_i16(static_cast<int16_t>(q.out_zero_point));
+    kp.qmin = QV::set1_u8(static_cast<uint8_t>(q.qmin));
+    kp.qmax = QV::set1_u8(static_cast<uint8_t>(q.qmax));
+    return kp;
+  }
+
   // N vectors of sums of output block `block` at pixels pixel + i * pixel_stride, requantised and stored.
   // The output in the vector's own block is inlined, so the accumulators go from registers through the
   // requantisation to memory; any other block takes a call on a copy (store_halves, store_scattered), so
@@ -146,11 +167,7 @@ struct QuantConvArith {
       if (a.requantize.packed_store && pixel_stride == 1) {
         // The N vectors' bytes lie together: the packed store, 4 vectors at a time (fewer operations per
         // vector, which bound pointwise convolutions over few input channels: bench/REPORT.md).
-        RequantizePacked<QV> kp;
-        kp.usable = true;
-        kp.zero_point = QV::set1_i16(static_cast<int16_t>(a.requantize.out_zero_point));
-        kp.qmin = QV::set1_u8(static_cast<uint8_t>(a.requantize.qmin));
-        kp.qmax = QV::set1_u8(static_cast<uint8_t>(a.requantize.qmax));
+        const RequantizePacked<QV> kp = packed_constants(a.requantize);
 #pragma GCC unroll 8
         for (int i = 0; i < N; i += 4)
           requantize_store_packed<QV>(k, kp, acc + i, N - i < 4 ? N - i : 4, y + i * kLanes,
@@ -191,12 +208,29 @@ struct QuantConvArith {
       QV::store_u8_halves(a.y + lo, has_hi ? a.y + hi : nullptr, v);
     }
   }
+  // Any other block, and plain NCHW. Plain NCHW (a detection head's output, read by a DequantizeLinear and a
+  // Reshape) with 8-lane vectors: four pixels at a time requantised together, then stored channel by channel
+  // (QV::store_quad_channel_major), where storing each vector's bytes a plane apart took most of a head's
+  // time; the rest one vector at a time.
   template <int N>
   __attribute__((noinline)) static void store_scattered(const Args& a, const T* acc, int64_t block, int64_t pixel,
                                                         int64_t pixel_stride) {
     const RequantizeBlock<QV> k = requantize_block<QV>(a.requantize, block);
     const int64_t plane = a.out_h * a.out_w;
-    for (int i = 0; i < N; ++i)
+    int i = 0;
+    if constexpr (quad_channel_major_of<QV>(0)) {
+      if (a.out_block == 1 && pixel_stride == 1 && a.requantize.packed_store && !a.requantize.residual) {
+        const RequantizePacked<QV> kp = packed_constants(a.requantize);
+        const int64_t channels = a.out_channels - block * kLanes < kLanes ? a.out_channels - block * kLanes : kLanes;
+        uint8_t* const y = a.y + block * kLanes * plane + pixel;
+        for (; i + 4 <= N; i += 4) {
+          alignas(32) uint8_t bytes[4 * kLanes];
+          requantize_store_packed<QV>(k, kp, acc + i, 4, bytes, nullptr);
+          QV::store_quad_channel_major(y + i, plane, bytes, channels);
+        }
+      }
+    }
+    for (; i < N; ++i)
       requantize_store<QV>(a.requantize, k, acc[i], a.y, a.out_channels, plane, a.out_block, block,
                            pixel + i * pixel_stride);
   }

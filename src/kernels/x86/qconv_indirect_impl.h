@@ -19,8 +19,6 @@
 // Include only from ISA files (after the int8 simd header); internal linkage throughout.
 #pragma once
 
-#include <immintrin.h>
-
 #include <cstdint>
 
 #include "kernels/x86/conv_indirect_impl.h"
@@ -29,28 +27,6 @@
 
 namespace ninegrid {
 namespace {
-
-// Four pixels' requantised outputs of 8 channels, 32 bytes pixel after pixel (as requantize_store_packed
-// writes them), stored into plain NCHW: channel k's 4 consecutive pixels are one 32-bit store at y + k *
-// plane, for the first `channels` channels. A byte shuffle within each 128-bit half pairs the two pixels
-// there channel by channel, an interleave of 16-bit words joins the halves: 3 shuffles and up to 8 stores
-// where storing byte by byte took 32 stores and an address per byte. (Both policies' vectors are 8 lanes of
-// 256 bits, hence the AVX2 intrinsics here rather than a member of each vector type.)
-__attribute__((always_inline)) inline void store_quad_channel_major(uint8_t* y, int64_t plane, const uint8_t* bytes,
-                                                                    int64_t channels) {
-  const __m256i pixels = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes));
-  const __m256i pairs = _mm256_shuffle_epi8(
-      pixels, _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12,
-                               5, 13, 6, 14, 7, 15));
-  const __m128i lo = _mm256_castsi256_si128(pairs), hi = _mm256_extracti128_si256(pairs, 1);
-  const __m128i c0123 = _mm_unpacklo_epi16(lo, hi), c4567 = _mm_unpackhi_epi16(lo, hi);
-  int32_t words[8];
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(words), c0123);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(words + 4), c4567);
-#pragma GCC unroll 8
-  for (int k = 0; k < 8; ++k)
-    if (k < channels) __builtin_memcpy(y + k * plane, &words[k], 4);
-}
 
 template <class QV>
 struct QuantIndirectArith {
@@ -121,7 +97,7 @@ struct QuantIndirectArith {
       }
       if (B == 1 && !residual && L == 8) {
         // Plain NCHW (a detection head's output, read by a DequantizeLinear and a Reshape): four pixels at a
-        // time requantised together, then stored channel by channel (store_quad_channel_major); the tile's
+        // time requantised together, then stored channel by channel (QV::store_quad_channel_major); the tile's
         // last pixels of the plane one at a time.
         const RequantizePacked<QV> kp = requantize_packed_block<QV>(q, cp / L + j, cp + j * L + lanes);
         uint8_t* const yj = y + cj * plane + pixel0;
@@ -133,7 +109,7 @@ struct QuantIndirectArith {
             T quad[4] = {acc[r][j], acc[r + 1][j], acc[r + 2][j], acc[r + 3][j]};
             alignas(32) uint8_t bytes[4 * L];
             requantize_store_packed<QV>(k, kp, quad, 4, bytes, nullptr);
-            store_quad_channel_major(yj + r, plane, bytes, lanes);
+            QV::store_quad_channel_major(yj + r, plane, bytes, lanes);
             r0 = r + 4;
           }
         }

@@ -99,6 +99,27 @@ struct QVecAvx2 {
     if (n == 3) _mm_storel_epi64(reinterpret_cast<__m128i*>(p + 16), _mm256_extracti128_si256(v, 1));
   }
 
+  // Four pixels' requantised outputs, 32 bytes pixel after pixel (as store_vectors_u8 writes 4 vectors),
+  // stored into plain NCHW: channel k's 4 consecutive pixels are one 32-bit store at y + k * plane, for the
+  // first `channels` channels (a detection head's output, read by a DequantizeLinear and a Reshape). A byte
+  // shuffle within each 128-bit half pairs the two pixels there channel by channel, an interleave of 16-bit
+  // words joins the halves: 3 shuffles and up to 8 stores where storing byte by byte took 32 stores and an
+  // address per byte.
+  static void store_quad_channel_major(uint8_t* y, int64_t plane, const uint8_t* bytes, int64_t channels) {
+    const __m256i pixels = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes));
+    const __m256i pairs = _mm256_shuffle_epi8(
+        pixels, _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, 0, 8, 1, 9, 2, 10, 3, 11, 4,
+                                 12, 5, 13, 6, 14, 7, 15));
+    const __m128i lo = _mm256_castsi256_si128(pairs), hi = _mm256_extracti128_si256(pairs, 1);
+    const __m128i c0123 = _mm_unpacklo_epi16(lo, hi), c4567 = _mm_unpackhi_epi16(lo, hi);
+    int32_t words[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(words), c0123);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(words + 4), c4567);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k)
+      if (k < channels) __builtin_memcpy(y + k * plane, &words[k], 4);
+  }
+
   // Depthwise (kernels/x86/qconv_depthwise_impl.h): each lane is one channel, so vpmaddwd's pair per lane is
   // two taps of that channel. Two pixels of 8 channels (the low 8 bytes of each argument) interleaved
   // channel by channel and zero-extended to 16 bits: [channel][pixel], the order of weights packed as int16
