@@ -229,7 +229,12 @@ class Resize final : public Op {
     const int64_t n = ctx.output(0).numel();
     if (n == 0) return;
     build_taps();  // folding runs without prepare()
-    if (elem_size_ == 1) {
+    // Nearest without tf_crop_and_resize's extrapolation is a gather whatever the element type: float32
+    // too takes the byte kernels, which copy whole pixels of a block (and repeated rows) where the float
+    // kernels multiply every value by its weight of 1 (a quarter of the time on RetinaFace's FPN upsampling:
+    // bench/REPORT.md, "fp32 nearest Resize as a gather").
+    if (elem_size_ == 1 || (options_.mode == ResizeMode::Nearest &&
+                            options_.coordinates != ResizeCoordinates::TfCropAndResize)) {
       run_bytes(ctx);
       return;
     }
@@ -253,7 +258,7 @@ class Resize final : public Op {
   }
 
  private:
-  // Nearest on uint8 or int8: a gather of bytes, by output rows.
+  // Nearest: a gather of elem_size_-byte elements, by output rows.
   void run_bytes(OpContext& ctx) {
     const void* x = ctx.input(0).data();
     void* y = ctx.output(0).data();
@@ -261,14 +266,15 @@ class Resize final : public Op {
     if (block_ > 1) {
       const int64_t rows = y_shape[0] * (y_shape[1] / block_) * y_shape[2];
       auto fn = [&](int64_t b, int64_t e) {
-        resize_nearest_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3], block_, x, y, b, e);
+        resize_nearest_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3],
+                                   block_ * static_cast<int64_t>(elem_size_), x, y, b, e);
       };
       if (ctx.pool) ctx.pool->parallel_for(rows, fn);
       else fn(0, rows);
       return;
     }
     const int64_t rows = ctx.output(0).numel() / y_shape.back();
-    auto fn = [&](int64_t b, int64_t e) { resize_nearest_ref(in_shape_, taps_, 1, x, y, b, e); };
+    auto fn = [&](int64_t b, int64_t e) { resize_nearest_ref(in_shape_, taps_, elem_size_, x, y, b, e); };
     if (ctx.pool) ctx.pool->parallel_for(rows, fn);
     else fn(0, rows);
   }
@@ -313,7 +319,7 @@ class Resize final : public Op {
   std::vector<int64_t> axes_attr_;
   int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
   // Resolved by infer().
-  size_t elem_size_ = 4;  // 1: uint8 or int8 X, resized by the nearest kernels
+  size_t elem_size_ = 4;  // bytes per element: 4 (float32), 1 (uint8 or int8 X, nearest only)
   Shape in_shape_, out_shape_;
   std::vector<ResizeAxis> axes_;
   std::vector<ResizeTaps> taps_;

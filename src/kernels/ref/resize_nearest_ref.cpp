@@ -61,6 +61,8 @@ void resize_nearest_blocked_ref(int64_t in_h, int64_t in_w, const ResizeTaps& ro
     }
     const uint8_t* src = xb + (plane * in_h + rows.index[oh]) * in_w * pixel_bytes;
     switch (pixel_bytes) {
+      case 64: gather_pixels<64>(src, cols.index.data(), out_w, pixel_bytes, dst); break;
+      case 32: gather_pixels<32>(src, cols.index.data(), out_w, pixel_bytes, dst); break;
       case 16: gather_pixels<16>(src, cols.index.data(), out_w, pixel_bytes, dst); break;
       case 8: gather_pixels<8>(src, cols.index.data(), out_w, pixel_bytes, dst); break;
       case 4: gather_pixels<4>(src, cols.index.data(), out_w, pixel_bytes, dst); break;
