@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything ninegrid needs on Debian 12, and nothing it already has:
-#   - Debian packages (compiler, CMake, GoogleTest/Benchmark, protobuf + ONNX schema and test data, stb and
-#     libjpeg-turbo for images, Python with NumPy/PyTorch/torchvision/scikit-image for the reference
+#   - Debian packages (compiler, CMake, GoogleTest/Benchmark, protobuf + ONNX schema and test data, stb,
+#     libjpeg-turbo and zlib for images, Python with NumPy/PyTorch/torchvision/scikit-image for the reference
 #     exports, Node.js + npm, Chromium for the profiler report's browser test, clang and libFuzzer for
 #     scripts/fuzz.sh, venv/pip/setuptools/wheel and pkg-config for the packaging tests, Dask distributed
 #     for examples/dask_detect.py);
@@ -12,7 +12,7 @@
 # With --arm, also what the AArch64 cross build and its emulated tests need (scripts/test_arm.sh): Debian's
 # cross compiler (g++-aarch64-linux-gnu, with the target's C and C++ runtime in /usr/aarch64-linux-gnu),
 # qemu-user, and the target's own libraries as Debian's arm64 packages through multiarch (dpkg
-# --add-architecture arm64: protobuf, libjpeg-turbo, stb, GoogleTest under /usr/lib/aarch64-linux-gnu).
+# --add-architecture arm64: protobuf, libjpeg-turbo, stb, zlib, GoogleTest under /usr/lib/aarch64-linux-gnu).
 # Safe to run again: each step is skipped when its result is already there. Downloads come only from
 # Debian's archive and the npm registry.
 set -euo pipefail
@@ -33,7 +33,7 @@ log() { echo "[install_deps] $*"; }
 DEBIAN_PACKAGES=(
   build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx
-  libstb-dev libturbojpeg0-dev pybind11-dev python3-dev python3-numpy
+  libstb-dev libturbojpeg0-dev zlib1g-dev pybind11-dev python3-dev python3-numpy
   python3-torch python3-torchvision python3-skimage
   nodejs npm
   chromium  # headless, to check that `ninegrid profile --html` renders (tests/cli/test_profile.py)
@@ -50,7 +50,7 @@ DEBIAN_PACKAGES=(
 # The AArch64 cross build (cmake/toolchains/aarch64-linux-gnu.cmake) and qemu-user to run it.
 ARM_PACKAGES=(
   g++-aarch64-linux-gnu qemu-user
-  libprotobuf-dev:arm64 libturbojpeg0-dev:arm64 libstb-dev:arm64 libgtest-dev:arm64
+  libprotobuf-dev:arm64 libturbojpeg0-dev:arm64 libstb-dev:arm64 zlib1g-dev:arm64 libgtest-dev:arm64
 )
 if ((arm)); then
   DEBIAN_PACKAGES+=("${ARM_PACKAGES[@]}")

@@ -1,8 +1,8 @@
 # Cross-building ninegrid for 64-bit Arm Linux with Debian's cross toolchain (g++-aarch64-linux-gnu):
 #   cmake -S . -B build-arm -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
 # The target's libraries are Debian's own arm64 packages installed beside the host's through multiarch
-# (libprotobuf-dev:arm64, libturbojpeg0-dev:arm64, libstb-dev:arm64, libgtest-dev:arm64, all under
-# /usr/lib/aarch64-linux-gnu; scripts/install_deps.sh --arm installs them); headers are shared with the
+# (libprotobuf-dev:arm64, libturbojpeg0-dev:arm64, libstb-dev:arm64, zlib1g-dev:arm64, libgtest-dev:arm64,
+# all under /usr/lib/aarch64-linux-gnu; scripts/install_deps.sh --arm installs them); headers are shared with the
 # host's packages (/usr/include) and protoc is the host's. Executables run under qemu-user
 # (scripts/test_arm.sh): CMake prefixes tests registered with add_test, and the test discovery of GoogleTest, with the emulator
 # below; QEMU_CPU in the environment chooses the emulated core (cortex-a72, max).

@@ -1,4 +1,5 @@
-// Reading and writing photos: files in, the decoder for their format (image_decode.h), stb_image_write out.
+// Reading and writing photos: files in, the decoder for their format (image_decode.h); PNG out through
+// png_encode.h, JPEG through stb_image_write.
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <stb/stb_image_write.h>
 
 #include "detect/image_decode.h"
+#include "detect/png_encode.h"
 #include "ninegrid/detect.h"
 
 namespace ninegrid {
@@ -72,7 +74,13 @@ void write_image(const std::string& path, const Image& image) {
   const std::string ext = lower_extension(path);
   int ok = 0;
   if (ext == "png") {
-    ok = stbi_write_png(path.c_str(), image.w, image.h, 3, image.rgb.data(), image.w * 3);
+    const std::string png = encode_png_rgb(image.rgb.data(), image.w, image.h);
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (f) {
+      ok = std::fwrite(png.data(), 1, png.size(), f) == png.size();
+      ok = std::fclose(f) == 0 && ok;
+      if (!ok) std::remove(path.c_str());  // no truncated file left behind
+    }
   } else if (ext == "jpg" || ext == "jpeg") {
     ok = stbi_write_jpg(path.c_str(), image.w, image.h, 3, image.rgb.data(), 92);
   } else {

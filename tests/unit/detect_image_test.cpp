@@ -2,9 +2,14 @@
 // photo and resizes done with Pillow's BILINEAR filter) or from hand computation.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "ninegrid/detect.h"
 
@@ -90,6 +95,77 @@ TEST(DetectImage, PngRoundTripAndJpegWrite) {
   EXPECT_THROW(write_image(png, Image()), Error);
   std::remove(png.c_str());
   std::remove(jpg.c_str());
+}
+
+// CRC-32 (ISO-HDLC, as PNG's chunks carry), bit by bit: written here on its own, not zlib's.
+uint32_t crc32_bitwise(const std::string& bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char c : bytes) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+uint32_t big_endian_u32(const std::string& s, size_t at) {
+  return (uint32_t(uint8_t(s[at])) << 24) | (uint32_t(uint8_t(s[at + 1])) << 16) | (uint32_t(uint8_t(s[at + 2])) << 8) |
+         uint32_t(uint8_t(s[at + 3]));
+}
+
+// write_image's PNG encoder: random pixels (the filter's predictions wrap around bytes), smooth gradients
+// and flat areas (long runs), widths of 1 to a few hundred pixels and single rows; stb_image reads back the
+// same pixels, and the file is PNG's structure: signature, IHDR with the size and 8-bit truecolour, IDAT,
+// an empty IEND last, every chunk's CRC right.
+TEST(DetectImage, PngEncoderRoundTripsThroughAnotherDecoder) {
+  std::mt19937 rng(2026);
+  const int sizes[][2] = {{1, 1}, {2, 1}, {1, 3}, {5, 3}, {257, 129}, {640, 17}, {3, 300}};
+  const std::string path = testing::TempDir() + "/encoder.png";
+  for (const auto& size : sizes)
+    for (int pattern = 0; pattern < 3; ++pattern) {
+      Image img(size[0], size[1]);
+      for (int y = 0; y < img.h; ++y)
+        for (int x = 0; x < img.w; ++x)
+          for (int c = 0; c < 3; ++c) {
+            uint8_t& v = img.rgb[(static_cast<size_t>(y) * img.w + x) * 3 + c];
+            v = pattern == 0 ? static_cast<uint8_t>(rng()) : pattern == 1 ? static_cast<uint8_t>(x * 3 + y * 5 + c * 70)
+                                                                          : static_cast<uint8_t>(x < img.w / 2 ? 0 : 255);
+          }
+      const std::string what = std::to_string(img.w) + "x" + std::to_string(img.h) + " pattern " + std::to_string(pattern);
+      write_image(path, img);
+      const Image back = load_image(path);
+      ASSERT_EQ(back.w, img.w) << what;
+      ASSERT_EQ(back.h, img.h) << what;
+      EXPECT_EQ(back.rgb, img.rgb) << what;
+
+      std::ifstream f(path, std::ios::binary);
+      std::stringstream ss;
+      ss << f.rdbuf();
+      const std::string file = ss.str();
+      ASSERT_GT(file.size(), 8u) << what;
+      EXPECT_EQ(file.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << what;
+      std::vector<std::string> types;
+      size_t at = 8;
+      while (at + 12 <= file.size()) {
+        const uint32_t length = big_endian_u32(file, at);
+        ASSERT_LE(at + 12 + length, file.size()) << what;
+        const std::string type_and_data = file.substr(at + 4, 4 + length);
+        EXPECT_EQ(big_endian_u32(file, at + 8 + length), crc32_bitwise(type_and_data)) << what << " " << types.size();
+        types.push_back(type_and_data.substr(0, 4));
+        if (types.back() == "IHDR") {
+          ASSERT_EQ(length, 13u) << what;
+          EXPECT_EQ(big_endian_u32(file, at + 8), static_cast<uint32_t>(img.w)) << what;
+          EXPECT_EQ(big_endian_u32(file, at + 12), static_cast<uint32_t>(img.h)) << what;
+          EXPECT_EQ(file.substr(at + 16, 5), std::string("\x08\x02\x00\x00\x00", 5)) << what;
+        }
+        if (types.back() == "IEND") {
+          EXPECT_EQ(length, 0u) << what;
+        }
+        at += 12 + length;
+      }
+      EXPECT_EQ(at, file.size()) << what;
+      EXPECT_EQ(types, (std::vector<std::string>{"IHDR", "IDAT", "IEND"})) << what;
+    }
+  std::remove(path.c_str());
 }
 
 TEST(DetectImage, ResizeMatchesPillowBilinear) {
