@@ -76,10 +76,13 @@ void write_image(const std::string& path, const Image& image) {
   if (ext == "png") {
     const std::string png = encode_png_rgb(image.rgb.data(), image.w, image.h);
     std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (f) {
-      ok = std::fwrite(png.data(), 1, png.size(), f) == png.size();
-      ok = std::fclose(f) == 0 && ok;
-      if (!ok) std::remove(path.c_str());  // no truncated file left behind
+    if (!f) throw Error("cannot write image '" + path + "': " + std::strerror(errno));
+    ok = std::fwrite(png.data(), 1, png.size(), f) == png.size();
+    const int err = errno;
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) {
+      std::remove(path.c_str());  // no truncated file left behind
+      throw Error("cannot write image '" + path + "': " + std::strerror(err ? err : errno));
     }
   } else if (ext == "jpg" || ext == "jpeg") {
     ok = stbi_write_jpg(path.c_str(), image.w, image.h, 3, image.rgb.data(), 92);

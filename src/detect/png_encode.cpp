@@ -61,11 +61,18 @@ std::string encode_png_rgb(const uint8_t* rgb, int w, int h) {
     filter_row_paeth(rgb + y * row_bytes, y > 0 ? rgb + (y - 1) * row_bytes : nullptr, row_bytes,
                      filtered.data() + y * (row_bytes + 1));
 
-  // One zlib stream, what IDAT holds. (Images are at most 64 Mpixel, so the sizes fit zlib's 32-bit counts.)
-  if (filtered.size() > (size_t(1) << 31)) throw Error("encode_png_rgb: the image is too large");
+  // One zlib stream, what IDAT holds. Up to 1 GiB of rows (photos are at most 64 Mpixel, 192 MiB), so the
+  // sizes fit zlib's 32-bit counts and the compressed chunk PNG's 2^31 - 1 bytes.
+  if (filtered.size() > (size_t(1) << 30)) throw Error("encode_png_rgb: the image is too large");
   z_stream z{};
   if (deflateInit2(&z, 1, Z_DEFLATED, 15, 8, Z_RLE) != Z_OK) throw Error("encode_png_rgb: zlib failed to start");
-  std::vector<uint8_t> idat(deflateBound(&z, static_cast<uLong>(filtered.size())));
+  std::vector<uint8_t> idat;
+  try {
+    idat.resize(deflateBound(&z, static_cast<uLong>(filtered.size())));
+  } catch (...) {
+    deflateEnd(&z);
+    throw;
+  }
   z.next_in = filtered.data();
   z.avail_in = static_cast<uInt>(filtered.size());
   z.next_out = idat.data();

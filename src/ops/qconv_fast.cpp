@@ -102,9 +102,9 @@ constexpr int32_t kInputShift = 0;
 // 3->8 first conv and its heads' 64->8/4/20 pointwise convs leave half or more of the 16 lanes idle), and,
 // under VNNI, outputs in plain NCHW (a detection head's, read by a DequantizeLinear and a Reshape), which the
 // indirect kernel stores four pixels per channel at a time where the 16-lane direct kernel's store scatters
-// byte by byte. The AVX2 direct kernels store plain NCHW four pixels at a time too, and their vpmaddubsw
-// forms beat the indirect kernel's vpmaddwd there (bench/REPORT.md, "int8 detection heads on the direct
-// kernels"). Planes of fewer than 4 pixel tiles stay direct: a tile's pixels past the plane are computed and
+// byte by byte. The AVX2 direct kernels store plain NCHW four pixels at a time too, and beat the indirect
+// kernel on RetinaFace's heads in each of their forms (vpmaddubsw with or without rest vectors, and
+// vpmaddwd: bench/REPORT.md, "int8 detection heads on the direct kernels"). Planes of fewer than 4 pixel tiles stay direct: a tile's pixels past the plane are computed and
 // dropped.
 bool prefer_indirect(const Conv2dParams& p, bool vnni, bool direct_fits, int64_t out_block) {
   const int64_t pixels = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;

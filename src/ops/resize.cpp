@@ -1,6 +1,7 @@
 // Resize (ONNX opsets 10-19) and Upsample (opsets 7-9, the importer turns opset 7's scales attribute
 // into an input) on float32, any rank, through kernels/ref/resize_ref; on uint8 and int8 (a quantised
-// model's tensors) in nearest mode only, as a copy of elements (kernels/ref/resize_nearest_ref).
+// model's tensors) in nearest mode only. Nearest without tf_crop_and_resize, whatever the type, is a copy of
+// elements (kernels/ref/resize_nearest_ref).
 //
 //   Resize-10:  X, scales.                 nearest (truncate / ceil when downsampling) or linear,
 //                                          asymmetric coordinates (as ONNX Runtime runs this opset).

@@ -54,7 +54,7 @@ class DetectCliTest(unittest.TestCase):
 
     def check_drawn(self, path, face):
         with Image.open(path) as im:
-            im.verify()  # Pillow's own check of the file: chunk CRCs, the compressed stream's end
+            im.verify()  # Pillow's own check of the file's chunks and their CRCs (convert() below decodes it)
         with Image.open(path) as im:
             self.assertEqual(im.format, "PNG")
             self.assertEqual(im.size, (512, 512))

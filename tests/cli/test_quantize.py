@@ -685,10 +685,11 @@ class RetinaFaceQuantizeTest(unittest.TestCase):
 
     def test_conv_algorithms_without_indirect(self):
         """--conv-algorithms without "indirect" takes the int8 convs off the indirect kernel as it does the
-        float ones, and only off it: the heads (plain NCHW outputs, the indirect kernel's under the rules with
-        VNNI, the direct family's already under AVX2) go to the direct family, the first conv keeps the
-        first-layer kernel, no conv falls to the reference, and the outputs are the same bytes (integer
-        arithmetic; the same float ops after the heads)."""
+        float ones, and only off it: with VNNI the heads (plain NCHW outputs, the indirect kernel's under the
+        rules there) go to the direct family; under AVX2 the rules already put no conv on the indirect
+        kernel, so nothing changes. Either way the first conv keeps the first-layer kernel, no conv falls to
+        the reference, and the outputs are the same bytes (integer arithmetic; the same float ops after the
+        heads). (The heads' direct kernels under AVX2: QConvX86.PlainOutputHeadsMatchReference.)"""
         with open("/proc/cpuinfo") as f:
             cpuinfo = f.read()
         if " avx2" not in cpuinfo:

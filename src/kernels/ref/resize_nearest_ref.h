@@ -1,8 +1,9 @@
-// Nearest-neighbour Resize as a gather of elements of any type, so uint8 and int8 tensors resize without a
-// conversion: in nearest mode every axis's taps (resize_axis_taps) are one input index of weight 1, and
-// output element (o_0, ..., o_last) is input element (index_0[o_0], ..., index_last[o_last]), the value the
-// float kernels (resize_ref, resize_blocked_ref) give too. Coordinates outside the input
-// (tf_crop_and_resize's extrapolation) are not handled: the caller refuses them.
+// Nearest-neighbour Resize as a gather of elements of any type (float32 too: ops/resize.cpp runs every
+// nearest Resize without tf_crop_and_resize here), so uint8 and int8 tensors resize without a conversion: in
+// nearest mode every axis's taps (resize_axis_taps) are one input index of weight 1, and output element
+// (o_0, ..., o_last) is input element (index_0[o_0], ..., index_last[o_last]), a copy of its bits (the float
+// kernels' weighted sum, 0 + 1 x, gives the same value, except +0 for -0). Coordinates outside the input
+// (tf_crop_and_resize's extrapolation) are not handled: the callers keep them off this path.
 #pragma once
 
 #include <cstddef>
