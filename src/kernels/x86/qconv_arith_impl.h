@@ -141,16 +141,6 @@ struct QuantConvArith {
     for (int b = 0; b < N * kLanes; b += kLine) __builtin_prefetch(a.requantize.residual + offset + b);
   }
 
-  // The packed store's constants for a layer whose multipliers all meet its bound (X86Requantize::packed_store).
-  static RequantizePacked<QV> packed_constants(const X86Requantize& q) {
-    RequantizePacked<QV> kp;
-    kp.usable = true;
-    kp.zero_point = QV::set1_i16(static_cast<int16_t>(q.out_zero_point));
-    kp.qmin = QV::set1_u8(static_cast<uint8_t>(q.qmin));
-    kp.qmax = QV::set1_u8(static_cast<uint8_t>(q.qmax));
-    return kp;
-  }
-
   // N vectors of sums of output block `block` at pixels pixel + i * pixel_stride, requantised and stored.
   // The output in the vector's own block is inlined, so the accumulators go from registers through the
   // requantisation to memory; any other block takes a call on a copy (store_halves, store_scattered), so
@@ -167,7 +157,7 @@ struct QuantConvArith {
       if (a.requantize.packed_store && pixel_stride == 1) {
         // The N vectors' bytes lie together: the packed store, 4 vectors at a time (fewer operations per
         // vector, which bound pointwise convolutions over few input channels: bench/REPORT.md).
-        const RequantizePacked<QV> kp = packed_constants(a.requantize);
+        const RequantizePacked<QV> kp = requantize_packed_layer<QV>(a.requantize);
 #pragma GCC unroll 8
         for (int i = 0; i < N; i += 4)
           requantize_store_packed<QV>(k, kp, acc + i, N - i < 4 ? N - i : 4, y + i * kLanes,
@@ -220,14 +210,10 @@ struct QuantConvArith {
     int i = 0;
     if constexpr (quad_channel_major_of<QV>(0)) {
       if (a.out_block == 1 && pixel_stride == 1 && a.requantize.packed_store && !a.requantize.residual) {
-        const RequantizePacked<QV> kp = packed_constants(a.requantize);
+        const RequantizePacked<QV> kp = requantize_packed_layer<QV>(a.requantize);
         const int64_t channels = a.out_channels - block * kLanes < kLanes ? a.out_channels - block * kLanes : kLanes;
         uint8_t* const y = a.y + block * kLanes * plane + pixel;
-        for (; i + 4 <= N; i += 4) {
-          alignas(32) uint8_t bytes[4 * kLanes];
-          requantize_store_packed<QV>(k, kp, acc + i, 4, bytes, nullptr);
-          QV::store_quad_channel_major(y + i, plane, bytes, channels);
-        }
+        for (; i + 4 <= N; i += 4) requantize_store_quad_plain<QV>(k, kp, acc + i, y + i, plane, channels);
       }
     }
     for (; i < N; ++i)

@@ -170,18 +170,27 @@ struct RequantizePacked {
   typename QV::Acc zero_point, qmin, qmax;  // int16 lanes; uint8 lanes
 };
 
+// The packed store's constants for a layer whose multipliers all meet the bound (X86Requantize::packed_store).
+template <class QV>
+inline RequantizePacked<QV> requantize_packed_layer(const X86Requantize& q) {
+  RequantizePacked<QV> k;
+  k.usable = true;
+  k.zero_point = QV::set1_i16(static_cast<int16_t>(q.out_zero_point));
+  k.qmin = QV::set1_u8(static_cast<uint8_t>(q.qmin));
+  k.qmax = QV::set1_u8(static_cast<uint8_t>(q.qmax));
+  return k;
+}
+
+// The same for one block, usable when its own channels' multipliers (and the residual's) meet the bound.
 template <class QV>
 inline RequantizePacked<QV> requantize_packed_block(const X86Requantize& q, int64_t block, int64_t channels) {
   constexpr int P = QV::kLanes;
-  RequantizePacked<QV> k;
+  RequantizePacked<QV> k = requantize_packed_layer<QV>(q);
   // (A fused quantised addition takes requantize_store's path.)
   bool usable = !q.residual || packed_store_residual_fits(q.residual_add, q.residual_multiplier);
   for (int64_t j = 0; j < P && block * P + j < channels; ++j)
     usable = usable && packed_store_multiplier_fits(q.multiplier[block * P + j]);
   k.usable = usable;
-  k.zero_point = QV::set1_i16(static_cast<int16_t>(q.out_zero_point));
-  k.qmin = QV::set1_u8(static_cast<uint8_t>(q.qmin));
-  k.qmax = QV::set1_u8(static_cast<uint8_t>(q.qmax));
   return k;
 }
 
@@ -211,6 +220,19 @@ __attribute__((always_inline)) inline void requantize_store_packed(const Requant
   const Acc high = QV::adds_i16(QV::pack_i32_to_i16(t[2], t[3]), kp.zero_point);
   const Acc bytes = QV::min_u8(QV::max_u8(QV::pack_i16_to_u8(low, high), kp.qmin), kp.qmax);
   QV::store_vectors_u8(y, QV::bytes_in_vector_order(bytes), n);
+}
+
+// Four vectors of one block of 8 channels at consecutive pixels, requantised together (kp.usable, no residual)
+// and stored into plain NCHW from y, channel 0's first pixel, `channels` of them (QV::store_quad_channel_major:
+// the AVX2 vector types only).
+template <class QV>
+__attribute__((always_inline)) inline void requantize_store_quad_plain(const RequantizeBlock<QV>& k,
+                                                                       const RequantizePacked<QV>& kp,
+                                                                       const typename QV::Acc* four, uint8_t* y,
+                                                                       int64_t plane, int64_t channels) {
+  alignas(32) uint8_t bytes[4 * QV::kLanes];
+  requantize_store_packed<QV>(k, kp, four, 4, bytes, nullptr);
+  QV::store_quad_channel_major(y, plane, bytes, channels);
 }
 
 template <class QV>

@@ -97,7 +97,7 @@ struct QuantIndirectArith {
       }
       if (B == 1 && !residual && L == 8) {
         // Plain NCHW (a detection head's output, read by a DequantizeLinear and a Reshape): four pixels at a
-        // time requantised together, then stored channel by channel (QV::store_quad_channel_major); the tile's
+        // time requantised together, then stored channel by channel (requantize_store_quad_plain); the tile's
         // last pixels of the plane one at a time.
         const RequantizePacked<QV> kp = requantize_packed_block<QV>(q, cp / L + j, cp + j * L + lanes);
         uint8_t* const yj = y + cj * plane + pixel0;
@@ -106,10 +106,8 @@ struct QuantIndirectArith {
 #pragma GCC unroll 4
           for (int r = 0; r + 4 <= MR; r += 4) {
             if (r + 4 > rows) break;
-            T quad[4] = {acc[r][j], acc[r + 1][j], acc[r + 2][j], acc[r + 3][j]};
-            alignas(32) uint8_t bytes[4 * L];
-            requantize_store_packed<QV>(k, kp, quad, 4, bytes, nullptr);
-            QV::store_quad_channel_major(yj + r, plane, bytes, lanes);
+            const T quad[4] = {acc[r][j], acc[r + 1][j], acc[r + 2][j], acc[r + 3][j]};
+            requantize_store_quad_plain<QV>(k, kp, quad, yj + r, plane, lanes);
             r0 = r + 4;
           }
         }
