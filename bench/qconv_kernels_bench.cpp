@@ -6,7 +6,7 @@
 //
 // Each int8 layer runs three ways: int8-ISA/LAYER (the kernel FastQConv2d chooses), int8-ISA/direct/LAYER and
 // int8-ISA/indirect/LAYER (each family forced; direct includes pointwise); the first layers also
-// int8-ISA/first-layer/LAYER.
+// int8-ISA/first-layer/LAYER, the 3x3 stride-1 ones int8-ISA/winograd/LAYER (the AVX2 kernel under both).
 //
 //   ninegrid_qconv_bench [--benchmark_filter=REGEX] [other Google Benchmark flags]
 #include <benchmark/benchmark.h>
@@ -162,6 +162,12 @@ const std::vector<Layer>& layers() {
       {"resnet/3x3_128to128_28", 128, 128, 28, 28, 3, 1, 1},
       {"resnet/3x3_256to256_14", 256, 256, 14, 14, 3, 1, 1},
       {"resnet/3x3_512to512_7", 512, 512, 7, 7, 3, 1, 1},
+      // Small planes, where the Winograd kernel's transformed weights are read for few tiles (Auto's bound).
+      {"small/3x3_64to64_7", 64, 64, 7, 7, 3, 1, 1},
+      {"small/3x3_128to128_10", 128, 128, 10, 10, 3, 1, 1},
+      {"small/3x3_256to256_10", 256, 256, 10, 10, 3, 1, 1},
+      {"small/3x3_128to128_12", 128, 128, 12, 12, 3, 1, 1},
+      {"small/3x3_512to512_14", 512, 512, 14, 14, 3, 1, 1},
       {"resnet/3x3s2_64to128_56", 64, 128, 56, 56, 3, 2, 1},
       {"resnet/1x1_64to256_56", 64, 256, 56, 56, 1, 1, 0},
       {"resnet/1x1_256to64_56", 256, 64, 56, 56, 1, 1, 0},
@@ -194,10 +200,12 @@ int main(int argc, char** argv) {
   const std::pair<const char*, QConvKernel> kernels[] = {{"", QConvKernel::Auto},
                                                          {"direct/", QConvKernel::Direct},
                                                          {"indirect/", QConvKernel::Indirect},
-                                                         {"first-layer/", QConvKernel::FirstLayer}};
+                                                         {"first-layer/", QConvKernel::FirstLayer},
+                                                         {"winograd/", QConvKernel::Winograd}};
   for (const Layer& l : layers()) {
     for (const auto& [tag, kernel] : kernels) {
       if (kernel == QConvKernel::FirstLayer && l.name.rfind("first/", 0) != 0) continue;  // images only
+      if (kernel == QConvKernel::Winograd && !FastQConv2d::supports(params_of(l), 8, 8, Isa::Avx2, kernel)) continue;
       if (cpu_features().avx512vnni)
         benchmark::RegisterBenchmark(("int8-vnni/" + std::string(tag) + l.name).c_str(), bench_int8, l, Isa::Avx512,
                                      kernel, 127)
@@ -206,8 +214,10 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(("int8-avx2/" + std::string(tag) + l.name).c_str(), bench_int8, l, Isa::Avx2,
                                      kernel, 127)
             ->Unit(benchmark::kMicrosecond);
-        if (kernel == QConvKernel::Auto)  // 7-bit weights: the vpmaddubsw kernels where Auto picks direct
-          benchmark::RegisterBenchmark(("int8-avx2-w7/" + l.name).c_str(), bench_int8, l, Isa::Avx2, kernel, 63)
+        // 7-bit weights: the vpmaddubsw kernels where Auto picks direct, and the direct family forced.
+        if (kernel == QConvKernel::Auto || kernel == QConvKernel::Direct)
+          benchmark::RegisterBenchmark(("int8-avx2-w7/" + std::string(tag) + l.name).c_str(), bench_int8, l, Isa::Avx2,
+                                       kernel, 63)
               ->Unit(benchmark::kMicrosecond);
       }
     }

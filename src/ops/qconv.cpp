@@ -116,19 +116,22 @@ class QConv final : public Op {
   // settings.conv_algorithms chooses between the int8 direct and indirect kernels as it does for float convs:
   // without "indirect" the direct family only (QConvKernel::NoIndirect: first-layer, direct, pointwise and
   // strided pointwise); with "indirect" but not "direct", the indirect kernel wherever it runs the conv (not
-  // depthwise ones).
+  // depthwise ones). Without "winograd", no int8 Winograd kernel.
   void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
     fast_.reset();
     QConvKernel kernel = QConvKernel::Auto;
     if (!(settings.conv_algorithms & kConvIndirect)) kernel = QConvKernel::NoIndirect;
     else if (!(settings.conv_algorithms & kConvDirect)) kernel = QConvKernel::Indirect;
-    if (kernel == QConvKernel::Indirect && !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa, kernel))
+    const bool winograd = (settings.conv_algorithms & kConvWinograd) != 0;
+    if (kernel == QConvKernel::Indirect &&
+        !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa, kernel, winograd))
       kernel = QConvKernel::Auto;
-    if (settings.isa == Isa::Ref || !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa, kernel)) return;
+    if (settings.isa == Isa::Ref || !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa, kernel, winograd))
+      return;
     Requantization q = requantization_constants();
     q.bias = in.size() > 2 && in[2].present ? in[2].value->data_as<int32_t>() : nullptr;
     fast_ = std::make_shared<const FastQConv2d>(p_, in[1].value->data_as<int8_t>(), q, q_.x_zero_point, settings.isa,
-                                                in_block_, out_block_, kernel);
+                                                in_block_, out_block_, kernel, winograd);
   }
 
   void run(OpContext& ctx) override {

@@ -10,6 +10,7 @@
 #include "kernels/gather_strided.h"
 #include "kernels/pack_weights.h"
 #include "kernels/qpack_depthwise.h"
+#include "kernels/qpack_winograd.h"
 #include "ninegrid/tensor.h"
 
 // The x86 int8 conv kernels (kernels/x86/{vnni,avx2}/qconv_*.cpp). A build configured with
@@ -80,7 +81,7 @@ bool valid_geometry(const Conv2dParams& p) {
 // The kernel set for a conv, or lanes 0 when none fits. `vnni`: the better of the architecture's two kernel
 // sets (x86-64: VNNI over AVX2; AArch64: dotprod over neon).
 struct QChoice {
-  bool vnni = false, depthwise = false, indirect = false, first_layer = false;
+  bool vnni = false, depthwise = false, indirect = false, first_layer = false, winograd = false;
   int64_t lanes = 0, depth = 0;
 };
 
@@ -129,10 +130,29 @@ bool first_layer_fits(const Conv2dParams& p, int64_t in_block, int64_t out_block
 // kernel), while with 32 output channels it ties with the direct kernel, whose 16-lane vectors are then
 // full, and with 64 loses to it: up to 16 output channels only.
 bool prefer_first_layer(const Conv2dParams& p, bool vnni) { return !vnni || p.out_channels <= 16; }
+
+// Whether the int8 Winograd kernel (kernels/x86/qconv_winograd_x86.h) computes this conv: 3x3, stride 1,
+// dilation 1, one group, few enough input channels for its int16 arithmetic to be exact.
+bool winograd_fits(const Conv2dParams& p) {
+  return p.groups == 1 && p.kernel_h == 3 && p.kernel_w == 3 && p.stride_h == 1 && p.stride_w == 1 &&
+         p.dilation_h == 1 && p.dilation_w == 1 && qwinograd_f2x3_exact(p.in_channels);
+}
+
+// Whether Auto runs a conv that winograd_fits on it: without VNNI, 16-channel loads (input blocks of 8 or a
+// multiple of 16, whole groups of 16 channels), at least 16 output channels (two full vectors per block) and
+// at least 25 tiles (10 x 10 outputs). Its transformed weights are 3.6 times the int8 weights' bytes and each
+// is read once per strip of tiles: on 7 x 7 planes (16 tiles, 64 computed outputs for 49) the direct kernels
+// were faster, from 10 x 10 on slower (bench/REPORT.md, "int8 Winograd F(2,3) on AVX2").
+bool prefer_winograd(const Conv2dParams& p, int64_t in_block, bool vnni) {
+  const int64_t tiles = ((p.out_h + 1) / 2) * ((p.out_w + 1) / 2);
+  return !vnni && winograd_fits(p) && p.in_channels % kQWinogradChannelGroup == 0 &&
+         (in_block == kQWinogradChannelGroup / 2 || in_block % kQWinogradChannelGroup == 0) &&
+         p.out_channels >= kQWinogradOcBlock && tiles >= 25;
+}
 #endif
 
 QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, QConvKernel kernel,
-               bool allow_first_layer = true) {
+               bool allow_winograd, bool allow_first_layer = true) {
   QChoice c;
 #if NINEGRID_X86_INT8_CONV
   isa = runnable_isa(isa);
@@ -157,6 +177,12 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     }
     if (kernel == QConvKernel::FirstLayer) return c;
   }
+  if (kernel == QConvKernel::Winograd ||
+      (chooses_itself(kernel) && allow_winograd && prefer_winograd(p, in_block, vnni))) {
+    if (!winograd_fits(p)) return c;
+    c.winograd = true, c.lanes = avx2::kLanes, c.depth = avx2::kInt8Depth;
+    return c;
+  }
   auto groups_fit = [&](int64_t lanes) { return p.groups == 1 || p.out_channels_per_group() % lanes == 0; };
   const bool direct_fits = vnni ? groups_fit(vnni::kLanes) : groups_fit(avx2::kLanes);
   if (kernel == QConvKernel::Indirect || (kernel == QConvKernel::Auto && prefer_indirect(p, vnni, direct_fits, out_block))) {
@@ -171,9 +197,10 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     c.lanes = avx2::kLanes, c.depth = avx2::kInt8Depth;
   }
 #elif defined(__aarch64__)
-  (void)allow_first_layer;
+  (void)allow_first_layer, (void)allow_winograd;
   isa = runnable_isa(isa);
-  if (!is_arm_isa(isa) || !valid_geometry(p) || kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer)
+  if (!is_arm_isa(isa) || !valid_geometry(p) || kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer ||
+      kernel == QConvKernel::Winograd)
     return c;
   if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
   const bool dot = isa == Isa::Dotprod;
@@ -188,7 +215,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     c.depth = dot ? dotprod::kInt8Depth : neon::kInt8Depth;
   }
 #else
-  (void)p, (void)in_block, (void)out_block, (void)isa, (void)kernel, (void)allow_first_layer;
+  (void)p, (void)in_block, (void)out_block, (void)isa, (void)kernel, (void)allow_winograd, (void)allow_first_layer;
 #endif
   return c;
 }
@@ -270,18 +297,18 @@ void split_vector_w7(int8_t* packed, int8_t* rest) {
 }  // namespace
 
 bool FastQConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
-                           QConvKernel kernel) {
-  return choose(p, in_block, out_block, isa, kernel).lanes > 0;
+                           QConvKernel kernel, bool allow_winograd) {
+  return choose(p, in_block, out_block, isa, kernel, allow_winograd).lanes > 0;
 }
 
 FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point,
-                         Isa isa, int64_t in_block, int64_t out_block, QConvKernel kernel)
+                         Isa isa, int64_t in_block, int64_t out_block, QConvKernel kernel, bool allow_winograd)
     : params_(p), in_block_(in_block) {
-  QChoice c = choose(p, in_block, out_block, isa, kernel);
+  QChoice c = choose(p, in_block, out_block, isa, kernel, allow_winograd);
   // The first-layer kernel fuses no residual: with one, the choice Auto makes without that kernel.
   if (c.first_layer && (q.residual_add || q.residual_multiplier != 0.f))
     c = choose(p, in_block, out_block, isa, kernel == QConvKernel::NoIndirect ? kernel : QConvKernel::Auto,
-               /*allow_first_layer=*/false);
+               allow_winograd, /*allow_first_layer=*/false);
   if (c.lanes == 0)
     throw Error("FastQConv2d: no fast int8 kernel for this convolution (in block " + std::to_string(in_block) +
                 ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
@@ -296,6 +323,10 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   }
   if (c.first_layer) {
     prepare_first_layer(c.vnni, w, q, x_zero_point, out_block);
+    return;
+  }
+  if (c.winograd) {
+    prepare_winograd(w, q, x_zero_point, in_block, out_block);
     return;
   }
 #if NINEGRID_X86_INT8_CONV
@@ -674,6 +705,40 @@ void FastQConv2d::prepare_first_layer(bool vnni, const int8_t* w, const Requanti
 
 // Depthwise: the int8-dw kernels' own weight packing (kernels/qpack_depthwise.h); padding taps read the zero
 // point there, so only the bias carries the correction (no tap_zero_sums) and no input is staged.
+// The Winograd kernel's arguments and transformed weights; strips of at most 48 tiles (the transformed
+// inputs of a strip of 64 channels, 96 KB, stay in L2 while every block of output channels reads them),
+// spread evenly over a tile row.
+void FastQConv2d::prepare_winograd(const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                                   int64_t in_block, int64_t out_block) {
+  const Conv2dParams& p = params_;
+  winograd_ = true;
+  lanes_ = avx2::kLanes;
+  algorithm_name_ = "int8-avx2-winograd-f2x3";
+  X86QWinogradArgs& a = winograd_args_;
+  a.in_channels = p.in_channels, a.in_h = p.in_h, a.in_w = p.in_w, a.in_block = in_block;
+  a.out_channels = p.out_channels, a.out_h = p.out_h, a.out_w = p.out_w, a.out_block = out_block;
+  a.pad_top = p.pad_top, a.pad_left = p.pad_left;
+  a.tiles_h = (p.out_h + 1) / 2, a.tiles_w = (p.out_w + 1) / 2;
+  constexpr int64_t kMaxStripTiles = 48;
+  a.strips_per_row = (a.tiles_w + kMaxStripTiles - 1) / kMaxStripTiles;
+  a.strip_tiles = (a.tiles_w + a.strips_per_row - 1) / a.strips_per_row;
+  a.channels_padded = round_up(p.in_channels, kQWinogradChannelGroup);
+  a.out_channels_padded = round_up(p.out_channels, kQWinogradOcBlock);
+  winograd_weights_ = AlignedArray<int16_t>(qwinograd_f2x3_packed_values(a.channels_padded, a.out_channels_padded));
+  pack_qwinograd_f2x3(w, p.out_channels, p.in_channels, a.out_channels_padded, a.channels_padded,
+                      winograd_weights_.data());
+  a.weights = winograd_weights_.data();
+  bias_.assign(static_cast<size_t>(a.out_channels_padded), 0);
+  multiplier_.assign(static_cast<size_t>(a.out_channels_padded), 0.f);
+  for (int64_t c = 0; c < p.out_channels; ++c) {
+    bias_[c] = q.bias ? q.bias[c] : 0;
+    multiplier_[c] = q.multiplier[c];
+  }
+  a.bias = bias_.data();
+  a.x_zero_point = x_zero_point;
+  a.requantize = x86_requantize(q, multiplier_.data(), a.out_channels_padded);
+}
+
 void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
                                     int64_t in_block, int64_t out_block) {
   const Conv2dParams& p = params_;
@@ -864,7 +929,8 @@ void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, Thr
     run_kernel(gathered, gathered_image, y, residual, pool);
     return;
   }
-  if (first_layer_kernel_) run_first_layer(x, y, pool);
+  if (winograd_) run_winograd(x, y, residual, pool);
+  else if (first_layer_kernel_) run_first_layer(x, y, pool);
   else if (indirect_kernel_) run_indirect(in, in_image, y, residual, pool);
   else run_kernel(in, in_image, y, residual, pool);
 }
@@ -903,6 +969,25 @@ void FastQConv2d::run_first_layer(const uint8_t* x, uint8_t* y, ThreadPool* pool
   for_each_image_chunk(pool, p.batch, p.out_h, [&](int64_t n, int64_t begin, int64_t end) {
     first_layer_kernel_(image_args(n), begin, end);
   });
+}
+
+// The Winograd kernel's strips of tiles, a few chunks per thread, each thread with its own scratch.
+void FastQConv2d::run_winograd(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const {
+#if NINEGRID_X86_INT8_CONV
+  const Conv2dParams& p = params_;
+  const int64_t in_image = p.in_channels * p.in_h * p.in_w, out_image = p.out_channels * p.out_h * p.out_w;
+  const int64_t items = winograd_args_.tiles_h * winograd_args_.strips_per_row;
+  const int64_t scratch_bytes = qwinograd_f2x3_scratch_bytes(winograd_args_);
+  for_each_image_chunk(pool, p.batch, items, [&](int64_t n, int64_t begin, int64_t end) {
+    X86QWinogradArgs a = winograd_args_;
+    a.x = x + n * in_image;
+    a.y = y + n * out_image;
+    a.requantize.residual = residual ? residual + n * out_image : nullptr;
+    avx2::qconv2d_winograd_f2x3(a, begin, end, thread_scratch((scratch_bytes + 3) / 4));
+  });
+#else
+  (void)x, (void)y, (void)residual, (void)pool;
+#endif
 }
 
 // The indirect kernel's work items (conv group, vector group, pixel tile) of every image, in contiguous

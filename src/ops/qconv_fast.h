@@ -23,6 +23,7 @@
 #include "kernels/quantized.h"
 #include "kernels/x86/qconv_first_layer_x86.h"
 #include "kernels/x86/qconv_indirect_x86.h"  // (and qconv_kernels_x86.h)
+#include "kernels/x86/qconv_winograd_x86.h"
 
 namespace ninegrid {
 
@@ -38,7 +39,11 @@ class ThreadPool;
 // (the first-layer, direct, pointwise and strided pointwise kernels); a conv whose groups only the indirect
 // kernel takes has no fast kernel then.
 // FirstLayer takes no fused residual: the constructor chooses as Auto would without it when q has one.
-enum class QConvKernel { Auto, Direct, Indirect, FirstLayer, NoIndirect };
+// Winograd: the int8 F(2x2, 3x3) kernel (kernels/x86/qconv_winograd_x86.h; AVX2, also on CPUs with VNNI),
+// for 3x3 convs of stride 1, dilation 1 and one group whose channel count keeps it exact. Auto and NoIndirect
+// take it without VNNI for the convs prefer_winograd (qconv_fast.cpp) names, unless allow_winograd is false
+// (the float convs' "winograd" algorithm setting).
+enum class QConvKernel { Auto, Direct, Indirect, FirstLayer, NoIndirect, Winograd };
 
 class FastQConv2d {
  public:
@@ -49,16 +54,17 @@ class FastQConv2d {
   // counts; depthwise convs (groups == channels) on qconv2d_depthwise, any blocks. On x86-64 the indirect
   // kernel takes any number of output channels per group.
   static bool supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
-                       QConvKernel kernel = QConvKernel::Auto);
+                       QConvKernel kernel = QConvKernel::Auto, bool allow_winograd = true);
   // w: OIHW int8 weights; q: bias (out_channels int32 values or null), multiplier (out_channels floats),
   // out_zero_point, qmin, qmax and the residual's zero point and multiplier (q.residual itself is ignored
   // here: run() takes it). Throws Error when !supports(...).
   FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point, Isa isa,
-              int64_t in_block, int64_t out_block, QConvKernel kernel = QConvKernel::Auto);
+              int64_t in_block, int64_t out_block, QConvKernel kernel = QConvKernel::Auto,
+              bool allow_winograd = true);
   // y = requantize(conv(x - x_zero_point) + bias [+ residual]) for the whole batch: x in the input block,
   // y and the optional residual (may be y itself) in the output block. `pool` may be null (one thread).
   void run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
-  // "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", "int8-vnni-indirect",
+  // "int8-avx2-winograd-f2x3"; "int8-vnni-direct", "int8-vnni-pointwise", "int8-vnni-depthwise", "int8-vnni-indirect",
   // "int8-vnni-first-layer", and the same with "int8-avx2-"; "int8-avx2-w7-direct" and "int8-avx2-w7-pointwise"
   // (vpmaddubsw) where the weights cannot saturate it (every same-sign pair of input channels 2j, 2j + 1 at most
   // 128 in magnitude: 7-bit weights); "int8-avx2-w7r-direct" and "-pointwise" (vpmaddubsw on any weights, the
@@ -87,6 +93,9 @@ class FastQConv2d {
   void run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
   void run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
   void run_first_layer(const uint8_t* x, uint8_t* y, ThreadPool* pool) const;
+  void prepare_winograd(const int8_t* w, const Requantization& q, int32_t x_zero_point, int64_t in_block,
+                        int64_t out_block);
+  void run_winograd(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const;
 
   Conv2dParams params_;
   int64_t lanes_ = 16, depth_ = 4;
@@ -119,6 +128,11 @@ class FastQConv2d {
   FirstLayerKernel first_layer_kernel_ = nullptr;
   X86QFirstLayerArgs first_layer_args_;
   std::vector<int32_t> first_layer_weights_, row_zero_sums_;
+  // The Winograd kernel (x86-64; set instead of kernel_): its arguments (bias_ and multiplier_ padded to its
+  // blocks of 16 output channels) and transformed weights.
+  bool winograd_ = false;
+  X86QWinogradArgs winograd_args_;
+  AlignedArray<int16_t> winograd_weights_;
 };
 
 }  // namespace ninegrid

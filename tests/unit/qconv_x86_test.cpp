@@ -764,6 +764,26 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   EXPECT_STREQ(first_wide.algorithm(), vnni ? "int8-vnni-direct" : "int8-avx2-first-layer");
   FastQConv2d first_wide_forced(first, w.data(), q, 0, Isa::Avx512, 1, vnni ? 16 : 8, QConvKernel::FirstLayer);
   EXPECT_STREQ(first_wide_forced.algorithm(), vnni ? "int8-vnni-first-layer" : "int8-avx2-first-layer");
+  // 3x3 stride 1 on a 16 x 16 plane (64 tiles), blocks of 8 or 16: the Winograd kernel without VNNI, unless
+  // the "winograd" algorithm is off; not for a plain input (byte-by-byte loads), fewer than 16 output channels
+  // or a 7 x 7 plane (16 tiles).
+  Conv2dParams wide_plane = p;
+  wide_plane.in_h = wide_plane.in_w = wide_plane.out_h = wide_plane.out_w = 16;
+  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 8, 8).algorithm(), "int8-avx2-winograd-f2x3");
+  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 16, 1).algorithm(), "int8-avx2-winograd-f2x3");
+  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 8, 8, QConvKernel::NoIndirect).algorithm(),
+               "int8-avx2-winograd-f2x3");
+  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 8, 8, QConvKernel::Auto, false).algorithm(),
+               "int8-avx2-w7-direct");
+  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 1, 8).algorithm(), "int8-avx2-w7-direct");
+  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx512, 16, 16).algorithm(),
+               vnni ? "int8-vnni-direct" : "int8-avx2-winograd-f2x3");
+  Conv2dParams few_out = wide_plane;
+  few_out.out_channels = 8;
+  EXPECT_STREQ(FastQConv2d(few_out, w.data(), q, 0, Isa::Avx2, 8, 8).algorithm(), "int8-avx2-w7-direct");
+  Conv2dParams small_plane = wide_plane;
+  small_plane.in_h = small_plane.in_w = small_plane.out_h = small_plane.out_w = 7;
+  EXPECT_STREQ(FastQConv2d(small_plane, w.data(), q, 0, Isa::Avx2, 8, 8).algorithm(), "int8-avx2-w7-direct");
 }
 
 // NoIndirect (a float conv's "direct" setting, for int8): what Auto chooses, except that convs Auto gives to
@@ -917,10 +937,90 @@ TEST(QConvX86, PlainOutputHeadsMatchReference) {
           std::string algorithm;
           EXPECT_EQ(mismatches(c, isa, rng(1, 2), &algorithm), 0) << isa.name << " " << algorithm << " " << c.describe();
           if (avx2) {
-            EXPECT_EQ(algorithm, direct_prefix(isa, c) + (k == 1 ? "pointwise" : "direct")) << c.describe();
+            // 3x3 heads with two full vectors of outputs over at least 25 tiles take the Winograd kernel.
+            const bool winograd = k == 3 && out_c >= 16 && ((c.p.out_h + 1) / 2) * ((c.p.out_w + 1) / 2) >= 25;
+            EXPECT_EQ(algorithm, winograd ? std::string("int8-avx2-winograd-f2x3")
+                                          : direct_prefix(isa, c) + (k == 1 ? "pointwise" : "direct"))
+                << c.describe();
           }
           ++tested;
         }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// The Winograd F(2x2, 3x3) kernel forced on random 3x3 stride-1 convs: channel counts on and off its groups
+// of 16 (1 to 65 in, 1 to 40 out), odd and even heights and widths (partial tiles at the bottom and right),
+// rows wide enough for several strips of tiles, padding 0-2 on each side (windows wholly in the padding),
+// every input and output block, zero points at both extremes, residuals and fused additions, one and two
+// threads; bit for bit. It runs under AVX2, so on both x86 ISAs' entries.
+TEST(QConvX86, WinogradMatchesReferenceBitForBit) {
+  Rng rng(2611);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    for (int iter = 0; iter < 120; ++iter) {
+      Case c;
+      Conv2dParams& p = c.p;
+      p.batch = rng(1, 2);
+      p.in_channels = rng.pick<int64_t>({1, 2, 3, 7, 8, 15, 16, 17, 24, 32, 33, 48, 64, 65});
+      p.out_channels = rng(0, 2) == 0 ? rng(1, 15) : rng(16, 40);
+      p.kernel_h = p.kernel_w = 3;
+      p.pad_top = rng(0, 2), p.pad_left = rng(0, 2), p.pad_bottom = rng(0, 2), p.pad_right = rng(0, 2);
+      p.in_h = rng(1, 13);
+      p.in_w = rng(0, 5) == 0 ? rng(90, 210) : rng(1, 27);
+      p.out_h = out_size(p.in_h, 3, 1, 1, p.pad_top, p.pad_bottom);
+      p.out_w = out_size(p.in_w, 3, 1, 1, p.pad_left, p.pad_right);
+      if (p.out_h < 1 || p.out_w < 1) continue;
+      c.in_block = block_for(rng, {1, 4, 8, 16, 32}, p.in_channels);
+      c.out_block = block_for(rng, {16, 8, 4, 1}, p.out_channels);
+      fill(c, rng);
+      std::string algorithm;
+      EXPECT_EQ(mismatches(c, isa, rng(1, 2), &algorithm, QConvKernel::Winograd), 0) << isa.name << " " << c.describe();
+      EXPECT_EQ(algorithm, "int8-avx2-winograd-f2x3");
+      ++tested;
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
+}
+
+// The Winograd kernel's exactness bound (kernels/x86/qconv_winograd_x86.h): at the largest channel count it
+// takes, every output's sum at its extreme (weights -128 against inputs 255 with zero point 0, the most
+// negative sum, and against inputs 0 with zero point 255, the most positive) matches the reference; one channel more and the kernel refuses the conv.
+TEST(QConvX86, WinogradAtItsExactnessBound) {
+  int64_t largest = 1;
+  while (qwinograd_f2x3_exact(largest + 1)) ++largest;
+  EXPECT_LT(largest * 9 * 255 * 128 * 4, int64_t(1) << 31);
+  EXPECT_GE((largest + 1) * 9 * 255 * 128 * 4, int64_t(1) << 31);
+  int tested = 0;
+  for (const Int8Isa& isa : int8_isas()) {
+    if (!isa.runs) continue;
+    for (int high = 0; high < 2; ++high) {
+      Case c;
+      c.p = square_conv(largest, 16, 1, 4, 5, 3, 1, 1, 1);
+      c.in_block = 1, c.out_block = 8;
+      Rng rng(static_cast<uint32_t>(77 + high));
+      fill(c, rng);
+      drop_residual(c);
+      c.x_zero_point = high ? 0 : 255;
+      std::fill(c.x.begin(), c.x.end(), static_cast<uint8_t>(high ? 255 : 0));
+      std::fill(c.w.begin(), c.w.end(), static_cast<int8_t>(-128));
+      // Multipliers that keep the extreme sums (about 2^29) inside the output range.
+      for (float& m : c.multiplier) m = std::ldexp(1.f, -23);
+      c.q.out_zero_point = 128, c.q.qmin = 0, c.q.qmax = 255;
+      std::string algorithm;
+      EXPECT_EQ(mismatches(c, isa, 1, &algorithm, QConvKernel::Winograd), 0) << isa.name << " " << c.describe();
+      ++tested;
+    }
+    EXPECT_TRUE(FastQConv2d::supports(square_conv(largest, 16, 1, 4, 5, 3, 1, 1, 1), 1, 8, isa.isa,
+                                      QConvKernel::Winograd));
+    EXPECT_FALSE(FastQConv2d::supports(square_conv(largest + 1, 16, 1, 4, 5, 3, 1, 1, 1), 1, 8, isa.isa,
+                                       QConvKernel::Winograd));
+    // Nor any other geometry than 3x3, stride 1, dilation 1, one group.
+    EXPECT_FALSE(FastQConv2d::supports(square_conv(16, 16, 1, 8, 8, 3, 2, 1, 1), 8, 8, isa.isa, QConvKernel::Winograd));
+    EXPECT_FALSE(FastQConv2d::supports(square_conv(16, 16, 1, 8, 8, 3, 1, 2, 2), 8, 8, isa.isa, QConvKernel::Winograd));
+    EXPECT_FALSE(FastQConv2d::supports(square_conv(16, 16, 2, 8, 8, 3, 1, 1, 1), 8, 8, isa.isa, QConvKernel::Winograd));
+    EXPECT_FALSE(FastQConv2d::supports(square_conv(16, 16, 1, 8, 8, 5, 1, 1, 2), 8, 8, isa.isa, QConvKernel::Winograd));
   }
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }
