@@ -1,6 +1,6 @@
 // The x86 QuantizeLinear / DequantizeLinear kernels between float and uint8 with one scale and zero point
 // (kernels/x86/quantize_linear_impl.h) against kernels/ref/quantize_linear_ref.cpp, bit for bit: quotients
-// on rounding ties, past both ends of the range, infinite, NaN and subnormal inputs, random scales and zero
+// on rounding ties and a few ulps from them (where multiplying by 1 / scale could round otherwise), past both ends of the range, infinite, NaN and subnormal inputs, random scales and zero
 // points (0 and 255 included), lengths that are not a multiple of the vector; every uint8 value dequantised.
 // For the VNNI and the AVX2 kernels (each skipped where the CPU lacks it).
 #if defined(__x86_64__)
@@ -53,6 +53,13 @@ TEST(QuantizeLinearX86, MatchesReferenceBitForBit) {
           case 1: v = std::numeric_limits<float>::quiet_NaN(); break;
           case 2: v = std::numeric_limits<float>::infinity() * (uniform(0, 1) ? 1.f : -1.f); break;
           case 3: v = std::ldexp(1.f, static_cast<int>(uniform(-149, 127))) * (uniform(0, 1) ? 1.f : -1.f); break;
+          case 4: {
+            // A few ulps from a tie: where x * (1 / scale) and x / scale can round to different integers.
+            v = scale * (static_cast<float>(uniform(-300, 300)) + 0.5f);
+            const float toward = (uniform(0, 1) ? 1.f : -1.f) * std::numeric_limits<float>::infinity();
+            for (int64_t k = uniform(0, 3); k > 0; --k) v = std::nextafter(v, toward);
+            break;
+          }
           default:
             v = scale * static_cast<float>(uniform(-400, 400)) * std::ldexp(1.f, -static_cast<int>(uniform(0, 3)));
         }

@@ -20,76 +20,107 @@
 namespace ninegrid {
 namespace {
 
-// Loads channels [c0, c0 + 16) of input pixel `pixel` as int16 values minus the zero point; channels past
-// in_channels read as the zero point (0 after the subtraction).
-template <class QV>
+// How the input transform reads 16 channels of one pixel: one 16-byte load (blocks that are a multiple of 16),
+// two 8-byte loads from consecutive blocks (blocks of 8), or byte by byte (other blocks, plain NCHW included,
+// and the last group when the channel count is not a multiple of 16).
+enum class QWinogradLoad { Block16, Block8, Bytes };
+
+// Channels [c0, c0 + 16) of input pixel `pixel` as int16 values minus the zero point; with Bytes, channels
+// past in_channels read as the zero point (0 after the subtraction).
+template <class QV, QWinogradLoad LOAD>
 __attribute__((always_inline)) inline typename QV::I16 qwinograd_load_channels(const X86QWinogradArgs& a,
                                                                                int64_t plane, int64_t c0,
                                                                                int64_t pixel,
                                                                                typename QV::I16 zero_point) {
   constexpr int64_t G = kQWinogradChannelGroup;
   const int64_t B = a.in_block;
-  if (c0 + G <= a.in_channels) {
-    if (B % G == 0) return QV::i16_sub(QV::widen_u8(a.x + ((c0 / B) * plane + pixel) * B + c0 % B), zero_point);
-    if (B == G / 2) {
-      const uint8_t* lo = a.x + ((c0 / B) * plane + pixel) * B;
-      return QV::i16_sub(QV::widen_u8_halves(lo, lo + plane * B), zero_point);
+  if constexpr (LOAD == QWinogradLoad::Block16) {
+    return QV::i16_sub(QV::widen_u8(a.x + ((c0 / B) * plane + pixel) * B + c0 % B), zero_point);
+  } else if constexpr (LOAD == QWinogradLoad::Block8) {
+    const uint8_t* lo = a.x + ((c0 / B) * plane + pixel) * B;
+    return QV::i16_sub(QV::widen_u8_halves(lo, lo + plane * B), zero_point);
+  } else {
+    uint8_t bytes[G];
+    std::memset(bytes, static_cast<int>(a.x_zero_point), sizeof(bytes));
+    for (int64_t j = 0; j < G && c0 + j < a.in_channels; ++j) {
+      const int64_t c = c0 + j;
+      bytes[j] = a.x[((c / B) * plane + pixel) * B + c % B];
     }
+    return QV::i16_sub(QV::widen_u8(bytes), zero_point);
   }
-  // Other blocks (plain NCHW included) and the last, partial group: byte by byte.
-  uint8_t bytes[G];
-  std::memset(bytes, static_cast<int>(a.x_zero_point), sizeof(bytes));
-  for (int64_t j = 0; j < G && c0 + j < a.in_channels; ++j) {
-    const int64_t c = c0 + j;
-    bytes[j] = a.x[((c / B) * plane + pixel) * B + c % B];
-  }
-  return QV::i16_sub(QV::widen_u8(bytes), zero_point);
 }
 
-// V = B^T d B for `count` tiles of tile row ty from tile column tx0, into v[position][tile][channel] (row
-// stride `tiles` tiles). B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
-template <class QV>
-void qwinograd_input_transform(const X86QWinogradArgs& a, int64_t ty, int64_t tx0, int64_t count, int64_t tiles,
-                               int16_t* v) {
+// V = B^T d B for one tile whose 4x4 window starts at input pixel (iy0, ix0), into v (channel c of position
+// p at v[p * position + c]). INSIDE: the window lies in the image (no per-pixel test); else pixels outside
+// read as zeros. B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
+template <class QV, QWinogradLoad LOAD, bool INSIDE>
+__attribute__((always_inline)) inline void qwinograd_transform_tile(const X86QWinogradArgs& a, int64_t iy0,
+                                                                    int64_t ix0, int64_t position, int16_t* v) {
   using I16 = typename QV::I16;
   constexpr int64_t G = kQWinogradChannelGroup;
   const int64_t plane = a.in_h * a.in_w, C = a.channels_padded;
   const I16 zero_point = QV::i16_set1(static_cast<int16_t>(a.x_zero_point));
-  const int64_t iy0 = 2 * ty - a.pad_top;
-  bool row_in[4];
-  for (int i = 0; i < 4; ++i) row_in[i] = iy0 + i >= 0 && iy0 + i < a.in_h;
-  for (int64_t t = 0; t < count; ++t) {
-    const int64_t ix0 = 2 * (tx0 + t) - a.pad_left;
-    bool col_in[4];
-    for (int j = 0; j < 4; ++j) col_in[j] = ix0 + j >= 0 && ix0 + j < a.in_w;
-    for (int64_t c0 = 0; c0 < C; c0 += G) {
-      I16 d[4][4];
+  bool row_in[4], col_in[4];
+  for (int i = 0; i < 4; ++i) {
+    row_in[i] = INSIDE || (iy0 + i >= 0 && iy0 + i < a.in_h);
+    col_in[i] = INSIDE || (ix0 + i >= 0 && ix0 + i < a.in_w);
+  }
+  for (int64_t c0 = 0; c0 < C; c0 += G) {
+    I16 d[4][4];
 #pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 4; ++i)
 #pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j)
-          d[i][j] = row_in[i] && col_in[j]
-                        ? qwinograd_load_channels<QV>(a, plane, c0, (iy0 + i) * a.in_w + ix0 + j, zero_point)
-                        : QV::i16_zero();
-      I16 r[4][4];  // B^T d
+      for (int j = 0; j < 4; ++j)
+        d[i][j] = row_in[i] && col_in[j]
+                      ? qwinograd_load_channels<QV, LOAD>(a, plane, c0, (iy0 + i) * a.in_w + ix0 + j, zero_point)
+                      : QV::i16_zero();
+    I16 r[4][4];  // B^T d
 #pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        r[0][j] = QV::i16_sub(d[0][j], d[2][j]);
-        r[1][j] = QV::i16_add(d[1][j], d[2][j]);
-        r[2][j] = QV::i16_sub(d[2][j], d[1][j]);
-        r[3][j] = QV::i16_sub(d[1][j], d[3][j]);
-      }
-      int16_t* out = v + t * C + c0;
-      const int64_t position = tiles * C;  // between positions
+    for (int j = 0; j < 4; ++j) {
+      r[0][j] = QV::i16_sub(d[0][j], d[2][j]);
+      r[1][j] = QV::i16_add(d[1][j], d[2][j]);
+      r[2][j] = QV::i16_sub(d[2][j], d[1][j]);
+      r[3][j] = QV::i16_sub(d[1][j], d[3][j]);
+    }
+    int16_t* out = v + c0;
 #pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) {  // (B^T d) B, row i
-        QV::i16_store(out + (4 * i + 0) * position, QV::i16_sub(r[i][0], r[i][2]));
-        QV::i16_store(out + (4 * i + 1) * position, QV::i16_add(r[i][1], r[i][2]));
-        QV::i16_store(out + (4 * i + 2) * position, QV::i16_sub(r[i][2], r[i][1]));
-        QV::i16_store(out + (4 * i + 3) * position, QV::i16_sub(r[i][1], r[i][3]));
-      }
+    for (int i = 0; i < 4; ++i) {  // (B^T d) B, row i
+      QV::i16_store(out + (4 * i + 0) * position, QV::i16_sub(r[i][0], r[i][2]));
+      QV::i16_store(out + (4 * i + 1) * position, QV::i16_add(r[i][1], r[i][2]));
+      QV::i16_store(out + (4 * i + 2) * position, QV::i16_sub(r[i][2], r[i][1]));
+      QV::i16_store(out + (4 * i + 3) * position, QV::i16_sub(r[i][1], r[i][3]));
     }
   }
+}
+
+// V for `count` tiles of tile row ty from tile column tx0, into v[position][tile][channel] (row stride `tiles`
+// tiles): windows inside the image without per-pixel tests, border windows with them.
+template <class QV, QWinogradLoad LOAD>
+void qwinograd_input_transform_as(const X86QWinogradArgs& a, int64_t ty, int64_t tx0, int64_t count, int64_t tiles,
+                                  int16_t* v) {
+  const int64_t C = a.channels_padded, position = tiles * C;
+  const int64_t iy0 = 2 * ty - a.pad_top;
+  const bool rows_inside = iy0 >= 0 && iy0 + 4 <= a.in_h;
+  for (int64_t t = 0; t < count; ++t) {
+    const int64_t ix0 = 2 * (tx0 + t) - a.pad_left;
+    if (rows_inside && ix0 >= 0 && ix0 + 4 <= a.in_w)
+      qwinograd_transform_tile<QV, LOAD, true>(a, iy0, ix0, position, v + t * C);
+    else
+      qwinograd_transform_tile<QV, LOAD, false>(a, iy0, ix0, position, v + t * C);
+  }
+}
+
+template <class QV>
+void qwinograd_input_transform(const X86QWinogradArgs& a, int64_t ty, int64_t tx0, int64_t count, int64_t tiles,
+                               int16_t* v) {
+  constexpr int64_t G = kQWinogradChannelGroup;
+  const int64_t B = a.in_block;
+  if (a.in_channels % G == 0 && B % G == 0)
+    qwinograd_input_transform_as<QV, QWinogradLoad::Block16>(a, ty, tx0, count, tiles, v);
+  else if (a.in_channels % G == 0 && B == G / 2)
+    qwinograd_input_transform_as<QV, QWinogradLoad::Block8>(a, ty, tx0, count, tiles, v);
+  else
+    qwinograd_input_transform_as<QV, QWinogradLoad::Bytes>(a, ty, tx0, count, tiles, v);
 }
 
 // The products of one position for kQWinogradTileGroup tiles and one block of 16 output channels: u, the
