@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "kernels/x86/qconv_winograd_x86.h"  // (plain data)
+
 namespace ninegrid {
 
 namespace {
-constexpr int64_t kOcBlock = 16;  // kQWinogradOcBlock (kernels/x86/qconv_winograd_x86.h)
+constexpr int64_t kOcBlock = kQWinogradOcBlock;
 constexpr int kG[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
 }  // namespace
 

@@ -139,15 +139,17 @@ bool winograd_fits(const Conv2dParams& p) {
 }
 
 // Whether Auto runs a conv that winograd_fits on it: without VNNI, 16-channel loads (input blocks of 8 or a
-// multiple of 16, whole groups of 16 channels), at least 16 output channels (two full vectors per block) and
-// at least 25 tiles (10 x 10 outputs). Its transformed weights are 3.6 times the int8 weights' bytes and each
+// multiple of 16, whole groups of 16 channels), at least 16 output channels (two full vectors per block),
+// an output in blocks of 8 or more (plain NCHW outputs stay on the direct kernels, which store them four
+// pixels at a time; the Winograd kernel would scatter them byte by byte, not measured) and at least 25 tiles
+// (9 x 9 or 10 x 10 outputs and more). Its transformed weights are 3.6 times the int8 weights' bytes and each
 // is read once per strip of tiles: on 7 x 7 planes (16 tiles, 64 computed outputs for 49) the direct kernels
-// were faster, from 10 x 10 on slower (bench/REPORT.md, "int8 Winograd F(2,3) on AVX2").
-bool prefer_winograd(const Conv2dParams& p, int64_t in_block, bool vnni) {
+// were faster, on 10 x 10 and larger ones slower (bench/REPORT.md, "int8 Winograd F(2,3) on AVX2").
+bool prefer_winograd(const Conv2dParams& p, int64_t in_block, int64_t out_block, bool vnni) {
   const int64_t tiles = ((p.out_h + 1) / 2) * ((p.out_w + 1) / 2);
   return !vnni && winograd_fits(p) && p.in_channels % kQWinogradChannelGroup == 0 &&
          (in_block == kQWinogradChannelGroup / 2 || in_block % kQWinogradChannelGroup == 0) &&
-         p.out_channels >= kQWinogradOcBlock && tiles >= 25;
+         out_block % (kQWinogradOcBlock / 2) == 0 && p.out_channels >= kQWinogradOcBlock && tiles >= 25;
 }
 #endif
 
@@ -162,7 +164,8 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   if (is_depthwise(p)) {
     // qconv2d_depthwise (kernels/x86/qconv_depthwise_impl.h): any block in and out; its lanes per vector
     // come from its weight layout.
-    if (kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer) return c;
+    if (kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer || kernel == QConvKernel::Winograd)
+      return c;
     c.vnni = vnni;
     c.depthwise = true;
     c.lanes = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block).lanes;
@@ -178,7 +181,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
     if (kernel == QConvKernel::FirstLayer) return c;
   }
   if (kernel == QConvKernel::Winograd ||
-      (chooses_itself(kernel) && allow_winograd && prefer_winograd(p, in_block, vnni))) {
+      (chooses_itself(kernel) && allow_winograd && prefer_winograd(p, in_block, out_block, vnni))) {
     if (!winograd_fits(p)) return c;
     c.winograd = true, c.lanes = avx2::kLanes, c.depth = avx2::kInt8Depth;
     return c;
@@ -703,11 +706,9 @@ void FastQConv2d::prepare_first_layer(bool vnni, const int8_t* w, const Requanti
 #endif
 }
 
-// Depthwise: the int8-dw kernels' own weight packing (kernels/qpack_depthwise.h); padding taps read the zero
-// point there, so only the bias carries the correction (no tap_zero_sums) and no input is staged.
-// The Winograd kernel's arguments and transformed weights; strips of at most 48 tiles (the transformed
-// inputs of a strip of 64 channels, 96 KB, stay in L2 while every block of output channels reads them),
-// spread evenly over a tile row.
+// The Winograd kernel's arguments and transformed weights; strips of at most 48 tiles, spread evenly over a
+// tile row (the transformed inputs of a strip are 16 x 48 x channels x 2 bytes: 96 KB for 64 channels, which
+// stay in L2 while every block of output channels reads them).
 void FastQConv2d::prepare_winograd(const int8_t* w, const Requantization& q, int32_t x_zero_point,
                                    int64_t in_block, int64_t out_block) {
   const Conv2dParams& p = params_;
@@ -739,6 +740,8 @@ void FastQConv2d::prepare_winograd(const int8_t* w, const Requantization& q, int
   a.requantize = x86_requantize(q, multiplier_.data(), a.out_channels_padded);
 }
 
+// Depthwise: the int8-dw kernels' own weight packing (kernels/qpack_depthwise.h); padding taps read the zero
+// point there, so only the bias carries the correction (no tap_zero_sums) and no input is staged.
 void FastQConv2d::prepare_depthwise(bool vnni, const int8_t* w, const Requantization& q, int32_t x_zero_point,
                                     int64_t in_block, int64_t out_block) {
   const Conv2dParams& p = params_;

@@ -665,6 +665,9 @@ TEST(QConvX86, SupportsAndAlgorithmNamesArm) {
   EXPECT_FALSE(FastQConv2d::supports(p, 4, 4, Isa::Ref));
   ASSERT_TRUE(cpu_features().asimd);
   EXPECT_TRUE(FastQConv2d::supports(p, 1, 1, Isa::Neon));
+  // The int8 Winograd kernel is x86's (AVX2) only.
+  EXPECT_FALSE(FastQConv2d::supports(p, 4, 4, Isa::Neon, QConvKernel::Winograd));
+  EXPECT_FALSE(FastQConv2d::supports(p, 4, 4, Isa::Dotprod, QConvKernel::Winograd));
   Conv2dParams depthwise = p;
   depthwise.groups = 32;
   EXPECT_TRUE(FastQConv2d::supports(depthwise, 4, 4, Isa::Dotprod));
@@ -765,16 +768,20 @@ TEST(QConvX86, SupportsAndAlgorithmNames) {
   FastQConv2d first_wide_forced(first, w.data(), q, 0, Isa::Avx512, 1, vnni ? 16 : 8, QConvKernel::FirstLayer);
   EXPECT_STREQ(first_wide_forced.algorithm(), vnni ? "int8-vnni-first-layer" : "int8-avx2-first-layer");
   // 3x3 stride 1 on a 16 x 16 plane (64 tiles), blocks of 8 or 16: the Winograd kernel without VNNI, unless
-  // the "winograd" algorithm is off; not for a plain input (byte-by-byte loads), fewer than 16 output channels
-  // or a 7 x 7 plane (16 tiles).
+  // the "winograd" algorithm is off; not for a plain input (byte-by-byte loads) or output, fewer than 16
+  // output channels or a 7 x 7 plane (16 tiles).
   Conv2dParams wide_plane = p;
   wide_plane.in_h = wide_plane.in_w = wide_plane.out_h = wide_plane.out_w = 16;
   EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 8, 8).algorithm(), "int8-avx2-winograd-f2x3");
-  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 16, 1).algorithm(), "int8-avx2-winograd-f2x3");
+  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 16, 16).algorithm(), "int8-avx2-winograd-f2x3");
   EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 8, 8, QConvKernel::NoIndirect).algorithm(),
                "int8-avx2-winograd-f2x3");
   EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 8, 8, QConvKernel::Auto, false).algorithm(),
                "int8-avx2-w7-direct");
+  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 8, 8, QConvKernel::NoIndirect, false).algorithm(),
+               "int8-avx2-w7-direct");
+  // A plain NCHW output (a head's) stays on the direct kernels' four-pixel stores.
+  EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 16, 1).algorithm(), "int8-avx2-w7-direct");
   EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx2, 1, 8).algorithm(), "int8-avx2-w7-direct");
   EXPECT_STREQ(FastQConv2d(wide_plane, w.data(), q, 0, Isa::Avx512, 16, 16).algorithm(),
                vnni ? "int8-vnni-direct" : "int8-avx2-winograd-f2x3");
@@ -937,11 +944,7 @@ TEST(QConvX86, PlainOutputHeadsMatchReference) {
           std::string algorithm;
           EXPECT_EQ(mismatches(c, isa, rng(1, 2), &algorithm), 0) << isa.name << " " << algorithm << " " << c.describe();
           if (avx2) {
-            // 3x3 heads with two full vectors of outputs over at least 25 tiles take the Winograd kernel.
-            const bool winograd = k == 3 && out_c >= 16 && ((c.p.out_h + 1) / 2) * ((c.p.out_w + 1) / 2) >= 25;
-            EXPECT_EQ(algorithm, winograd ? std::string("int8-avx2-winograd-f2x3")
-                                          : direct_prefix(isa, c) + (k == 1 ? "pointwise" : "direct"))
-                << c.describe();
+            EXPECT_EQ(algorithm, direct_prefix(isa, c) + (k == 1 ? "pointwise" : "direct")) << c.describe();
           }
           ++tested;
         }
@@ -951,9 +954,11 @@ TEST(QConvX86, PlainOutputHeadsMatchReference) {
 
 // The Winograd F(2x2, 3x3) kernel forced on random 3x3 stride-1 convs: channel counts on and off its groups
 // of 16 (1 to 65 in, 1 to 40 out), odd and even heights and widths (partial tiles at the bottom and right),
-// rows wide enough for several strips of tiles, padding 0-2 on each side (windows wholly in the padding),
-// every input and output block, zero points at both extremes, residuals and fused additions, one and two
-// threads; bit for bit. It runs under AVX2, so on both x86 ISAs' entries.
+// rows wide enough for several strips of tiles, padding 0-2 on each side, every input and output block,
+// zero points at both extremes, residuals and fused additions, one and two threads; bit for bit. Then each
+// of its three input load forms (16 bytes from blocks of 16 and 32, two 8-byte halves from blocks of 8, byte
+// by byte) on a plane of several strips, with and without a residual. It runs under AVX2, so on both x86
+// ISAs' entries.
 TEST(QConvX86, WinogradMatchesReferenceBitForBit) {
   Rng rng(2611);
   int tested = 0;
@@ -980,12 +985,23 @@ TEST(QConvX86, WinogradMatchesReferenceBitForBit) {
       EXPECT_EQ(algorithm, "int8-avx2-winograd-f2x3");
       ++tested;
     }
+    for (int64_t in_block : {16, 32, 8, 4})
+      for (int with_residual = 0; with_residual < 2; ++with_residual) {
+        Case c;
+        c.p = square_conv(64, 24, 1, 7, 101, 3, 1, 1, 1);  // 51 tiles per row: two strips
+        c.in_block = in_block, c.out_block = 8;
+        fill(c, rng);
+        if (!with_residual) drop_residual(c);
+        std::string algorithm;
+        EXPECT_EQ(mismatches(c, isa, 2, &algorithm, QConvKernel::Winograd), 0) << isa.name << " " << c.describe();
+        ++tested;
+      }
   }
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }
 
 // The Winograd kernel's exactness bound (kernels/x86/qconv_winograd_x86.h): at the largest channel count it
-// takes, every output's sum at its extreme (weights -128 against inputs 255 with zero point 0, the most
+// takes, every interior output's sum at its extreme (weights -128 against inputs 255 with zero point 0, the most
 // negative sum, and against inputs 0 with zero point 255, the most positive) matches the reference; one channel more and the kernel refuses the conv.
 TEST(QConvX86, WinogradAtItsExactnessBound) {
   int64_t largest = 1;
@@ -1016,11 +1032,12 @@ TEST(QConvX86, WinogradAtItsExactnessBound) {
                                       QConvKernel::Winograd));
     EXPECT_FALSE(FastQConv2d::supports(square_conv(largest + 1, 16, 1, 4, 5, 3, 1, 1, 1), 1, 8, isa.isa,
                                        QConvKernel::Winograd));
-    // Nor any other geometry than 3x3, stride 1, dilation 1, one group.
+    // Nor any other geometry than 3x3, stride 1, dilation 1, one group (depthwise convs included).
     EXPECT_FALSE(FastQConv2d::supports(square_conv(16, 16, 1, 8, 8, 3, 2, 1, 1), 8, 8, isa.isa, QConvKernel::Winograd));
     EXPECT_FALSE(FastQConv2d::supports(square_conv(16, 16, 1, 8, 8, 3, 1, 2, 2), 8, 8, isa.isa, QConvKernel::Winograd));
     EXPECT_FALSE(FastQConv2d::supports(square_conv(16, 16, 2, 8, 8, 3, 1, 1, 1), 8, 8, isa.isa, QConvKernel::Winograd));
     EXPECT_FALSE(FastQConv2d::supports(square_conv(16, 16, 1, 8, 8, 5, 1, 1, 2), 8, 8, isa.isa, QConvKernel::Winograd));
+    EXPECT_FALSE(FastQConv2d::supports(square_conv(16, 16, 16, 8, 8, 3, 1, 1, 1), 8, 8, isa.isa, QConvKernel::Winograd));
   }
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }

@@ -20,9 +20,9 @@
 namespace ninegrid {
 namespace {
 
-// How the input transform reads 16 channels of one pixel: one 16-byte load (blocks that are a multiple of 16),
-// two 8-byte loads from consecutive blocks (blocks of 8), or byte by byte (other blocks, plain NCHW included,
-// and the last group when the channel count is not a multiple of 16).
+// How the input transform reads 16 channels of one pixel, chosen once per call: one 16-byte load (blocks that
+// are a multiple of 16), two 8-byte loads from consecutive blocks (blocks of 8), or byte by byte (other
+// blocks, plain NCHW included, and any block when the channel count is not a multiple of 16).
 enum class QWinogradLoad { Block16, Block8, Bytes };
 
 // Channels [c0, c0 + 16) of input pixel `pixel` as int16 values minus the zero point; with Bytes, channels
@@ -50,12 +50,12 @@ __attribute__((always_inline)) inline typename QV::I16 qwinograd_load_channels(c
   }
 }
 
-// V = B^T d B for one tile whose 4x4 window starts at input pixel (iy0, ix0), into v (channel c of position
-// p at v[p * position + c]). INSIDE: the window lies in the image (no per-pixel test); else pixels outside
-// read as zeros. B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
+// V = B^T d B for one tile whose 4x4 window starts at input pixel (iy0, ix0), into v (channel c of
+// position p at v[p * position_stride + c]). INSIDE: the window lies in the image (no per-pixel test); else
+// pixels outside read as zeros. B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
 template <class QV, QWinogradLoad LOAD, bool INSIDE>
 __attribute__((always_inline)) inline void qwinograd_transform_tile(const X86QWinogradArgs& a, int64_t iy0,
-                                                                    int64_t ix0, int64_t position, int16_t* v) {
+                                                                    int64_t ix0, int64_t position_stride, int16_t* v) {
   using I16 = typename QV::I16;
   constexpr int64_t G = kQWinogradChannelGroup;
   const int64_t plane = a.in_h * a.in_w, C = a.channels_padded;
@@ -85,28 +85,29 @@ __attribute__((always_inline)) inline void qwinograd_transform_tile(const X86QWi
     int16_t* out = v + c0;
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {  // (B^T d) B, row i
-      QV::i16_store(out + (4 * i + 0) * position, QV::i16_sub(r[i][0], r[i][2]));
-      QV::i16_store(out + (4 * i + 1) * position, QV::i16_add(r[i][1], r[i][2]));
-      QV::i16_store(out + (4 * i + 2) * position, QV::i16_sub(r[i][2], r[i][1]));
-      QV::i16_store(out + (4 * i + 3) * position, QV::i16_sub(r[i][1], r[i][3]));
+      QV::i16_store(out + (4 * i + 0) * position_stride, QV::i16_sub(r[i][0], r[i][2]));
+      QV::i16_store(out + (4 * i + 1) * position_stride, QV::i16_add(r[i][1], r[i][2]));
+      QV::i16_store(out + (4 * i + 2) * position_stride, QV::i16_sub(r[i][2], r[i][1]));
+      QV::i16_store(out + (4 * i + 3) * position_stride, QV::i16_sub(r[i][1], r[i][3]));
     }
   }
 }
 
-// V for `count` tiles of tile row ty from tile column tx0, into v[position][tile][channel] (row stride `tiles`
-// tiles): windows inside the image without per-pixel tests, border windows with them.
+// V for `count` tiles of tile row ty from tile column tx0, into v[position][tile][channel] (`tiles`, the
+// strip's capacity, tiles per position): windows inside the image without per-pixel tests, border windows
+// with them.
 template <class QV, QWinogradLoad LOAD>
 void qwinograd_input_transform_as(const X86QWinogradArgs& a, int64_t ty, int64_t tx0, int64_t count, int64_t tiles,
                                   int16_t* v) {
-  const int64_t C = a.channels_padded, position = tiles * C;
+  const int64_t C = a.channels_padded, position_stride = tiles * C;
   const int64_t iy0 = 2 * ty - a.pad_top;
   const bool rows_inside = iy0 >= 0 && iy0 + 4 <= a.in_h;
   for (int64_t t = 0; t < count; ++t) {
     const int64_t ix0 = 2 * (tx0 + t) - a.pad_left;
     if (rows_inside && ix0 >= 0 && ix0 + 4 <= a.in_w)
-      qwinograd_transform_tile<QV, LOAD, true>(a, iy0, ix0, position, v + t * C);
+      qwinograd_transform_tile<QV, LOAD, true>(a, iy0, ix0, position_stride, v + t * C);
     else
-      qwinograd_transform_tile<QV, LOAD, false>(a, iy0, ix0, position, v + t * C);
+      qwinograd_transform_tile<QV, LOAD, false>(a, iy0, ix0, position_stride, v + t * C);
   }
 }
 
