@@ -105,8 +105,8 @@ constexpr int32_t kInputShift = 0;
 // indirect kernel stores four pixels per channel at a time where the 16-lane direct kernel's store scatters
 // byte by byte. The AVX2 direct kernels store plain NCHW four pixels at a time too, and beat the indirect
 // kernel on RetinaFace's heads in each of their forms (vpmaddubsw with or without rest vectors, and
-// vpmaddwd: bench/REPORT.md, "int8 detection heads on the direct kernels"). Planes of fewer than 4 pixel tiles stay direct: a tile's pixels past the plane are computed and
-// dropped.
+// vpmaddwd: bench/REPORT.md, "int8 detection heads on the direct kernels"). Planes of fewer than 4 pixel
+// tiles stay direct: a tile's pixels past the plane are computed and dropped.
 bool prefer_indirect(const Conv2dParams& p, bool vnni, bool direct_fits, int64_t out_block) {
   const int64_t pixels = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;
   if (p.out_h * p.out_w < 4 * pixels) return !direct_fits;
@@ -712,7 +712,11 @@ void FastQConv2d::prepare_first_layer(bool vnni, const int8_t* w, const Requanti
 void FastQConv2d::prepare_winograd(const int8_t* w, const Requantization& q, int32_t x_zero_point,
                                    int64_t in_block, int64_t out_block) {
   const Conv2dParams& p = params_;
-  winograd_ = true;
+#if NINEGRID_X86_INT8_CONV
+  winograd_kernel_ = avx2::qconv2d_winograd_f2x3;
+#else
+  throw Error("FastQConv2d: no int8 Winograd kernel on this build");
+#endif
   lanes_ = avx2::kLanes;
   algorithm_name_ = "int8-avx2-winograd-f2x3";
   X86QWinogradArgs& a = winograd_args_;
@@ -932,7 +936,7 @@ void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, Thr
     run_kernel(gathered, gathered_image, y, residual, pool);
     return;
   }
-  if (winograd_) run_winograd(x, y, residual, pool);
+  if (winograd_kernel_) run_winograd(x, y, residual, pool);
   else if (first_layer_kernel_) run_first_layer(x, y, pool);
   else if (indirect_kernel_) run_indirect(in, in_image, y, residual, pool);
   else run_kernel(in, in_image, y, residual, pool);
@@ -976,7 +980,6 @@ void FastQConv2d::run_first_layer(const uint8_t* x, uint8_t* y, ThreadPool* pool
 
 // The Winograd kernel's strips of tiles, a few chunks per thread, each thread with its own scratch.
 void FastQConv2d::run_winograd(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const {
-#if NINEGRID_X86_INT8_CONV
   const Conv2dParams& p = params_;
   const int64_t in_image = p.in_channels * p.in_h * p.in_w, out_image = p.out_channels * p.out_h * p.out_w;
   const int64_t items = winograd_args_.tiles_h * winograd_args_.strips_per_row;
@@ -986,11 +989,8 @@ void FastQConv2d::run_winograd(const uint8_t* x, uint8_t* y, const uint8_t* resi
     a.x = x + n * in_image;
     a.y = y + n * out_image;
     a.requantize.residual = residual ? residual + n * out_image : nullptr;
-    avx2::qconv2d_winograd_f2x3(a, begin, end, thread_scratch((scratch_bytes + 3) / 4));
+    winograd_kernel_(a, begin, end, thread_scratch((scratch_bytes + 3) / 4));
   });
-#else
-  (void)x, (void)y, (void)residual, (void)pool;
-#endif
 }
 
 // The indirect kernel's work items (conv group, vector group, pixel tile) of every image, in contiguous

@@ -130,7 +130,8 @@ class FastQConv2d {
   std::vector<int32_t> first_layer_weights_, row_zero_sums_;
   // The Winograd kernel (x86-64; set instead of kernel_): its arguments (bias_ and multiplier_ padded to its
   // blocks of 16 output channels) and transformed weights.
-  bool winograd_ = false;
+  using WinogradKernel = void (*)(const X86QWinogradArgs&, int64_t, int64_t, void*);
+  WinogradKernel winograd_kernel_ = nullptr;
   X86QWinogradArgs winograd_args_;
   AlignedArray<int16_t> winograd_weights_;
 };

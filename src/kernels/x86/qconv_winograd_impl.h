@@ -196,15 +196,15 @@ template <class QV>
 void qconv2d_winograd_f2x3_impl(const X86QWinogradArgs& a, int64_t item_begin, int64_t item_end, void* scratch) {
   constexpr int64_t TG = kQWinogradTileGroup, Q = kQWinogradOcBlock;
   const int64_t C = a.channels_padded;
-  const int64_t tiles = (a.strip_tiles + TG - 1) / TG * TG;  // the strip's tiles, whole register tiles
-  int16_t* v = static_cast<int16_t*>(scratch);                // [16][tiles][C]
-  int32_t* m = reinterpret_cast<int32_t*>(v + 16 * tiles * C);  // [tiles][16][Q]
+  const int64_t tiles = qwinograd_whole_tile_groups(a.strip_tiles);  // as qwinograd_f2x3_scratch_bytes lays out
+  int16_t* v = static_cast<int16_t*>(scratch);                        // [16][tiles][C]
+  int32_t* m = reinterpret_cast<int32_t*>(v + 16 * tiles * C);          // [tiles][16][Q]
   for (int64_t item = item_begin; item < item_end; ++item) {
     const int64_t ty = item / a.strips_per_row, tx0 = (item % a.strips_per_row) * a.strip_tiles;
     const int64_t count = a.tiles_w - tx0 < a.strip_tiles ? a.tiles_w - tx0 : a.strip_tiles;
     qwinograd_input_transform<QV>(a, ty, tx0, count, tiles, v);
     // The register tiles' tiles past `count` multiply zeros; their sums are never stored.
-    const int64_t used = (count + TG - 1) / TG * TG;
+    const int64_t used = qwinograd_whole_tile_groups(count);
     for (int64_t position = 0; position < 16; ++position)
       std::memset(v + (position * tiles + count) * C, 0, static_cast<size_t>((used - count) * C) * sizeof(int16_t));
     for (int64_t ob = 0; ob < a.out_channels_padded / Q; ++ob) {

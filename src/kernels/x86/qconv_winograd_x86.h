@@ -57,9 +57,15 @@ inline bool qwinograd_f2x3_exact(int64_t in_channels) {
   return in_channels >= 1 && in_channels * 9 * 255 * 128 < (int64_t(1) << 29);
 }
 
-// Bytes of scratch one call of the kernel needs (its transformed inputs and products for one strip).
+// `tiles` rounded up to whole register tiles: the tiles a strip's buffers hold and its products compute.
+inline int64_t qwinograd_whole_tile_groups(int64_t tiles) {
+  return (tiles + kQWinogradTileGroup - 1) / kQWinogradTileGroup * kQWinogradTileGroup;
+}
+
+// Bytes of scratch one call of the kernel needs: for one strip, its transformed inputs (int16
+// [16][tiles][channels_padded]) and then its products (int32 [tiles][16][kQWinogradOcBlock]).
 inline int64_t qwinograd_f2x3_scratch_bytes(const X86QWinogradArgs& a) {
-  const int64_t tiles = (a.strip_tiles + kQWinogradTileGroup - 1) / kQWinogradTileGroup * kQWinogradTileGroup;
+  const int64_t tiles = qwinograd_whole_tile_groups(a.strip_tiles);
   return 16 * tiles * a.channels_padded * 2 + tiles * 16 * kQWinogradOcBlock * 4;
 }
 
