@@ -44,8 +44,12 @@ constexpr bool quad_channel_major_of(long) {
 // QVecAvx2W7 also holds a vector of ones for its vpmaddwd, 15 of 16, and GCC keeps two products in flight
 // and spills one accumulator per step; a 6-pixel tile was measured no faster (bench/REPORT.md, "int8 on
 // AVX2 with 7-bit weights").
-template <int LANES, int OCB>
-struct QDirectMenu;
+// GROUPED: QV takes the stride-1 pixels in groups (QVecAvx2's vpbroadcastd + vpshufb pairs, whose tiles
+// keep no group register): 2 blocks x 4 pixels, two whole groups of 2, where 5 pixels left one pixel to the
+// broadcast and measured slower (bench/REPORT.md, "int8 pointwise on vpmaddwd"). Without a specialisation
+// of its own a grouped policy takes the ungrouped menu (the AArch64 ones: qconv_direct_arm_impl.h).
+template <int LANES, int OCB, bool GROUPED = false>
+struct QDirectMenu : QDirectMenu<LANES, OCB, false> {};
 template <>
 struct QDirectMenu<16, 2> {
   using Full = TileWidths<12, 13, 10, 8, 6, 4, 3, 2, 1>;
@@ -70,7 +74,12 @@ struct QDirectMenu<8, 1> {
   using Reduced = TileWidths<10, 4, 2, 1>;
   using Column = TileWidths<8, 4, 2, 1>;
 };
-
+template <>
+struct QDirectMenu<8, 2, true> {
+  using Full = TileWidths<4, 3, 2, 1>;
+  using Reduced = TileWidths<4, 2, 1>;
+  using Column = TileWidths<4, 3, 2, 1>;
+};
 // The vector type of QV's pixel groups, or its broadcast type when it has none (declarations for decltype).
 template <class QV>
 auto group_vector_of(int) -> typename QV::XG;
@@ -91,7 +100,7 @@ struct QuantConvArith {
   static constexpr bool kHalfBlocks = false;
   static constexpr bool kRest = rest_vectors_of<QV>(0);  // QVecAvx2W7R's (conv_direct_impl.h)
   template <int OCB>
-  using Menu = QDirectMenu<QV::kLanes, OCB>;
+  using Menu = QDirectMenu<QV::kLanes, OCB, (group_elements_of<QV>(0) > 0)>;
 
   __attribute__((always_inline)) static W load_weights(const Wt* p) { return QV::load_weights(p); }
   __attribute__((always_inline)) static X broadcast(const In* p) { return QV::broadcast_inputs(p); }

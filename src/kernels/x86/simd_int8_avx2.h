@@ -41,6 +41,31 @@ struct QVecAvx2 {
   }
   static Acc madd(X x, W w, Acc acc) { return _mm256_add_epi32(acc, _mm256_madd_epi16(x, w)); }
 
+  // Pixel groups (conv_direct_impl.h) for the dense tiles' stride-1 pixels: a group is a pointer to 16 input
+  // bytes (2 pixels of NCHW8c, 4 of NCHW4c), and the pair of lane L (bytes 2L, 2L + 1) comes from the 4-byte
+  // word holding it, broadcast by vpbroadcastd from memory (a load only), with one vpshufb that picks the
+  // pair and zero-extends it to words. broadcast_inputs' vpbroadcastw + vpmovzxbw takes two shuffles per
+  // pair (and vpbroadcastw from memory a third operation); the shuffles share ports with the vpaddd after each
+  // vpmaddwd. No register holds the group, so the tile keeps its accumulators in registers.
+  static constexpr int kGroupElements = 16;
+  using XG = const uint8_t*;
+  static XG load_group(const uint8_t* p) { return p; }
+  template <int L>
+  static Acc madd_lane(XG g, W w, Acc acc) {
+    int32_t quad;
+    __builtin_memcpy(&quad, g + 4 * (L / 2), sizeof quad);
+    // Bytes (0, 1) or (2, 3) of each 32-bit lane into its two words, the high bytes zero (index 0x80).
+    const __m256i pick = _mm256_set1_epi32(L % 2 == 0 ? static_cast<int32_t>(0x80018000u)
+                                                      : static_cast<int32_t>(0x80038002u));
+    __m256i sum = madd(_mm256_shuffle_epi8(_mm256_set1_epi32(quad), pick), w, acc);
+    // The sum passes through an empty asm in a register: without it GCC reassociates the tile's chains of
+    // vpaddd (integer addition being associative), computes all the products of an input block first, parks
+    // them on the stack and adds them up in a tree, so that the loop ran mostly stores and reloads. (In madd
+    // itself it made the Winograd kernel 1-3% slower.)
+    __asm__("" : "+x"(sum));
+    return sum;
+  }
+
   // Requantisation steps.
   static F to_float(Acc v) { return _mm256_cvtepi32_ps(v); }
   static F load_f(const float* p) { return _mm256_loadu_ps(p); }
@@ -144,6 +169,7 @@ struct QVecAvx2 {
 // takes two broadcasts, two widenings, two sign extensions and two multiplies.
 struct QVecAvx2W7 : QVecAvx2 {
   static constexpr int kDepth = 4;
+  static constexpr int kGroupElements = 0;  // no pixel groups: its broadcast is one load already
   using X = __m256i;  // 4 input bytes of one pixel, the same in every 32-bit lane
   using W = __m256i;  // 4 weight bytes of each of 8 output channels: [lane][kDepth]
 
