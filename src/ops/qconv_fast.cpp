@@ -336,9 +336,11 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // Without VNNI, four input channels per multiply-add (vpmaddubsw) where the weights allow it: packed at
   // that depth first, the packed vectors say. Weights whose pairs fit its bound take the w7 kernels; else
   // the pairs beyond it are split (split_w7_block), one rest vector per packed vector holding such a
-  // pair, where at most half of the vectors need one (a rest vector costs about what a packed one does,
-  // and the vpmaddwd kernels take about twice as long as the w7 ones: bench/REPORT.md); else vpmaddwd,
-  // two channels per multiply-add, packed again.
+  // pair, where few enough vectors need one; else vpmaddwd, two channels per multiply-add, packed again.
+  // A rest vector costs about what a packed one does. The vpmaddwd direct kernels take 1.4-1.8x as long as
+  // the w7 ones, and 1x1 convs were measured layer by layer at both bounds: up to half of the vectors with
+  // a rest for the direct kernels, 3/10 for the pointwise ones (bench/REPORT.md, "int8 pointwise on
+  // vpmaddwd").
   // (Rest vectors name their tap in int16: larger kernels take vpmaddwd.)
   enum class AvxForm { Vnni, W7, W7Rest, Words } form = c.vnni ? AvxForm::Vnni : AvxForm::W7;
   if (form == AvxForm::W7 && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX)) form = AvxForm::Words;
@@ -347,7 +349,8 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   pack_direct_weights(w, q, x_zero_point, /*split_w7=*/form == AvxForm::W7);
   if (form == AvxForm::W7 && !rest_.empty()) {
     const int64_t vectors = weights_.size() / kW7VectorBytes, beyond = static_cast<int64_t>(rest_.size());
-    if (2 * beyond > vectors) {
+    const int64_t most_percent = is_pointwise(p) || is_strided_pointwise(p) ? 30 : 50;
+    if (100 * beyond > most_percent * vectors) {
       form = AvxForm::Words;
       depth_ = avx2::kInt8Depth;
       plan_staging(in_block);

@@ -266,14 +266,24 @@ void fill_few_pairs_beyond_w7(Case& c, Rng& rng) {
   for (uint8_t& v : c.x) v = rng(0, 2) == 0 ? uint8_t{255} : v;
 }
 
+// Whether AVX2 takes the kernels with rest vectors for c's weights (some pair beyond the bound): where at
+// most 3/10 of the weight vectors have such a pair for a 1x1 conv without padding (the pointwise kernels,
+// strided or not), at most half for the others.
+bool takes_rest_vectors(const Case& c) {
+  const Conv2dParams& p = c.p;
+  const W7Vectors v = w7_vectors(c);
+  const bool one_by_one = p.kernel_h == 1 && p.kernel_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
+                          (p.stride_h > 1 || p.stride_w > 1 || (p.out_h == p.in_h && p.out_w == p.in_w));
+  return one_by_one ? 10 * v.beyond <= 3 * v.all : 2 * v.beyond <= v.all;
+}
+
 // The prefix of the direct and pointwise kernels' names that FastQConv2d gives c under `isa`: AVX2 takes
-// the vpmaddubsw kernels where c's weights allow them, and those with rest vectors where at most half of
-// the weight vectors have a pair beyond the bound.
+// the vpmaddubsw kernels where c's weights allow them, those with rest vectors where takes_rest_vectors,
+// else the vpmaddwd ones.
 std::string direct_prefix(const Int8Isa& isa, const Case& c) {
   if (std::string(isa.name) != "avx2") return isa.prefix;
   if (pairs_fit_w7(c)) return "int8-avx2-w7-";
-  const W7Vectors v = w7_vectors(c);
-  return 2 * v.beyond <= v.all ? "int8-avx2-w7r-" : isa.prefix;
+  return takes_rest_vectors(c) ? "int8-avx2-w7r-" : isa.prefix;
 }
 
 // Runs c on the fast kernels of `isa` (threads 1 or 2; `kernel`: the family, as FastQConv2d takes it) and on
@@ -520,7 +530,7 @@ TEST(QConvX86, AvxW7RestMatchesReferenceBitForBit) {
     fill_few_pairs_beyond_w7(c, rng);
     const W7Vectors v = w7_vectors(c);
     ASSERT_GT(v.beyond, 0) << c.describe();
-    if (2 * v.beyond > v.all) continue;  // too many for rest vectors (small layers): the vpmaddwd kernels
+    if (!takes_rest_vectors(c)) continue;  // too many for rest vectors (small layers): the vpmaddwd kernels
     std::string algorithm;
     EXPECT_EQ(mismatches(c, *avx2, rng(0, 3) == 0 ? 2 : 1, &algorithm, QConvKernel::Direct), 0) << c.describe();
     EXPECT_EQ(algorithm, std::string("int8-avx2-w7r-") + direct_or_pointwise(c.p)) << c.describe();

@@ -172,7 +172,7 @@ void qconv2d_direct_w7(const X86QConvArgs& a, const X86ConvRange& r);
 void qconv2d_pointwise_w7(const X86QConvArgs& a, const X86ConvRange& r);
 // The same kernels on any 8-bit weights, exactly: the packed weights within the bound above, and per tile the
 // block's rest vectors (X86QConvArgs::rest) added with the same instructions. ops/qconv_fast.cpp splits
-// the weights (split_w7_block) and takes these where at most half of the vectors need a rest.
+// the weights (split_w7_block) and takes these where few enough of the vectors need a rest.
 void qconv2d_direct_w7r(const X86QConvArgs& a, const X86ConvRange& r);
 void qconv2d_pointwise_w7r(const X86QConvArgs& a, const X86ConvRange& r);
 void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);

@@ -164,7 +164,7 @@ struct QVecAvx2 {
 // (255 x 128 = 32640); opposite signs never overflow. 7-bit weights (|w| <= 64, ONNX Runtime's
 // reduce_range, `ninegrid quantize --weight-bits 7`) always meet it; the op (ops/qconv_fast.cpp,
 // vector_fits_w7) checks every pair of the packed weights and otherwise splits the pairs beyond the bound
-// (QVecAvx2W7R below) or, when most vectors would need it, uses the vpmaddwd policy above. Per 4 channels:
+// (QVecAvx2W7R below) or, when too many vectors would need it, uses the vpmaddwd policy above. Per 4 channels:
 // a vpbroadcastd from memory (no widening), a raw 32-byte weight load, and two multiplies, where QVecAvx2
 // takes two broadcasts, two widenings, two sign extensions and two multiplies.
 struct QVecAvx2W7 : QVecAvx2 {
