@@ -38,9 +38,10 @@ constexpr bool quad_channel_major_of(long) {
 // 2 blocks x 12 pixels = 24 accumulators beside 2 weight vectors and the broadcast input (27 of 32), with
 // enough independent sums (24) to cover the instruction's latency many times over. Each step is one
 // broadcast shared by the two blocks' vpdpbusd, 64 multiply-adds each.
-// AVX2 (16 ymm registers): a multiply-add is vpmaddwd into a temporary, then vpaddd into the sum, so each
-// tile needs a register more than fp32's FMA: 2 blocks x 5 pixels = 10 accumulators + 2 weights + the
-// broadcast + the product (14 of 16) where fp32 fills 16 with 2 x 6 (measured: bench/REPORT.md, "int8").
+// AVX2 (16 ymm registers) without pixel groups (the vpmaddubsw policies; QVecAvx2's tiles of stride 2 or
+// more take the grouped menu below): a multiply-add is vpmaddwd into a temporary, then vpaddd into the sum,
+// so each tile needs a register more than fp32's FMA: 2 blocks x 5 pixels = 10 accumulators + 2 weights +
+// the broadcast + the product (14 of 16) where fp32 fills 16 with 2 x 6 (measured: bench/REPORT.md, "int8").
 // QVecAvx2W7 also holds a vector of ones for its vpmaddwd, 15 of 16, and GCC keeps two products in flight
 // and spills one accumulator per step; a 6-pixel tile was measured no faster (bench/REPORT.md, "int8 on
 // AVX2 with 7-bit weights").
