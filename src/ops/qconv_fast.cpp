@@ -338,9 +338,9 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // the pairs beyond it are split (split_w7_block), one rest vector per packed vector holding such a
   // pair, where few enough vectors need one; else vpmaddwd, two channels per multiply-add, packed again.
   // A rest vector costs about what a packed one does. The vpmaddwd direct kernels take 1.4-1.8x as long as
-  // the w7 ones, and 1x1 convs were measured layer by layer at both bounds: up to half of the vectors with
-  // a rest for the direct kernels, 3/10 for the pointwise ones (bench/REPORT.md, "int8 pointwise on
-  // vpmaddwd").
+  // the w7 ones, and 1x1 convs were measured layer by layer at both bounds: up to 3/10 of the vectors with
+  // a rest for 1x1 convs of the pointwise shapes, strided or not (whichever kernel then runs them), half for
+  // the others (bench/REPORT.md, "int8 pointwise on vpmaddwd").
   // (Rest vectors name their tap in int16: larger kernels take vpmaddwd.)
   enum class AvxForm { Vnni, W7, W7Rest, Words } form = c.vnni ? AvxForm::Vnni : AvxForm::W7;
   if (form == AvxForm::W7 && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX)) form = AvxForm::Words;

@@ -267,13 +267,16 @@ void fill_few_pairs_beyond_w7(Case& c, Rng& rng) {
 }
 
 // Whether AVX2 takes the kernels with rest vectors for c's weights (some pair beyond the bound): where at
-// most 3/10 of the weight vectors have such a pair for a 1x1 conv without padding (the pointwise kernels,
-// strided or not), at most half for the others.
+// most 3/10 of the weight vectors have such a pair for a 1x1 conv of the pointwise shapes (no padding at
+// the top and left; stride 1 with the output the input's size, or a larger stride whose last output reads
+// inside the input: the pointwise kernel, strided or not), at most half for the others.
 bool takes_rest_vectors(const Case& c) {
   const Conv2dParams& p = c.p;
   const W7Vectors v = w7_vectors(c);
-  const bool one_by_one = p.kernel_h == 1 && p.kernel_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
-                          (p.stride_h > 1 || p.stride_w > 1 || (p.out_h == p.in_h && p.out_w == p.in_w));
+  const bool unit_stride = p.stride_h == 1 && p.stride_w == 1;
+  const bool reads_inside = unit_stride ? p.out_h == p.in_h && p.out_w == p.in_w
+                                        : (p.out_h - 1) * p.stride_h < p.in_h && (p.out_w - 1) * p.stride_w < p.in_w;
+  const bool one_by_one = p.kernel_h == 1 && p.kernel_w == 1 && p.pad_top == 0 && p.pad_left == 0 && reads_inside;
   return one_by_one ? 10 * v.beyond <= 3 * v.all : 2 * v.beyond <= v.all;
 }
 

@@ -273,8 +273,8 @@ inline void accumulate(const typename A::Args& a, const DirectGeometry& g, int64
 //   T madd_lane<L>(XG g, W w, T acc)     acc plus inputs [L * kDepth, (L + 1) * kDepth) of g times w
 // A dense tile whose pixels are whole input blocks side by side (pixel step PIN: stride 1) loads
 // G = kGroupElements / PIN pixels per group, all PIN channels of them; the pixels past a multiple of G take
-// the broadcast. Policies without kGroupElements (the x86 ones, whose broadcast comes from memory for free)
-// keep the broadcast everywhere and the loops as they were.
+// the broadcast. Policies without kGroupElements, or with 0 (the x86 ones whose broadcast comes from memory
+// in one load), keep the broadcast everywhere and the loops as they were.
 template <class A>
 constexpr auto group_elements_of(int) -> decltype(A::kGroupElements, 0) {
   return A::kGroupElements;

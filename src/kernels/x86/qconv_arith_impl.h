@@ -46,8 +46,10 @@ constexpr bool quad_channel_major_of(long) {
 // and spills one accumulator per step; a 6-pixel tile was measured no faster (bench/REPORT.md, "int8 on
 // AVX2 with 7-bit weights").
 // GROUPED: QV takes the stride-1 pixels in groups (QVecAvx2's vpbroadcastd + vpshufb pairs, whose tiles
-// keep no group register): 2 blocks x 4 pixels, two whole groups of 2, where 5 pixels left one pixel to the
-// broadcast and measured slower (bench/REPORT.md, "int8 pointwise on vpmaddwd"). Without a specialisation
+// keep no group register): 2 blocks x 4 pixels, on NCHW8c input two whole groups of 2, where 5 pixels left
+// one pixel to the broadcast and measured slower (bench/REPORT.md, "int8 pointwise on vpmaddwd"). The same
+// menu serves its other tiles (NCHW4c: one group of 4; NCHW16c: no groups; strides above 1, column tiles),
+// measured only on 3x3 stride 2 (1-4% slower than 5 pixels, that REPORT section). Without a specialisation
 // of its own a grouped policy takes the ungrouped menu (the AArch64 ones: qconv_direct_arm_impl.h).
 template <int LANES, int OCB, bool GROUPED = false>
 struct QDirectMenu : QDirectMenu<LANES, OCB, false> {};
@@ -106,8 +108,8 @@ struct QuantConvArith {
   __attribute__((always_inline)) static W load_weights(const Wt* p) { return QV::load_weights(p); }
   __attribute__((always_inline)) static X broadcast(const In* p) { return QV::broadcast_inputs(p); }
   __attribute__((always_inline)) static T madd(X x, W w, T acc) { return QV::madd(x, w, acc); }
-  // Pixel groups (conv_direct_impl.h), where QV has them (the AArch64 vectors; not the x86 ones, whose
-  // kGroupElements is 0 and XG a stand-in that nothing uses).
+  // Pixel groups (conv_direct_impl.h), where QV has them (the AArch64 vectors and QVecAvx2; the other x86
+  // ones have a kGroupElements of 0 or none, and XG is then a stand-in that nothing uses).
   static constexpr int kGroupElements = group_elements_of<QV>(0);
   using XG = decltype(group_vector_of<QV>(0));
   __attribute__((always_inline)) static XG load_group(const In* p) { return QV::load_group(p); }

@@ -106,6 +106,7 @@ struct QVecVnni {
 // blocks, where 16 lanes would leave half of every vector idle. The requantisation steps are AVX2's.
 struct QVecVnni256 : QVecAvx2 {
   static constexpr int kDepth = 4;
+  static constexpr int kGroupElements = 0;  // no pixel groups (QVecAvx2's take 2 channels per lane)
   using X = __m256i;  // kDepth input bytes per lane
   using W = __m256i;  // kDepth weights of each of 8 output channels: bytes [lane][kDepth]
   static X broadcast_inputs(const uint8_t* p) {
