@@ -49,14 +49,7 @@ struct DwAvx2 {
     return QV::pixels_to_tap_pairs(QV::load_pixel8(pixels[0]), QV::load_pixel8(pixels[1]));
   }
   static W weights(const int8_t* p) { return QV::load_weights_i16(reinterpret_cast<const int16_t*>(p)); }
-  // The sum through an empty asm in a register, as QVecAvx2::madd_lane does: without it GCC reassociates each
-  // output's chain of vpaddd over its tap pairs into a tree and spills the products (bench/REPORT.md, "int8
-  // pointwise on vpmaddwd").
-  static QV::Acc madd(Taps t, W w, QV::Acc acc) {
-    QV::Acc sum = QV::madd(t, w, acc);
-    __asm__("" : "+x"(sum));
-    return sum;
-  }
+  static QV::Acc madd(Taps t, W w, QV::Acc acc) { return QV::madd_in_order(t, w, acc); }
 };
 
 }  // namespace

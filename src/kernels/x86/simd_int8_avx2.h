@@ -40,6 +40,16 @@ struct QVecAvx2 {
     return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
   static Acc madd(X x, W w, Acc acc) { return _mm256_add_epi32(acc, _mm256_madd_epi16(x, w)); }
+  // madd, its sum then passed through an empty asm in a register: without it GCC reassociates a tile's
+  // chains of vpaddd (integer addition being associative), computes all the products of an input block (or a
+  // depthwise output's tap pairs) first, parks them on the stack and adds them up in a tree, so that the loop
+  // ran mostly stores and reloads (bench/REPORT.md, "int8 pointwise on vpmaddwd"). The direct, pointwise and
+  // depthwise tiles call it; in madd itself it made the Winograd kernel 1-3% slower.
+  static Acc madd_in_order(X x, W w, Acc acc) {
+    Acc sum = madd(x, w, acc);
+    __asm__("" : "+x"(sum));
+    return sum;
+  }
 
   // Pixel groups (conv_direct_impl.h) for the dense tiles' stride-1 pixels: a group is a pointer to 16 input
   // bytes (2 pixels of NCHW8c, 4 of NCHW4c), and the pair of lane L (bytes 2L, 2L + 1) comes from the 4-byte
@@ -57,13 +67,7 @@ struct QVecAvx2 {
     // Bytes (0, 1) or (2, 3) of each 32-bit lane into its two words, the high bytes zero (index 0x80).
     const __m256i pick = _mm256_set1_epi32(L % 2 == 0 ? static_cast<int32_t>(0x80018000u)
                                                       : static_cast<int32_t>(0x80038002u));
-    __m256i sum = madd(_mm256_shuffle_epi8(_mm256_set1_epi32(quad), pick), w, acc);
-    // The sum passes through an empty asm in a register: without it GCC reassociates the tile's chains of
-    // vpaddd (integer addition being associative), computes all the products of an input block first, parks
-    // them on the stack and adds them up in a tree, so that the loop ran mostly stores and reloads. (In madd
-    // itself it made the Winograd kernel 1-3% slower.)
-    __asm__("" : "+x"(sum));
-    return sum;
+    return madd_in_order(_mm256_shuffle_epi8(_mm256_set1_epi32(quad), pick), w, acc);
   }
 
   // Requantisation steps.
