@@ -12,6 +12,7 @@
 #include "kernels/qpack_depthwise.h"
 #include "kernels/qpack_winograd.h"
 #include "ninegrid/tensor.h"
+#include "ops/conv_fast.h"  // the shape classes
 
 // The x86 int8 conv kernels (kernels/x86/{vnni,avx2}/qconv_*.cpp). A build configured with
 // -DNINEGRID_X86_INT8_CONV_KERNELS=OFF (the fuzz build: those files cost most of its compile time and parse
@@ -51,25 +52,9 @@ X86Requantize x86_requantize(const Requantization& q, const float* multiplier, i
   return r;
 }
 
-bool is_pointwise(const Conv2dParams& p) {
-  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
-         p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
-}
-
 // The modes in which the op chooses the kernel itself (Auto, or Auto without the indirect kernel) rather
 // than being told one.
 bool chooses_itself(QConvKernel kernel) { return kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect; }
-
-// A 1x1 conv with a stride above 1 and no padding: output pixel (oh, ow) reads input pixel (oh * stride_h,
-// ow * stride_w), inside the image.
-bool is_strided_pointwise(const Conv2dParams& p) {
-  return p.kernel_h == 1 && p.kernel_w == 1 && (p.stride_h > 1 || p.stride_w > 1) && p.pad_top == 0 &&
-         p.pad_left == 0 && (p.out_h - 1) * p.stride_h < p.in_h && (p.out_w - 1) * p.stride_w < p.in_w;
-}
-
-bool is_depthwise(const Conv2dParams& p) {
-  return p.groups > 1 && p.groups == p.in_channels && p.groups == p.out_channels;
-}
 
 bool valid_geometry(const Conv2dParams& p) {
   return p.batch >= 1 && p.in_channels >= 1 && p.out_channels >= 1 && p.groups >= 1 &&
@@ -161,7 +146,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   if (isa == Isa::Ref || is_arm_isa(isa) || !valid_geometry(p)) return c;
   if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
   const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
-  if (is_depthwise(p)) {
+  if (conv_is_depthwise(p)) {
     // qconv2d_depthwise (kernels/x86/qconv_depthwise_impl.h): any block in and out; its lanes per vector
     // come from its weight layout.
     if (kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer || kernel == QConvKernel::Winograd)
@@ -208,7 +193,7 @@ QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa i
   if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
   const bool dot = isa == Isa::Dotprod;
   c.vnni = dot;
-  if (is_depthwise(p)) {
+  if (conv_is_depthwise(p)) {
     c.depthwise = true;
     c.lanes = (dot ? dotprod::qconv2d_depthwise_layout : neon::qconv2d_depthwise_layout)(in_block).lanes;
     return c;
@@ -349,7 +334,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   pack_direct_weights(w, q, x_zero_point, /*split_w7=*/form == AvxForm::W7);
   if (form == AvxForm::W7 && !rest_.empty()) {
     const int64_t vectors = weights_.size() / kW7VectorBytes, beyond = static_cast<int64_t>(rest_.size());
-    const int64_t most_percent = is_pointwise(p) || is_strided_pointwise(p) ? 30 : 50;
+    const int64_t most_percent = conv_is_pointwise(p) || conv_is_strided_pointwise(p) ? 30 : 50;
     if (100 * beyond > most_percent * vectors) {
       form = AvxForm::Words;
       depth_ = avx2::kInt8Depth;
@@ -370,8 +355,8 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // read them a stride apart, row by row, and ran these layers at about 60% of the pointwise kernel's rate
   // (bench/REPORT.md, "Strided 1x1 convs on the pointwise kernel"). Auto and NoIndirect only: a forced Direct
   // keeps testing the direct kernel on them.
-  subsample_input_ = chooses_itself(kernel) && !stage_input_ && is_strided_pointwise(p);
-  const bool pointwise = is_pointwise(p) || subsample_input_;
+  subsample_input_ = chooses_itself(kernel) && !stage_input_ && conv_is_strided_pointwise(p);
+  const bool pointwise = conv_is_pointwise(p) || subsample_input_;
   [[maybe_unused]] auto name = [&](const char* direct, const char* pointwise_name, const char* strided) {
     return subsample_input_ ? strided : pointwise ? pointwise_name : direct;
   };

@@ -24,6 +24,7 @@
 #include "kernels/conv_params.h"
 #include "kernels/quantized.h"
 #include "kernels/ref/qconv2d_ref.h"
+#include "ops/conv_fast.h"
 #include "ops/qconv_fast.h"
 
 namespace ninegrid {
@@ -267,16 +268,11 @@ void fill_few_pairs_beyond_w7(Case& c, Rng& rng) {
 }
 
 // Whether AVX2 takes the kernels with rest vectors for c's weights (some pair beyond the bound): where at
-// most 3/10 of the weight vectors have such a pair for a 1x1 conv of the pointwise shapes (no padding at
-// the top and left; stride 1 with the output the input's size, or a larger stride whose last output reads
-// inside the input: the pointwise kernel, strided or not), at most half for the others.
+// most 3/10 of the weight vectors have such a pair for a 1x1 conv of the pointwise shapes (ops/conv_fast.h's
+// shape classes: the pointwise kernel, strided or not), at most half for the others.
 bool takes_rest_vectors(const Case& c) {
-  const Conv2dParams& p = c.p;
   const W7Vectors v = w7_vectors(c);
-  const bool unit_stride = p.stride_h == 1 && p.stride_w == 1;
-  const bool reads_inside = unit_stride ? p.out_h == p.in_h && p.out_w == p.in_w
-                                        : (p.out_h - 1) * p.stride_h < p.in_h && (p.out_w - 1) * p.stride_w < p.in_w;
-  const bool one_by_one = p.kernel_h == 1 && p.kernel_w == 1 && p.pad_top == 0 && p.pad_left == 0 && reads_inside;
+  const bool one_by_one = conv_is_pointwise(c.p) || conv_is_strided_pointwise(c.p);
   return one_by_one ? 10 * v.beyond <= 3 * v.all : 2 * v.beyond <= v.all;
 }
 
