@@ -413,6 +413,21 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   if (!rest_begin_.empty()) a.rest = rest_.data(), a.rest_begin = rest_begin_.data();
   a.x_zero_point = kernel_zero_point;
   a.requantize = x86_requantize(q, multiplier_.data(), static_cast<int64_t>(multiplier_.size()));
+#if NINEGRID_X86_INT8_CONV
+  // vpmaddwd's pointwise tiles on a staged int16 copy of their input where its constraints hold: each pair
+  // of input channels is then a broadcast load where the byte tiles shuffle it for every pair of output
+  // blocks. The widening pass pays once per chunk for all the blocks: from 64 output channels on (4 pairs
+  // of blocks) it measured 7-15% faster, below that even or slower (bench/REPORT.md, "int8 pointwise on
+  // widened inputs"). Not on an input that run() stages or gathers first: that copy is the calling
+  // thread's scratch too (thread_scratch), which the kernel's own request would replace.
+  constexpr int64_t kWideMinOutChannels = 64;
+  if (kernel_ == avx2::qconv2d_pointwise && !stage_input_ && !subsample_input_ && a.groups == 1 &&
+      a.in_channels % a.in_block == 0 && a.out_block == 8 && a.out_channels >= kWideMinOutChannels) {
+    kernel_ = avx2::qconv2d_pointwise_wide;
+    algorithm_name_ = "int8-avx2-wide-pointwise";
+    scratch_floats_ = avx2::qconv2d_pointwise_wide_scratch_floats(a);
+  }
+#endif
 }
 
 // The direct and pointwise kernels' weights at depth_ for staged_icpg_ channels per group, with the sums
@@ -1012,7 +1027,8 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
   };
   const int threads = pool ? pool->size() : 1;
   if (threads <= 1) {
-    const X86ConvRange r{0, blocks_, 0, p.out_h};
+    X86ConvRange r{0, blocks_, 0, p.out_h};
+    r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_) : nullptr;
     for (int64_t n = 0; n < p.batch; ++n) kernel_(image_args(n), r);
     return;
   }
@@ -1034,6 +1050,7 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
       r.oc_block_end = std::min(blocks_, r.oc_block_begin + blocks_per_tile_);
       r.row_begin = p.out_h * chunk / row_chunks;
       r.row_end = p.out_h * (chunk + 1) / row_chunks;
+      r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_) : nullptr;
       kernel_(image_args(n), r);
     }
   });

@@ -223,7 +223,7 @@ inline void accumulate(const typename A::Args& a, const DirectGeometry& g, int64
     // Channels ic .. ic + run - 1 sit in one input block: their values are PIN-interleaved (D divides
     // PIN, the group's first channel and its channel count, so runs are whole steps of D).
     const int64_t run = imin(PIN - ic % PIN, ic_end - ic);
-    const In* xc = input_at<PIN>(a.x, g.in_plane, ic, first_pixel);
+    const In* xc = input_at<PIN>(A::input(a), g.in_plane, ic, first_pixel);
     // While this input block's channels stream by, bring the next block's lines of this tile into L1
     // (the hardware prefetchers do not guess that jump of a whole plane).
     if (PIN >= 8 && ic + run < ic_end) {
@@ -254,7 +254,7 @@ inline void accumulate(const typename A::Args& a, const DirectGeometry& g, int64
     ic += run;
   }
   if constexpr (rest_vectors_of<A>(0))
-    add_rest_vectors<A, OCB, N, PIN>(a, block, a.x + first_pixel * PIN, g.in_plane * PIN, pixel_step, row_step,
+    add_rest_vectors<A, OCB, N, PIN>(a, block, A::input(a) + first_pixel * PIN, g.in_plane * PIN, pixel_step, row_step,
                                      tap_step, ic_begin, kh_begin, kh_end, kw_begin, kw_end, sum);
 #pragma GCC unroll 8
   for (int o = 0; o < OCB; ++o)
@@ -414,7 +414,7 @@ NG_TILE void direct_row_tile_dense(const typename A::Args& a, const DirectGeomet
   const int64_t channel_weights = a.kernel_h * kernel_w * P * D, weights_per_block = g.weights_per_block;
   const int64_t block_stride = g.in_plane * PIN;
   const Wt* w = a.weights + block * weights_per_block + kh_begin * kernel_w * P * D;
-  const In* const x_begin = a.x + (ih * a.in_w + iw) * PIN;
+  const In* const x_begin = A::input(a) + (ih * a.in_w + iw) * PIN;
   const In* x = x_begin;
   const In* const x_end = x + (a.in_channels / PIN) * block_stride;
   for (; x != x_end; x += block_stride) {
@@ -700,7 +700,7 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const typename A
   constexpr int kLinePixels = 64 / int(sizeof(In)) / PIN > 0 ? 64 / int(sizeof(In)) / PIN : 1;
   const int64_t weights_per_block = g.weights_per_block, block_stride = g.in_plane * PIN;
   const Wt* w = a.weights + block * weights_per_block;
-  const In* const x_begin = a.x + p0 * PIN;
+  const In* const x_begin = A::input(a) + p0 * PIN;
   const In* x = x_begin;
   const In* const x_end = x + (a.in_channels / PIN) * block_stride;
   for (; x != x_end; x += block_stride) {
@@ -910,6 +910,7 @@ struct FloatConvArith {
   template <int OCB>
   using Menu = DirectMenu<V::kLanes, OCB>;
 
+  __attribute__((always_inline)) static const In* input(const Args& a) { return a.x; }
   __attribute__((always_inline)) static W load_weights(const Wt* p) { return V::load(p); }
   __attribute__((always_inline)) static X broadcast(const In* p) { return V::broadcast(p); }
   __attribute__((always_inline)) static T madd(X x, W w, T acc) { return V::fmadd(x, w, acc); }

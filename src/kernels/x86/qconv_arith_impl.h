@@ -89,11 +89,17 @@ auto group_vector_of(int) -> typename QV::XG;
 template <class QV>
 auto group_vector_of(long) -> typename QV::X;
 
+// The type of the values QV multiplies: QV::In (QVecAvx2Wide's int16 staged copy), else the input's bytes.
+template <class QV>
+auto input_type_of(int) -> typename QV::In;
+template <class QV>
+auto input_type_of(long) -> uint8_t;
+
 template <class QV>
 struct QuantConvArith {
   using Vec = QV;
   using Args = X86QConvArgs;
-  using In = uint8_t;
+  using In = decltype(input_type_of<QV>(0));
   using Wt = int8_t;
   using T = typename QV::Acc;
   using X = typename QV::X;
@@ -105,6 +111,10 @@ struct QuantConvArith {
   template <int OCB>
   using Menu = QDirectMenu<QV::kLanes, OCB, (group_elements_of<QV>(0) > 0)>;
 
+  // The input the tiles read: Args::x, which for a policy on int16 inputs points at their staged copy.
+  __attribute__((always_inline)) static const In* input(const Args& a) {
+    return reinterpret_cast<const In*>(a.x);
+  }
   __attribute__((always_inline)) static W load_weights(const Wt* p) { return QV::load_weights(p); }
   __attribute__((always_inline)) static X broadcast(const In* p) { return QV::broadcast_inputs(p); }
   __attribute__((always_inline)) static T madd(X x, W w, T acc) { return QV::madd(x, w, acc); }

@@ -175,6 +175,11 @@ void qconv2d_pointwise_w7(const X86QConvArgs& a, const X86ConvRange& r);
 // the weights (split_w7_block) and takes these where few enough of the vectors need a rest.
 void qconv2d_direct_w7r(const X86QConvArgs& a, const X86ConvRange& r);
 void qconv2d_pointwise_w7r(const X86QConvArgs& a, const X86ConvRange& r);
+// qconv2d_pointwise on a staged int16 copy of the input, chunk by chunk (kernels/x86/qconv_pointwise_wide_impl.h):
+// the same weights and results, for groups == 1, in_channels a multiple of in_block and out_block 8;
+// X86ConvRange::scratch must hold qconv2d_pointwise_wide_scratch_floats(a) floats.
+void qconv2d_pointwise_wide(const X86QConvArgs& a, const X86ConvRange& r);
+int64_t qconv2d_pointwise_wide_scratch_floats(const X86QConvArgs& a);
 void qconv2d_depthwise(const X86QConvArgs& a, const X86ConvRange& r);
 X86QDepthwiseLayout qconv2d_depthwise_layout(int64_t in_block);
 }  // namespace avx2

@@ -161,6 +161,30 @@ struct QVecAvx2 {
   static W load_weights_i16(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 };
 
+// QVecAvx2's vpmaddwd on inputs already widened to int16 (kernels/x86/qconv_pointwise_wide_impl.h stages
+// them chunk by chunk): a pair of input channels is then one vpbroadcastd from memory, a load with no
+// shuffle, where QVecAvx2's groups take a vpshufb per pair on the ports the vpaddd after every vpmaddwd
+// needs. Weights are QVecAvx2's (int8, sign-extended as loaded).
+struct QVecAvx2Wide : QVecAvx2 {
+  using In = int16_t;
+  static constexpr int kGroupElements = 0;
+  static X broadcast_inputs(const int16_t* p) {
+    int32_t pair;
+    __builtin_memcpy(&pair, p, sizeof pair);
+    return _mm256_set1_epi32(pair);
+  }
+  // In order, as QVecAvx2's grouped tiles (madd_in_order).
+  static Acc madd(X x, W w, Acc acc) { return madd_in_order(x, w, acc); }
+  // n bytes zero-extended to int16.
+  static void widen(const uint8_t* x, int16_t* y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i),
+                          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+    for (; i < n; ++i) y[i] = x[i];
+  }
+};
+
 // The same accumulators with vpmaddubsw: 4 input channels per multiply-add, for weights whose pairs cannot
 // saturate it. vpmaddubsw multiplies unsigned input bytes by signed weight bytes and adds adjacent pairs into
 // int16 with saturation; vpmaddwd by ones then adds the pairs of pairs into the int32 lanes. A pair sum
