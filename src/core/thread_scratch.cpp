@@ -4,10 +4,11 @@
 
 namespace ninegrid {
 
-float* thread_scratch(int64_t floats) {
-  static thread_local AlignedFloats scratch;
-  if (scratch.size() < floats) scratch = AlignedFloats(floats);
-  return scratch.data();
+float* thread_scratch(int64_t floats, int slot) {
+  static thread_local AlignedFloats scratch[kThreadScratchSlots];
+  AlignedFloats& buffer = scratch[slot];
+  if (buffer.size() < floats) buffer = AlignedFloats(floats);
+  return buffer.data();
 }
 
 }  // namespace ninegrid

@@ -8,7 +8,12 @@
 
 namespace ninegrid {
 
-// At least `floats` floats, 64-byte aligned, owned by the calling thread.
-float* thread_scratch(int64_t floats);
+// Separate buffers per thread, so that a kernel's own work area can sit beside an op's staged copy of its
+// input: ops stage into slot 0 (as do the kernels that run on unstaged inputs), kernels that may run on a
+// staged input take slot 1 (the AVX2 int8 pointwise kernel on widened inputs).
+constexpr int kThreadScratchSlots = 2;
+
+// At least `floats` floats, 64-byte aligned, owned by the calling thread: buffer `slot` of kThreadScratchSlots.
+float* thread_scratch(int64_t floats, int slot = 0);
 
 }  // namespace ninegrid

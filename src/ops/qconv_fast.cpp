@@ -418,13 +418,13 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // of input channels is then a broadcast load where the byte tiles shuffle it for every pair of output
   // blocks. The widening pass pays once per chunk for all the blocks: from 64 output channels on (4 pairs
   // of blocks) it measured 7-15% faster, below that even or slower (bench/REPORT.md, "int8 pointwise on
-  // widened inputs"). Not on an input that run() stages or gathers first: that copy is the calling
-  // thread's scratch too (thread_scratch), which the kernel's own request would replace.
+  // widened inputs"). Its chunk is its own thread_scratch slot, beside the input that run() may have
+  // staged or gathered into slot 0.
   constexpr int64_t kWideMinOutChannels = 64;
-  if (kernel_ == avx2::qconv2d_pointwise && !stage_input_ && !subsample_input_ && a.groups == 1 &&
-      a.in_channels % a.in_block == 0 && a.out_block == 8 && a.out_channels >= kWideMinOutChannels) {
+  if (kernel_ == avx2::qconv2d_pointwise && a.groups == 1 && a.in_channels % a.in_block == 0 && a.out_block == 8 &&
+      a.out_channels >= kWideMinOutChannels) {
     kernel_ = avx2::qconv2d_pointwise_wide;
-    algorithm_name_ = "int8-avx2-wide-pointwise";
+    algorithm_name_ = subsample_input_ ? "int8-avx2-wide-pointwise-strided" : "int8-avx2-wide-pointwise";
     scratch_floats_ = avx2::qconv2d_pointwise_wide_scratch_floats(a);
   }
 #endif
@@ -1028,7 +1028,7 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
   const int threads = pool ? pool->size() : 1;
   if (threads <= 1) {
     X86ConvRange r{0, blocks_, 0, p.out_h};
-    r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_) : nullptr;
+    r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_, 1) : nullptr;
     for (int64_t n = 0; n < p.batch; ++n) kernel_(image_args(n), r);
     return;
   }
@@ -1050,7 +1050,7 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
       r.oc_block_end = std::min(blocks_, r.oc_block_begin + blocks_per_tile_);
       r.row_begin = p.out_h * chunk / row_chunks;
       r.row_end = p.out_h * (chunk + 1) / row_chunks;
-      r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_) : nullptr;
+      r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_, 1) : nullptr;
       kernel_(image_args(n), r);
     }
   });

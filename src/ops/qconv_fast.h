@@ -106,7 +106,7 @@ class FastQConv2d {
   int64_t blocks_ = 0;             // output channel blocks of lanes_ channels
   int64_t blocks_per_tile_ = 2;    // blocks a kernel tile computes together: work splits keep them whole
   Kernel kernel_ = nullptr;
-  int64_t scratch_floats_ = 0;  // per-thread work area of kernel_ (the wide pointwise kernel's staged chunk)
+  int64_t scratch_floats_ = 0;  // kernel_'s per-thread work area (the wide pointwise kernel's chunk), slot 1
   const char* algorithm_name_ = "";
   AlignedArray<int8_t> weights_;
   std::vector<int32_t> bias_, tap_zero_sums_;

@@ -276,15 +276,11 @@ bool takes_rest_vectors(const Case& c) {
   return one_by_one ? 10 * v.beyond <= 3 * v.all : 2 * v.beyond <= v.all;
 }
 
-// Whether the AVX2 vpmaddwd pointwise kernel runs c on widened inputs (int8-avx2-wide-pointwise): a 1x1
-// conv of the pointwise shape (not strided: those are gathered first), one group, an input the kernel
-// reads as it is (blocks of 4, 8 or 16 holding whole pairs, nothing staged), NCHW8c output and at least 64
-// output channels.
+// Whether the AVX2 vpmaddwd pointwise kernel runs c on widened inputs (int8-avx2-wide-pointwise, and
+// -pointwise-strided on the gathered pixels of a strided 1x1 conv under Auto): one group, NCHW8c output, at
+// least 64 output channels. Any input: a staged one is widened from its staged copy.
 bool takes_wide_pointwise(const Case& c) {
-  const Conv2dParams& p = c.p;
-  const bool readable_input = (c.in_block == 4 || c.in_block == 8 || c.in_block == 16) && p.in_channels % 2 == 0 &&
-                              p.in_channels % c.in_block == 0;
-  return conv_is_pointwise(p) && p.groups == 1 && readable_input && c.out_block == 8 && p.out_channels >= 64;
+  return c.p.groups == 1 && c.out_block == 8 && c.p.out_channels >= 64;
 }
 
 // The prefix of the direct and pointwise kernels' names that FastQConv2d gives c under `isa`: AVX2 takes
@@ -294,7 +290,8 @@ std::string direct_prefix(const Int8Isa& isa, const Case& c) {
   if (std::string(isa.name) != "avx2") return isa.prefix;
   if (pairs_fit_w7(c)) return "int8-avx2-w7-";
   if (takes_rest_vectors(c)) return "int8-avx2-w7r-";
-  return takes_wide_pointwise(c) ? "int8-avx2-wide-" : isa.prefix;
+  const bool pointwise_kernel = conv_is_pointwise(c.p) || conv_is_strided_pointwise(c.p);
+  return pointwise_kernel && takes_wide_pointwise(c) ? "int8-avx2-wide-" : isa.prefix;
 }
 
 // Runs c on the fast kernels of `isa` (threads 1 or 2; `kernel`: the family, as FastQConv2d takes it) and on
@@ -356,40 +353,53 @@ TEST(QConvX86, DirectMatchesReferenceBitForBit) {
 
 // The AVX2 vpmaddwd pointwise kernel on widened inputs (int8-avx2-wide-pointwise): 8-bit weights at full range
 // (most weight vectors beyond vpmaddubsw's bound, so neither w7 kernel runs), 64 or more output channels in
-// NCHW8c, input blocks of 4, 8 and 16, planes from one pixel to past several staging chunks (the chunk holds
-// 96 KB of widened input: 48 pixels at 1024 channels), and as fill() makes them: residuals, zero points and
-// weights at the extremes; one and two threads, both batch sizes. The whole name is asserted, so every case
-// takes this kernel.
+// NCHW8c, input blocks of 4, 8 and 16 read as they are, and inputs the op stages first (blocks of 1, odd
+// channel counts); a third of the cases strided 1x1 convs, whose pixels the op gathers first
+// (-pointwise-strided). Planes from one pixel to past several chunks (a chunk holds 96 KB of widened input:
+// 48 pixels at 1024 channels), and as fill() makes them: residuals, zero points and weights at the extremes;
+// one and two threads, both batch sizes. The whole name is asserted, so every case takes this kernel.
 TEST(QConvX86, AvxWidePointwiseMatchesReferenceBitForBit) {
   const Int8Isa* avx2 = nullptr;
   for (const Int8Isa& isa : int8_isas())
     if (std::string(isa.name) == "avx2" && isa.runs) avx2 = &isa;
   if (!avx2) GTEST_SKIP() << "no AVX2 on this CPU";
   Rng rng(11282);
-  int tested = 0;
-  for (int iter = 0; iter < 40; ++iter) {
+  int tested = 0, strided = 0, staged = 0;
+  for (int iter = 0; iter < 60; ++iter) {
     Case c;
     Conv2dParams& p = c.p;
     p.batch = rng(1, 2);
-    p.in_channels = rng.pick<int64_t>({4, 8, 16, 24, 48, 64, 160, 512, 1024});
+    const bool stage = iter % 4 == 3;
+    p.in_channels = stage ? rng.pick<int64_t>({13, 67, 200}) : rng.pick<int64_t>({4, 8, 16, 24, 48, 64, 160, 512, 1024});
     p.out_channels = rng(0, 2) == 0 ? 64 : 8 * rng(8, 25);  // whole NCHW8c blocks
     p.in_h = rng(1, 14), p.in_w = rng(1, 24);
     if (p.in_channels >= 512 && rng(0, 1) == 0) p.in_h = 12, p.in_w = 13;  // 156 pixels: chunks of 48 and 96
-    p.out_h = p.in_h, p.out_w = p.in_w;
-    do {
-      c.in_block = rng.pick<int64_t>({16, 8, 4});
-    } while (p.in_channels % c.in_block != 0);
+    const bool stride = iter % 3 == 1 && !stage;
+    if (stride) {
+      p.stride_h = rng(1, 2), p.stride_w = 2;
+      p.in_h = rng(2, 20), p.in_w = rng(2, 30);
+    }
+    p.out_h = out_size(p.in_h, 1, p.stride_h, 1, 0, 0), p.out_w = out_size(p.in_w, 1, p.stride_w, 1, 0, 0);
+    if (stage) {
+      c.in_block = 1;
+    } else {
+      do {
+        c.in_block = rng.pick<int64_t>({16, 8, 4});
+      } while (p.in_channels % c.in_block != 0);
+    }
     c.out_block = 8;
     fill(c, rng);
     ASSERT_TRUE(takes_wide_pointwise(c)) << c.describe();
-    if (takes_rest_vectors(c)) continue;  // full-range weights rarely leave 7/10 of the vectors whole
+    if (takes_rest_vectors(c) || pairs_fit_w7(c)) continue;  // full-range weights: rare
     std::string algorithm;
     const int threads = rng(0, 1) == 0 ? 2 : 1;
     EXPECT_EQ(mismatches(c, *avx2, threads, &algorithm), 0) << c.describe() << " threads " << threads;
-    EXPECT_EQ(algorithm, "int8-avx2-wide-pointwise") << c.describe();
-    ++tested;
+    EXPECT_EQ(algorithm, stride ? "int8-avx2-wide-pointwise-strided" : "int8-avx2-wide-pointwise") << c.describe();
+    ++tested, strided += stride, staged += stage;
   }
-  EXPECT_GE(tested, 30);
+  EXPECT_GE(tested, 50);
+  EXPECT_GE(strided, 12);
+  EXPECT_GE(staged, 10);
 }
 
 // 1x1 stride 1 unpadded convolutions (the pointwise kernel: the plane as one long row, tiles across row
