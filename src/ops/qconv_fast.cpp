@@ -52,6 +52,16 @@ X86Requantize x86_requantize(const Requantization& q, const float* multiplier, i
   return r;
 }
 
+// Where the AVX2 vpmaddwd pointwise kernel runs on widened inputs (avx2::qconv2d_pointwise_wide): one group,
+// NCHW8c output and 64 or more output channels. The widening pass pays once per chunk of pixels for all the
+// output blocks: from 64 channels on (4 pairs of blocks) it measured 4-15% faster than widening each
+// channel pair per pair of blocks, below that even or slower (bench/REPORT.md, "int8 pointwise on widened
+// inputs").
+bool fits_wide_pointwise(const Conv2dParams& p, int64_t out_block) {
+  constexpr int64_t kWideMinOutChannels = 64;
+  return p.groups == 1 && out_block == 8 && p.out_channels >= kWideMinOutChannels;
+}
+
 // The modes in which the op chooses the kernel itself (Auto, or Auto without the indirect kernel) rather
 // than being told one.
 bool chooses_itself(QConvKernel kernel) { return kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect; }
@@ -323,9 +333,10 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // the pairs beyond it are split (split_w7_block), one rest vector per packed vector holding such a
   // pair, where few enough vectors need one; else vpmaddwd, two channels per multiply-add, packed again.
   // A rest vector costs about what a packed one does. The vpmaddwd direct kernels take 1.4-1.8x as long as
-  // the w7 ones, and 1x1 convs were measured layer by layer at both bounds: up to 3/10 of the vectors with
-  // a rest for 1x1 convs of the pointwise shapes, strided or not (whichever kernel then runs them), half for
-  // the others (bench/REPORT.md, "int8 pointwise on vpmaddwd").
+  // the w7 ones, and 1x1 convs were measured layer by layer at several bounds: for 1x1 convs of the
+  // pointwise shapes, strided or not (whichever kernel then runs them), up to 1/5 of the vectors with a rest
+  // where vpmaddwd would run on widened inputs (fits_wide_pointwise), 3/10 for the others; half for the
+  // other convs (bench/REPORT.md, "int8 pointwise on vpmaddwd" and "int8 pointwise on widened inputs").
   // (Rest vectors name their tap in int16: larger kernels take vpmaddwd.)
   enum class AvxForm { Vnni, W7, W7Rest, Words } form = c.vnni ? AvxForm::Vnni : AvxForm::W7;
   if (form == AvxForm::W7 && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX)) form = AvxForm::Words;
@@ -334,7 +345,8 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   pack_direct_weights(w, q, x_zero_point, /*split_w7=*/form == AvxForm::W7);
   if (form == AvxForm::W7 && !rest_.empty()) {
     const int64_t vectors = weights_.size() / kW7VectorBytes, beyond = static_cast<int64_t>(rest_.size());
-    const int64_t most_percent = conv_is_pointwise(p) || conv_is_strided_pointwise(p) ? 30 : 50;
+    const bool one_by_one = conv_is_pointwise(p) || conv_is_strided_pointwise(p);
+    const int64_t most_percent = !one_by_one ? 50 : fits_wide_pointwise(p, out_block) ? 20 : 30;
     if (100 * beyond > most_percent * vectors) {
       form = AvxForm::Words;
       depth_ = avx2::kInt8Depth;
@@ -416,13 +428,9 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
 #if NINEGRID_X86_INT8_CONV
   // vpmaddwd's pointwise tiles on a staged int16 copy of their input where its constraints hold: each pair
   // of input channels is then a broadcast load where the byte tiles shuffle it for every pair of output
-  // blocks. The widening pass pays once per chunk for all the blocks: from 64 output channels on (4 pairs
-  // of blocks) it measured 7-15% faster, below that even or slower (bench/REPORT.md, "int8 pointwise on
-  // widened inputs"). Its chunk is its own thread_scratch slot, beside the input that run() may have
-  // staged or gathered into slot 0.
-  constexpr int64_t kWideMinOutChannels = 64;
-  if (kernel_ == avx2::qconv2d_pointwise && a.groups == 1 && a.in_channels % a.in_block == 0 && a.out_block == 8 &&
-      a.out_channels >= kWideMinOutChannels) {
+  // blocks (fits_wide_pointwise says where). Its chunk is its own thread_scratch slot, beside the input that
+  // run() may have staged or gathered into slot 0.
+  if (kernel_ == avx2::qconv2d_pointwise && fits_wide_pointwise(p, out_block) && a.in_channels % a.in_block == 0) {
     kernel_ = avx2::qconv2d_pointwise_wide;
     algorithm_name_ = subsample_input_ ? "int8-avx2-wide-pointwise-strided" : "int8-avx2-wide-pointwise";
     scratch_floats_ = avx2::qconv2d_pointwise_wide_scratch_floats(a);

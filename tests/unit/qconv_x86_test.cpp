@@ -267,20 +267,22 @@ void fill_few_pairs_beyond_w7(Case& c, Rng& rng) {
   for (uint8_t& v : c.x) v = rng(0, 2) == 0 ? uint8_t{255} : v;
 }
 
-// Whether AVX2 takes the kernels with rest vectors for c's weights (some pair beyond the bound): where at
-// most 3/10 of the weight vectors have such a pair for a 1x1 conv of the pointwise shapes (ops/conv_fast.h's
-// shape classes: the pointwise kernel, strided or not), at most half for the others.
-bool takes_rest_vectors(const Case& c) {
-  const W7Vectors v = w7_vectors(c);
-  const bool one_by_one = conv_is_pointwise(c.p) || conv_is_strided_pointwise(c.p);
-  return one_by_one ? 10 * v.beyond <= 3 * v.all : 2 * v.beyond <= v.all;
-}
-
-// Whether the AVX2 vpmaddwd pointwise kernel runs c on widened inputs (int8-avx2-wide-pointwise, and
+// Whether the AVX2 vpmaddwd pointwise kernel would run c on widened inputs (int8-avx2-wide-pointwise, and
 // -pointwise-strided on the gathered pixels of a strided 1x1 conv under Auto): one group, NCHW8c output, at
 // least 64 output channels. Any input: a staged one is widened from its staged copy.
 bool takes_wide_pointwise(const Case& c) {
   return c.p.groups == 1 && c.out_block == 8 && c.p.out_channels >= 64;
+}
+
+// Whether AVX2 takes the kernels with rest vectors for c's weights (some pair beyond the bound): for a 1x1
+// conv of the pointwise shapes (ops/conv_fast.h's shape classes: the pointwise kernel, strided or not) where
+// at most 1/5 of the weight vectors have such a pair if vpmaddwd would run on widened inputs, 3/10 if not;
+// at most half for the other convs.
+bool takes_rest_vectors(const Case& c) {
+  const W7Vectors v = w7_vectors(c);
+  const bool one_by_one = conv_is_pointwise(c.p) || conv_is_strided_pointwise(c.p);
+  if (!one_by_one) return 2 * v.beyond <= v.all;
+  return takes_wide_pointwise(c) ? 5 * v.beyond <= v.all : 10 * v.beyond <= 3 * v.all;
 }
 
 // The prefix of the direct and pointwise kernels' names that FastQConv2d gives c under `isa`: AVX2 takes
@@ -662,6 +664,35 @@ TEST(QConvX86, AvxW7BoundEdges) {
   at(9, 0, 4) = -128, at(9, 1, 4) = 0;
   for (uint8_t& v : c.x) v = static_cast<uint8_t>(rng(0, 1) ? 255 : rng(0, 255));
   expect("int8-avx2-w7-direct", "opposite signs at full range");
+}
+
+// The bounds on rest vectors for 1x1 convs (ops/qconv_fast.cpp): with 64 or more output channels in NCHW8c
+// (where vpmaddwd runs on widened inputs) at most 1/5 of the weight vectors (8 output channels x 4 input
+// channels) may need a rest, else 3/10. 40 input channels: 10 vectors per output block; pairs of 65 + 64 in
+// the first `beyond` vectors, the other weights within vpmaddubsw's bound.
+TEST(QConvX86, AvxRestBoundsForOneByOne) {
+  const std::optional<Int8Isa> avx2 = runnable_avx2();
+  if (!avx2) GTEST_SKIP() << "no AVX2";
+  Rng rng(65);
+  auto run = [&](int64_t out_channels, int64_t beyond, const char* name) {
+    Case c;
+    c.p = square_conv(40, out_channels, 1, 7, 9, 1, 1, 1, 0);
+    c.in_block = 8, c.out_block = 8;
+    fill(c, rng);
+    for (int8_t& v : c.w) v = static_cast<int8_t>(rng(-60, 60));
+    for (int64_t k = 0; k < beyond; ++k) {
+      const int64_t oc = 8 * (k / 10), ic = 4 * (k % 10);
+      c.w[static_cast<size_t>(oc * 40 + ic)] = 65, c.w[static_cast<size_t>(oc * 40 + ic + 1)] = 64;
+    }
+    std::string algorithm;
+    EXPECT_EQ(mismatches(c, *avx2, 1, &algorithm), 0) << c.describe();
+    EXPECT_EQ(algorithm, name) << out_channels << " output channels, " << beyond << " vectors beyond";
+  };
+  run(64, 16, "int8-avx2-w7r-pointwise");   // 80 vectors, 1/5
+  run(64, 17, "int8-avx2-wide-pointwise");  // just past 1/5
+  run(32, 10, "int8-avx2-w7r-pointwise");   // 40 vectors, 1/4: below 3/10
+  run(32, 12, "int8-avx2-w7r-pointwise");   // 3/10
+  run(32, 13, "int8-avx2-pointwise");       // just past 3/10
 }
 
 // Layers shaped like the models' (blocked in and out in the vector's block, many channels, 3x3 pads and
