@@ -1040,22 +1040,28 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
     for (int64_t n = 0; n < p.batch; ++n) kernel_(image_args(n), r);
     return;
   }
-  // Tasks (image, group of whole tiles of output blocks, chunk of rows), as FastConv2d::run_kernel splits
-  // them: rows outermost when the image outweighs the weights, output blocks otherwise.
+  // Tasks (image, part of the groups of whole tiles of output blocks, chunk of rows), as FastConv2d::run_kernel
+  // splits them: one group per part, rows outermost when the image outweighs the weights, output blocks
+  // otherwise. The wide pointwise kernel widens its range's input once for all the range's blocks, so its
+  // parts hold at least 4 groups (the 64 channels from which it pays, fits_wide_pointwise), no more parts
+  // than tasks wanted, and rows split the rest; with a group per task each would widen the whole plane.
   const int64_t block_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
   const int64_t wanted = 4 * static_cast<int64_t>(threads);
+  constexpr int64_t kWideGroupsPerPart = 4;
+  const int64_t parts = scratch_floats_ ? std::max<int64_t>(1, std::min(wanted, block_groups / kWideGroupsPerPart))
+                                        : block_groups;
   const int64_t row_chunks =
-      std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * block_groups - 1) / (p.batch * block_groups)));
-  const int64_t tasks = p.batch * block_groups * row_chunks;
+      std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * parts - 1) / (p.batch * parts)));
+  const int64_t tasks = p.batch * parts * row_chunks;
   const bool rows_outer = weights_.size() < in_image;
   pool->parallel_for(tasks, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t chunk = rows_outer ? (t / block_groups) % row_chunks : t % row_chunks;
-      const int64_t group = rows_outer ? t % block_groups : (t / row_chunks) % block_groups;
-      const int64_t n = t / (row_chunks * block_groups);
+      const int64_t chunk = rows_outer ? (t / parts) % row_chunks : t % row_chunks;
+      const int64_t part = rows_outer ? t % parts : (t / row_chunks) % parts;
+      const int64_t n = t / (row_chunks * parts);
       X86ConvRange r;
-      r.oc_block_begin = group * blocks_per_tile_;
-      r.oc_block_end = std::min(blocks_, r.oc_block_begin + blocks_per_tile_);
+      r.oc_block_begin = blocks_per_tile_ * (block_groups * part / parts);
+      r.oc_block_end = std::min(blocks_, blocks_per_tile_ * (block_groups * (part + 1) / parts));
       r.row_begin = p.out_h * chunk / row_chunks;
       r.row_end = p.out_h * (chunk + 1) / row_chunks;
       r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_, 1) : nullptr;
