@@ -54,8 +54,8 @@ X86Requantize x86_requantize(const Requantization& q, const float* multiplier, i
 
 // Where the AVX2 vpmaddwd pointwise kernel runs on widened inputs (avx2::qconv2d_pointwise_wide): one group,
 // NCHW8c output and 64 or more output channels. The widening pass pays once per chunk of pixels for all the
-// output blocks: from 64 channels on (4 pairs of blocks) it measured 4-15% faster than widening each
-// channel pair per pair of blocks, below that even or slower (bench/REPORT.md, "int8 pointwise on widened
+// output blocks: from 64 channels on (4 pairs of blocks) it measured 3-15% faster than widening each
+// channel pair per pair of blocks, below that about even (bench/REPORT.md, "int8 pointwise on widened
 // inputs").
 bool fits_wide_pointwise(const Conv2dParams& p, int64_t out_block) {
   constexpr int64_t kWideMinOutChannels = 64;
