@@ -52,6 +52,7 @@ X86Requantize x86_requantize(const Requantization& q, const float* multiplier, i
   return r;
 }
 
+#if NINEGRID_X86_INT8_CONV
 // Where the AVX2 vpmaddwd pointwise kernel runs on widened inputs (avx2::qconv2d_pointwise_wide): one group,
 // NCHW8c output and 64 or more output channels. The widening pass pays once per chunk of pixels for all the
 // output blocks: from 64 channels on (4 pairs of blocks) it measured 3-15% faster than widening each
@@ -61,6 +62,7 @@ bool fits_wide_pointwise(const Conv2dParams& p, int64_t out_block) {
   constexpr int64_t kWideMinOutChannels = 64;
   return p.groups == 1 && out_block == 8 && p.out_channels >= kWideMinOutChannels;
 }
+#endif
 
 // The modes in which the op chooses the kernel itself (Auto, or Auto without the indirect kernel) rather
 // than being told one.
@@ -335,8 +337,11 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // A rest vector costs about what a packed one does. The vpmaddwd direct kernels take 1.4-1.8x as long as
   // the w7 ones, and 1x1 convs were measured layer by layer at several bounds: for 1x1 convs of the
   // pointwise shapes, strided or not (whichever kernel then runs them), up to 1/5 of the vectors with a rest
-  // where vpmaddwd would run on widened inputs (fits_wide_pointwise), 3/10 for the others; half for the
-  // other convs (bench/REPORT.md, "int8 pointwise on vpmaddwd" and "int8 pointwise on widened inputs").
+  // where vpmaddwd would run them on widened inputs, 3/10 for the others; half for the other convs
+  // (bench/REPORT.md, "int8 pointwise on vpmaddwd" and "int8 pointwise on widened inputs"). Widened inputs:
+  // fits_wide_pointwise, and for a strided conv an input that the vpmaddwd kernels read unstaged (blocks of
+  // 4, 8 or 16, whole channel pairs), so that run() gathers its pixels (a forced Direct, which runs the
+  // direct kernel on them, keeps that bound).
   // (Rest vectors name their tap in int16: larger kernels take vpmaddwd.)
   enum class AvxForm { Vnni, W7, W7Rest, Words } form = c.vnni ? AvxForm::Vnni : AvxForm::W7;
   if (form == AvxForm::W7 && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX)) form = AvxForm::Words;
@@ -346,7 +351,9 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   if (form == AvxForm::W7 && !rest_.empty()) {
     const int64_t vectors = weights_.size() / kW7VectorBytes, beyond = static_cast<int64_t>(rest_.size());
     const bool one_by_one = conv_is_pointwise(p) || conv_is_strided_pointwise(p);
-    const int64_t most_percent = !one_by_one ? 50 : fits_wide_pointwise(p, out_block) ? 20 : 30;
+    const bool pairs_readable = (in_block == 4 || in_block == 8 || in_block == 16) && p.in_channels_per_group() % 2 == 0;
+    const bool widened = fits_wide_pointwise(p, out_block) && (conv_is_pointwise(p) || pairs_readable);
+    const int64_t most_percent = !one_by_one ? 50 : widened ? 20 : 30;
     if (100 * beyond > most_percent * vectors) {
       form = AvxForm::Words;
       depth_ = avx2::kInt8Depth;
@@ -1047,9 +1054,13 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
   // than tasks wanted, and rows split the rest; with a group per task each would widen the whole plane.
   const int64_t block_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
   const int64_t wanted = 4 * static_cast<int64_t>(threads);
+  // Where the images have too few rows for the tasks wanted, the parts get smaller (down to a group).
   constexpr int64_t kWideGroupsPerPart = 4;
-  const int64_t parts = scratch_floats_ ? std::max<int64_t>(1, std::min(wanted, block_groups / kWideGroupsPerPart))
-                                        : block_groups;
+  const int64_t row_tasks = p.batch * p.out_h;
+  const int64_t parts =
+      scratch_floats_ ? std::min(block_groups, std::max({int64_t{1}, std::min(wanted, block_groups / kWideGroupsPerPart),
+                                                         (wanted + row_tasks - 1) / row_tasks}))
+                      : block_groups;
   const int64_t row_chunks =
       std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * parts - 1) / (p.batch * parts)));
   const int64_t tasks = p.batch * parts * row_chunks;

@@ -340,7 +340,7 @@ class QuantizeTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             return [l["algorithm"] for l in json.loads(r.stdout)["layers"] if l["op"] == "ng.QConv"]
         exact = ("int8-avx2-direct", "int8-avx2-pointwise", "int8-avx2-wide-pointwise",
-                 "int8-avx2-pointwise-strided")  # the vpmaddwd kernels
+                 "int8-avx2-pointwise-strided", "int8-avx2-wide-pointwise-strided")  # the vpmaddwd kernels
         seven = algorithms(path)
         self.assertEqual([a for a in seven if a in exact], [], seven)
         self.assertTrue([a for a in seven if a.startswith("int8-avx2-w7-")], seven)

@@ -267,11 +267,16 @@ void fill_few_pairs_beyond_w7(Case& c, Rng& rng) {
   for (uint8_t& v : c.x) v = rng(0, 2) == 0 ? uint8_t{255} : v;
 }
 
-// Whether the AVX2 vpmaddwd pointwise kernel would run c on widened inputs (int8-avx2-wide-pointwise, and
-// -pointwise-strided on the gathered pixels of a strided 1x1 conv under Auto): one group, NCHW8c output, at
-// least 64 output channels. Any input: a staged one is widened from its staged copy.
+// Whether the AVX2 vpmaddwd kernels would run c, a 1x1 conv of the pointwise shapes, on widened inputs
+// (int8-avx2-wide-pointwise, and -pointwise-strided on the gathered pixels of a strided conv under Auto):
+// one group, NCHW8c output, at least 64 output channels; a stride-1 conv with any input (a staged one is
+// widened from its staged copy), a strided one when its input is read unstaged (blocks of 4, 8 or 16,
+// whole channel pairs), so that its pixels are gathered.
 bool takes_wide_pointwise(const Case& c) {
-  return c.p.groups == 1 && c.out_block == 8 && c.p.out_channels >= 64;
+  const bool pairs_readable = (c.in_block == 4 || c.in_block == 8 || c.in_block == 16) &&
+                              c.p.in_channels_per_group() % 2 == 0;
+  return c.p.groups == 1 && c.out_block == 8 && c.p.out_channels >= 64 &&
+         (conv_is_pointwise(c.p) || (conv_is_strided_pointwise(c.p) && pairs_readable));
 }
 
 // Whether AVX2 takes the kernels with rest vectors for c's weights (some pair beyond the bound): for a 1x1
@@ -287,13 +292,15 @@ bool takes_rest_vectors(const Case& c) {
 
 // The prefix of the direct and pointwise kernels' names that FastQConv2d gives c under `isa`: AVX2 takes
 // the vpmaddubsw kernels where c's weights allow them, those with rest vectors where takes_rest_vectors,
-// else the vpmaddwd ones (on widened inputs where takes_wide_pointwise).
-std::string direct_prefix(const Int8Isa& isa, const Case& c) {
+// else the vpmaddwd ones (on widened inputs where takes_wide_pointwise, except for a strided conv under a
+// forced Direct, which runs the direct kernel).
+std::string direct_prefix(const Int8Isa& isa, const Case& c, QConvKernel kernel = QConvKernel::Auto) {
   if (std::string(isa.name) != "avx2") return isa.prefix;
   if (pairs_fit_w7(c)) return "int8-avx2-w7-";
   if (takes_rest_vectors(c)) return "int8-avx2-w7r-";
-  const bool pointwise_kernel = conv_is_pointwise(c.p) || conv_is_strided_pointwise(c.p);
-  return pointwise_kernel && takes_wide_pointwise(c) ? "int8-avx2-wide-" : isa.prefix;
+  const bool gathered = kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect;
+  const bool wide = takes_wide_pointwise(c) && (conv_is_pointwise(c.p) || gathered);
+  return wide ? "int8-avx2-wide-" : isa.prefix;
 }
 
 // Runs c on the fast kernels of `isa` (threads 1 or 2; `kernel`: the family, as FastQConv2d takes it) and on
@@ -345,7 +352,7 @@ TEST(QConvX86, DirectMatchesReferenceBitForBit) {
       std::string algorithm;
       const int threads = rng(0, 3) == 0 ? 2 : 1;
       EXPECT_EQ(mismatches(c, isa, threads, &algorithm, QConvKernel::Direct), 0) << isa.name << " " << c.describe();
-      const std::string prefix = direct_prefix(isa, c);
+      const std::string prefix = direct_prefix(isa, c, QConvKernel::Direct);
       EXPECT_TRUE(algorithm == prefix + "direct" || algorithm == prefix + "pointwise") << algorithm;
       ++tested;
     }
@@ -358,12 +365,10 @@ TEST(QConvX86, DirectMatchesReferenceBitForBit) {
 // NCHW8c, input blocks of 4, 8 and 16 read as they are, and inputs the op stages first (blocks of 1, odd
 // channel counts); a third of the cases strided 1x1 convs, whose pixels the op gathers first
 // (-pointwise-strided). Planes from one pixel to past several chunks (a chunk holds 96 KB of widened input:
-// 48 pixels at 1024 channels), and as fill() makes them: residuals, zero points and weights at the extremes;
+// 48 pixels at 1024 channels, its minimum of 16 at 4096), and as fill() makes them: residuals, zero points and weights at the extremes;
 // one and two threads, both batch sizes. The whole name is asserted, so every case takes this kernel.
 TEST(QConvX86, AvxWidePointwiseMatchesReferenceBitForBit) {
-  const Int8Isa* avx2 = nullptr;
-  for (const Int8Isa& isa : int8_isas())
-    if (std::string(isa.name) == "avx2" && isa.runs) avx2 = &isa;
+  const std::optional<Int8Isa> avx2 = runnable_avx2();
   if (!avx2) GTEST_SKIP() << "no AVX2 on this CPU";
   Rng rng(11282);
   int tested = 0, strided = 0, staged = 0;
@@ -372,10 +377,12 @@ TEST(QConvX86, AvxWidePointwiseMatchesReferenceBitForBit) {
     Conv2dParams& p = c.p;
     p.batch = rng(1, 2);
     const bool stage = iter % 4 == 3;
-    p.in_channels = stage ? rng.pick<int64_t>({13, 67, 200}) : rng.pick<int64_t>({4, 8, 16, 24, 48, 64, 160, 512, 1024});
+    p.in_channels = stage ? rng.pick<int64_t>({13, 67, 200})
+                          : rng.pick<int64_t>({4, 8, 16, 24, 48, 64, 160, 512, 1024, 4096});
     p.out_channels = rng(0, 2) == 0 ? 64 : 8 * rng(8, 25);  // whole NCHW8c blocks
     p.in_h = rng(1, 14), p.in_w = rng(1, 24);
-    if (p.in_channels >= 512 && rng(0, 1) == 0) p.in_h = 12, p.in_w = 13;  // 156 pixels: chunks of 48 and 96
+    if (p.in_channels >= 512 && rng(0, 1) == 0) p.in_h = 12, p.in_w = 13;  // 156 pixels: chunks of 48, 96
+    if (p.in_channels == 4096) p.out_channels = 64, p.in_h = rng(1, 4), p.in_w = rng(5, 12);  // chunks of 16
     const bool stride = iter % 3 == 1 && !stage;
     if (stride) {
       p.stride_h = rng(1, 2), p.stride_w = 2;
@@ -427,7 +434,7 @@ TEST(QConvX86, PointwiseMatchesReferenceBitForBit) {
       std::string algorithm;
       const int threads = rng(0, 3) == 0 ? 2 : 1;
       EXPECT_EQ(mismatches(c, isa, threads, &algorithm, QConvKernel::Direct), 0) << isa.name << " " << c.describe();
-      EXPECT_EQ(algorithm, direct_prefix(isa, c) + "pointwise");
+      EXPECT_EQ(algorithm, direct_prefix(isa, c, QConvKernel::Direct) + "pointwise");
       ++tested;
     }
   }
@@ -529,7 +536,7 @@ TEST(QConvX86, PackedStoreBoundMatchesReference) {
         c.q.residual_multiplier = rng.pick<float>({1048576.f, -1048576.f, 0.5f, std::nextafter(1048576.f, 2e6f)});
       std::string algorithm;
       EXPECT_EQ(mismatches(c, isa, 1, &algorithm, QConvKernel::Direct), 0) << isa.name << " " << c.describe();
-      EXPECT_EQ(algorithm, direct_prefix(isa, c) + (pointwise ? "pointwise" : "direct"));
+      EXPECT_EQ(algorithm, direct_prefix(isa, c, QConvKernel::Direct) + (pointwise ? "pointwise" : "direct"));
       ++tested;
     }
   }
@@ -667,17 +674,18 @@ TEST(QConvX86, AvxW7BoundEdges) {
 }
 
 // The bounds on rest vectors for 1x1 convs (ops/qconv_fast.cpp): with 64 or more output channels in NCHW8c
-// (where vpmaddwd runs on widened inputs) at most 1/5 of the weight vectors (8 output channels x 4 input
-// channels) may need a rest, else 3/10. 40 input channels: 10 vectors per output block; pairs of 65 + 64 in
-// the first `beyond` vectors, the other weights within vpmaddubsw's bound.
+// (where vpmaddwd runs on widened inputs; a strided one only on a readable input, whose pixels are
+// gathered) at most 1/5 of the weight vectors (8 output channels x 4 input channels) may need a rest, else
+// 3/10. 40 input channels: 10 vectors per output block; pairs of 65 + 64 in the first `beyond` vectors, the
+// other weights within vpmaddubsw's bound.
 TEST(QConvX86, AvxRestBoundsForOneByOne) {
   const std::optional<Int8Isa> avx2 = runnable_avx2();
   if (!avx2) GTEST_SKIP() << "no AVX2";
   Rng rng(65);
-  auto run = [&](int64_t out_channels, int64_t beyond, const char* name) {
+  auto run = [&](int64_t out_channels, int64_t beyond, const char* name, int64_t stride = 1, int64_t in_block = 8) {
     Case c;
-    c.p = square_conv(40, out_channels, 1, 7, 9, 1, 1, 1, 0);
-    c.in_block = 8, c.out_block = 8;
+    c.p = square_conv(40, out_channels, 1, 7, 9, 1, stride, 1, 0);
+    c.in_block = in_block, c.out_block = 8;
     fill(c, rng);
     for (int8_t& v : c.w) v = static_cast<int8_t>(rng(-60, 60));
     for (int64_t k = 0; k < beyond; ++k) {
@@ -693,6 +701,12 @@ TEST(QConvX86, AvxRestBoundsForOneByOne) {
   run(32, 10, "int8-avx2-w7r-pointwise");   // 40 vectors, 1/4: below 3/10
   run(32, 12, "int8-avx2-w7r-pointwise");   // 3/10
   run(32, 13, "int8-avx2-pointwise");       // just past 3/10
+  // Strided: gathered from a readable input, the wide kernel and 1/5; a staged input is not gathered, so
+  // the direct kernel and 3/10.
+  run(64, 17, "int8-avx2-wide-pointwise-strided", 2);
+  run(64, 16, "int8-avx2-w7r-pointwise-strided", 2);
+  run(64, 20, "int8-avx2-w7r-direct", 2, 1);
+  run(64, 25, "int8-avx2-direct", 2, 1);
 }
 
 // Layers shaped like the models' (blocked in and out in the vector's block, many channels, 3x3 pads and

@@ -11,6 +11,7 @@
 //   T, X, W                 accumulator, broadcast input and weight vectors
 //   kLanes, kDepth          output channels per vector; input channels per multiply-add
 //   Menu<OCB>               the tile widths (DirectMenu's members)
+//   input(a)                the input the tiles read (Args::x; an int16 policy's staged copy of it)
 //   load_weights, broadcast, madd
 //   start(a, block, kh_begin, kh_end, kw_begin, kw_end)  where a tile's sums start (bias; int8 adds the
 //                           zero-point sums of the taps outside [kh_begin, kh_end) x [kw_begin, kw_end))

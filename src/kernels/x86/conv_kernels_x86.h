@@ -55,7 +55,8 @@ struct X86ConvRange {
   int64_t oc_block_begin = 0, oc_block_end = 0;
   int64_t row_begin = 0, row_end = 0;
   // The calling thread's work area, for the kernels that need one (conv2d_first_layer: as many floats
-  // as conv2d_first_layer_scratch_floats says); null for the others.
+  // as conv2d_first_layer_scratch_floats says; the int8 avx2::qconv2d_pointwise_wide: as many as
+  // qconv2d_pointwise_wide_scratch_floats says); null for the others.
   float* scratch = nullptr;
 };
 

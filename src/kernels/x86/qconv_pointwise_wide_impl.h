@@ -19,7 +19,10 @@ namespace ninegrid {
 namespace {
 
 // Pixels per chunk: its staged input (2 bytes per value) within about 96 KB, so that it stays in L2 while
-// the range's output blocks read it one pair after another; whole tiles of 4 pixels, at least 16.
+// the range's output blocks read it one pair after another; a multiple of 4 pixels, at least 16. The tiles
+// see the chunk as the plane: on short chunks (up to 14 x 14 pixels) each block pair asks for the next
+// pair's weights ahead (pointwise_pixels' prefetch_next), as on small planes, since a pair's pixels again
+// take little longer than fetching its weights.
 inline int64_t pointwise_wide_chunk_pixels(const X86QConvArgs& a) {
   constexpr int64_t kChunkBytes = 96 * 1024;
   const int64_t pixels = kChunkBytes / (2 * a.in_channels) / 4 * 4;
