@@ -64,6 +64,18 @@ bool fits_wide_pointwise(const Conv2dParams& p, int64_t out_block) {
 }
 #endif
 
+// Whether the direct and pointwise kernels read an input in blocks of in_block, icpg channels per group, as it
+// is at `depth` channels per multiply-add: blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8
+// block there) holding whole steps, each group starting on one. FastQConv2d::plan_staging stages any other.
+bool reads_unstaged(int64_t in_block, int64_t icpg, int64_t depth) {
+#if defined(__aarch64__)
+  const bool block_readable = in_block == 4;
+#else
+  const bool block_readable = in_block == 16 || in_block == 8 || in_block == 4;
+#endif
+  return block_readable && in_block % depth == 0 && icpg % depth == 0;
+}
+
 // The modes in which the op chooses the kernel itself (Auto, or Auto without the indirect kernel) rather
 // than being told one.
 bool chooses_itself(QConvKernel kernel) { return kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect; }
@@ -339,8 +351,8 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // pointwise shapes, strided or not (whichever kernel then runs them), up to 1/5 of the vectors with a rest
   // where vpmaddwd would run them on widened inputs, 3/10 for the others; half for the other convs
   // (bench/REPORT.md, "int8 pointwise on vpmaddwd" and "int8 pointwise on widened inputs"). Widened inputs:
-  // fits_wide_pointwise, and for a strided conv an input that the vpmaddwd kernels read unstaged (blocks of
-  // 4, 8 or 16, whole channel pairs), so that run() gathers its pixels (a forced Direct, which runs the
+  // fits_wide_pointwise, and for a strided conv an input that the vpmaddwd kernels read unstaged
+  // (reads_unstaged at their depth), so that run() gathers its pixels (a forced Direct, which runs the
   // direct kernel on them, keeps that bound).
   // (Rest vectors name their tap in int16: larger kernels take vpmaddwd.)
   enum class AvxForm { Vnni, W7, W7Rest, Words } form = c.vnni ? AvxForm::Vnni : AvxForm::W7;
@@ -351,8 +363,8 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   if (form == AvxForm::W7 && !rest_.empty()) {
     const int64_t vectors = weights_.size() / kW7VectorBytes, beyond = static_cast<int64_t>(rest_.size());
     const bool one_by_one = conv_is_pointwise(p) || conv_is_strided_pointwise(p);
-    const bool pairs_readable = (in_block == 4 || in_block == 8 || in_block == 16) && p.in_channels_per_group() % 2 == 0;
-    const bool widened = fits_wide_pointwise(p, out_block) && (conv_is_pointwise(p) || pairs_readable);
+    const bool gathered = reads_unstaged(in_block, p.in_channels_per_group(), avx2::kInt8Depth);
+    const bool widened = fits_wide_pointwise(p, out_block) && (conv_is_pointwise(p) || gathered);
     const int64_t most_percent = !one_by_one ? 50 : widened ? 20 : 30;
     if (100 * beyond > most_percent * vectors) {
       form = AvxForm::Words;
@@ -520,20 +532,13 @@ void FastQConv2d::split_w7_block(int64_t b) {
 }
 #endif
 
-// The kernels read input blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8 block there)
-// holding whole multiply-add steps of depth_ channels, each group starting on one. Anything else is staged
-// into a copy with every group's channels padded to a multiple of 4 (which the depth divides) in the widest
-// of those blocks that divides the padded count.
+// An input the kernels do not read as it is at depth_ (reads_unstaged) is staged into a copy with every
+// group's channels padded to a multiple of 4 (which the depth divides) in the widest of the blocks 16, 8
+// and 4 that divides the padded count.
 void FastQConv2d::plan_staging(int64_t in_block) {
   const Conv2dParams& p = params_;
-  const int64_t icpg = p.in_channels_per_group(), D = depth_;
-#if defined(__aarch64__)
-  const bool block_readable = in_block == 4;
-#else
-  const bool block_readable = in_block == 16 || in_block == 8 || in_block == 4;
-#endif
-  const bool readable = block_readable && in_block % D == 0 && icpg % D == 0;
-  stage_input_ = !readable;
+  const int64_t icpg = p.in_channels_per_group();
+  stage_input_ = !reads_unstaged(in_block, icpg, depth_);
   staged_icpg_ = stage_input_ ? round_up(icpg, 4) : icpg;
 #if defined(__aarch64__)
   staged_block_ = 4;
@@ -1066,6 +1071,7 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
   const int64_t tasks = p.batch * parts * row_chunks;
   const bool rows_outer = weights_.size() < in_image;
   pool->parallel_for(tasks, [&](int64_t begin, int64_t end) {
+    float* const scratch = scratch_floats_ ? thread_scratch(scratch_floats_, 1) : nullptr;
     for (int64_t t = begin; t < end; ++t) {
       const int64_t chunk = rows_outer ? (t / parts) % row_chunks : t % row_chunks;
       const int64_t part = rows_outer ? t % parts : (t / row_chunks) % parts;
@@ -1075,7 +1081,7 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
       r.oc_block_end = std::min(blocks_, blocks_per_tile_ * (block_groups * (part + 1) / parts));
       r.row_begin = p.out_h * chunk / row_chunks;
       r.row_end = p.out_h * (chunk + 1) / row_chunks;
-      r.scratch = scratch_floats_ ? thread_scratch(scratch_floats_, 1) : nullptr;
+      r.scratch = scratch;
       kernel_(image_args(n), r);
     }
   });

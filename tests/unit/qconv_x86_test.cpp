@@ -365,8 +365,9 @@ TEST(QConvX86, DirectMatchesReferenceBitForBit) {
 // NCHW8c, input blocks of 4, 8 and 16 read as they are, and inputs the op stages first (blocks of 1, odd
 // channel counts); a third of the cases strided 1x1 convs, whose pixels the op gathers first
 // (-pointwise-strided). Planes from one pixel to past several chunks (a chunk holds 96 KB of widened input:
-// 48 pixels at 1024 channels, its minimum of 16 at 4096), and as fill() makes them: residuals, zero points and weights at the extremes;
-// one and two threads, both batch sizes. The whole name is asserted, so every case takes this kernel.
+// 48 pixels at 1024 channels, its minimum of 16 at 4096), and as fill() makes them: residuals, zero points
+// and weights at the extremes; one and two threads, both batch sizes. The whole name is asserted, so every
+// case takes this kernel.
 TEST(QConvX86, AvxWidePointwiseMatchesReferenceBitForBit) {
   const std::optional<Int8Isa> avx2 = runnable_avx2();
   if (!avx2) GTEST_SKIP() << "no AVX2 on this CPU";

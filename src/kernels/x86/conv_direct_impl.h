@@ -848,17 +848,34 @@ PointwiseFn<A> pick_pointwise_half(const typename A::Args& a) {
   return nullptr;
 }
 
+// Output blocks [block_begin, block_end) over pixels [p_begin, p_end) of the plane g describes: two blocks per
+// tile where they share a group and the args allow pairs, else one.
+template <class A>
+void pointwise_block_range(const typename A::Args& a, const DirectGeometry& g, int64_t block_begin,
+                           int64_t block_end, int64_t p_begin, int64_t p_end) {
+  constexpr int P = A::kLanes;
+  const PointwiseFn<A> pair = pick_pointwise<A, 2>(a.in_block);
+  const PointwiseFn<A> single = pick_pointwise<A, 1>(a.in_block);
+  // The half block, if any, is the last one; it pairs with the block before it when the range has both.
+  const PointwiseFn<A> pair_half = pick_pointwise_half<A, 2>(a), single_half = pick_pointwise_half<A, 1>(a);
+  const int64_t half_block = pair_half ? a.out_channels / P : -1;
+  for (int64_t b = block_begin; b < block_end;) {
+    if (a.oc_blocks_per_tile > 1 && b + 1 < block_end && same_group(a, b, P)) {
+      (b + 1 == half_block ? pair_half : pair)(a, g, b, p_begin, p_end);
+      b += 2;
+    } else {
+      (b == half_block ? single_half : single)(a, g, b, p_begin, p_end);
+      b += 1;
+    }
+  }
+}
+
 template <class A>
 void pointwise_conv_tiles(const typename A::Args& a, const X86ConvRange& r) {
   constexpr int P = A::kLanes;
   DirectGeometry g;
   g.in_plane = a.in_h * a.in_w;
   g.weights_per_block = a.in_channels_per_group * P;
-  const PointwiseFn<A> pair = pick_pointwise<A, 2>(a.in_block);
-  const PointwiseFn<A> single = pick_pointwise<A, 1>(a.in_block);
-  // The half block, if any, is the last one; it pairs with the block before it when the range has both.
-  const PointwiseFn<A> pair_half = pick_pointwise_half<A, 2>(a), single_half = pick_pointwise_half<A, 1>(a);
-  const int64_t half_block = pair_half ? a.out_channels / P : -1;
   const int64_t p_begin = r.row_begin * a.out_w, p_end = r.row_end * a.out_w;
   // When the range's weights fit in L1 beside a chunk of input, the pixels go in chunks whose input (all
   // input channels) stays in L1 while every output block of the range reads it: with few input channels
@@ -872,15 +889,7 @@ void pointwise_conv_tiles(const typename A::Args& a, const X86ConvRange& r) {
                                    : imax(96, kChunkInputBytes / (a.in_channels_per_group * kInBytes) / 12 * 12);
   for (int64_t c_begin = p_begin; c_begin < p_end; c_begin += chunk_pixels) {
     const int64_t c_end = imin(p_end, c_begin + chunk_pixels);
-    for (int64_t b = r.oc_block_begin; b < r.oc_block_end;) {
-      if (a.oc_blocks_per_tile > 1 && b + 1 < r.oc_block_end && same_group(a, b, P)) {
-        (b + 1 == half_block ? pair_half : pair)(a, g, b, c_begin, c_end);
-        b += 2;
-      } else {
-        (b == half_block ? single_half : single)(a, g, b, c_begin, c_end);
-        b += 1;
-      }
-    }
+    pointwise_block_range<A>(a, g, r.oc_block_begin, r.oc_block_end, c_begin, c_end);
   }
 }
 

@@ -33,11 +33,11 @@ inline int64_t pointwise_wide_scratch_floats(const X86QConvArgs& a) {
   return (pointwise_wide_chunk_pixels(a) * a.in_channels * 2 + 3) / 4;
 }
 
-template <class A, int PIN>
-void pointwise_wide_chunks(const X86QConvArgs& a, const X86ConvRange& r) {
+template <class A>
+void pointwise_wide_conv(const X86QConvArgs& a, const X86ConvRange& r) {
   using QV = typename A::Vec;
   constexpr int P = A::kLanes;
-  const int64_t plane = a.in_h * a.in_w, in_blocks = a.in_channels / PIN;
+  const int64_t plane = a.in_h * a.in_w, in_blocks = a.in_channels / a.in_block;
   const int64_t p_begin = r.row_begin * a.out_w, p_end = r.row_end * a.out_w;
   const int64_t chunk = pointwise_wide_chunk_pixels(a);
   int16_t* const staged = reinterpret_cast<int16_t*>(r.scratch);
@@ -46,7 +46,7 @@ void pointwise_wide_chunks(const X86QConvArgs& a, const X86ConvRange& r) {
   for (int64_t c_begin = p_begin; c_begin < p_end; c_begin += chunk) {
     const int64_t len = imin(chunk, p_end - c_begin);
     for (int64_t b = 0; b < in_blocks; ++b)
-      QV::widen(a.x + (b * plane + c_begin) * PIN, staged + b * len * PIN, len * PIN);
+      QV::widen(a.x + (b * plane + c_begin) * a.in_block, staged + b * len * a.in_block, len * a.in_block);
     // The chunk as a conv of its own: input planes of len pixels, output from pixel c_begin on (the tiles
     // address an output block's pixels from the full plane's block start, so only the base moves).
     X86QConvArgs c = a;
@@ -54,23 +54,8 @@ void pointwise_wide_chunks(const X86QConvArgs& a, const X86ConvRange& r) {
     c.y = a.y + c_begin * P;
     if (a.requantize.residual) c.requantize.residual = a.requantize.residual + c_begin * P;
     g.in_plane = len;
-    for (int64_t block = r.oc_block_begin; block < r.oc_block_end;) {
-      if (block + 1 < r.oc_block_end) {
-        pointwise_blocks<A, 2, PIN>(c, g, block, 0, len);
-        block += 2;
-      } else {
-        pointwise_blocks<A, 1, PIN>(c, g, block, 0, len);
-        block += 1;
-      }
-    }
+    pointwise_block_range<A>(c, g, r.oc_block_begin, r.oc_block_end, 0, len);
   }
-}
-
-template <class A>
-void pointwise_wide_conv(const X86QConvArgs& a, const X86ConvRange& r) {
-  if (a.in_block == 16) return pointwise_wide_chunks<A, 16>(a, r);
-  if (a.in_block == 8) return pointwise_wide_chunks<A, 8>(a, r);
-  return pointwise_wide_chunks<A, 4>(a, r);
 }
 
 }  // namespace
