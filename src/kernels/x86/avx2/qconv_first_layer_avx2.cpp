@@ -1,6 +1,7 @@
 // avx2 instantiation of the int8 first-layer convolution (kernels/x86/qconv_first_layer_impl.h): 8 output
-// pixels per ymm, vpmaddwd over 2 kernel columns (bytes zero-extended to words, weights int16); tiles of 1
-// vector x 8 channels (8 accumulators of the 16 registers, beside vpmaddwd's products).
+// pixels per ymm, vpmaddwd over 2 kernel columns (bytes zero-extended to words, weights int16); tiles of 2
+// vectors x 8 channels: each weight broadcast serves 16 pixels. That is all 16 registers in accumulators, so
+// the compiler keeps some in memory, and it still ran faster than 1 vector x 8 channels (bench/REPORT.md).
 #include "kernels/x86/simd_int8_avx2.h"
 // (the vector type must be declared before the kernel that uses it)
 
@@ -49,7 +50,7 @@ static_assert(QFirstLayerAvx2::kLanes == kQFirstLayerLanes && QFirstLayerAvx2::k
               "qconv_first_layer_x86.h promises 8 lanes of 2 bytes");
 
 void qconv2d_first_layer(const X86QFirstLayerArgs& a, int64_t row_begin, int64_t row_end) {
-  qfirst_conv<QFirstLayerAvx2, 1, 1>(a, row_begin, row_end);
+  qfirst_conv<QFirstLayerAvx2, 1, 2>(a, row_begin, row_end);
 }
 
 }  // namespace avx2
