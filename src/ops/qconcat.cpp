@@ -9,10 +9,12 @@
 // every input's channels, so each image's part of an input is one run of bytes in the output, as in plain
 // NCHW, and the same loop serves.
 //
-// On x86-64 an input that needs its table runs instead as the x86 DequantizeLinear and QuantizeLinear
-// kernels (kernels/x86/qconv_kernels_x86.h: dequantize_u8, quantize_u8, bit for bit the reference's, which
-// built the table) through a float buffer in L1, then the clamp: the table looked up byte by byte took
-// 0.19 ms for RetinaFace's 64x80x80 SSH concat (bench/REPORT.md).
+// On x86-64 an input that needs its table runs instead as one float multiply-add per byte where
+// fit_affine_u8 finds one that gives the table's 256 bytes exactly (kernels/ref/qlookup_ref.h; the x86
+// requantize_u8_affine kernel), else as the x86 DequantizeLinear and QuantizeLinear kernels (dequantize_u8,
+// quantize_u8, bit for bit the reference's, which built the table) through a float buffer in L1, then the
+// clamp. The table looked up byte by byte took 0.19 ms for RetinaFace's 64x80x80 SSH concat, the
+// DequantizeLinear and QuantizeLinear kernels about 0.12, the multiply-add about 0.05 (bench/REPORT.md).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -57,6 +59,8 @@ class QConcat final : public Op {
       in.table = requantize_table(scales[i], static_cast<int32_t>(zero_points[i]), y.scale, y.zero_point, clamp.qmin,
                                   clamp.qmax);
       in.clamp_only = table_is_clamp(in.table, clamp.qmin, clamp.qmax);
+      in.has_affine = fit_affine_u8(in.table, scales[i], in.zero_point, y.scale, y.zero_point, clamp.qmin, clamp.qmax,
+                                    &in.affine);
       inputs_.push_back(in);
     }
     qmin_ = static_cast<uint8_t>(clamp.qmin), qmax_ = static_cast<uint8_t>(clamp.qmax);
@@ -66,7 +70,7 @@ class QConcat final : public Op {
 
   void prepare(const std::vector<TensorDesc>&, const ExecSettings& settings) override {
     const QuantizeKernels k = choose_quantize_kernels(settings.isa);
-    fast_quantize_ = k.quantize, fast_dequantize_ = k.dequantize;
+    fast_quantize_ = k.quantize, fast_dequantize_ = k.dequantize, fast_affine_ = k.requantize_affine;
     algorithm_ = k.algorithm;
   }
 
@@ -121,6 +125,7 @@ class QConcat final : public Op {
         uint8_t* to = y + o * y_row + offset;
         if (copy) std::memcpy(to, xp + o * row, static_cast<size_t>(row));
         else if (p.clamp_only) qclamp_ref(qmin_, qmax_, xp + o * row, to, row);
+        else if (fast_affine_ && p.has_affine) fast_affine_(p.affine, xp + o * row, to, row);
         else if (fast_quantize_) requantize_fast(p, xp + o * row, to, row);
         else qlookup_ref(p.table, xp + o * row, to, row);
       }
@@ -137,6 +142,8 @@ class QConcat final : public Op {
     bool clamp_only = false;  // the table is the clamp [qmin, qmax]: same parameters in and out
     float scale = 1.f;        // the input's
     int32_t zero_point = 0;
+    bool has_affine = false;  // the table as one multiply-add (fit_affine_u8)
+    AffineU8 affine;
   };
   // The table's steps on the x86 kernels, a chunk at a time: dequantised into a float buffer, quantised
   // into the output's scale and zero point, clamped.
@@ -157,6 +164,7 @@ class QConcat final : public Op {
   int32_t y_zero_point_ = 0;
   void (*fast_quantize_)(const float*, float, int32_t, uint8_t*, int64_t) = nullptr;
   void (*fast_dequantize_)(const uint8_t*, float, int32_t, float*, int64_t) = nullptr;
+  void (*fast_affine_)(const AffineU8&, const uint8_t*, uint8_t*, int64_t) = nullptr;
   std::string algorithm_;
   int64_t block_ = 1;  // channel block of the inputs and the output (1 = plain NCHW)
 };

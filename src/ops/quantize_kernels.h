@@ -1,13 +1,16 @@
-// The vector uint8 quantize and dequantize kernels for an ISA, chosen in one place for the ops that run them
-// (QuantizeLinear, DequantizeLinear, ng.QConcat's requantising inputs).
+// The vector uint8 kernels for an ISA, chosen in one place for the ops that run them: quantize and dequantize
+// (QuantizeLinear, DequantizeLinear, ng.QConcat's requantising inputs), uint8 -> uint8 requantisation by
+// multiply-add (ng.QConcat, ng.QRequantize).
 #pragma once
 
 #include <cstdint>
 
 #include "core/cpu_features.h"
+#include "kernels/ref/qlookup_ref.h"
 
 #if defined(__x86_64__)
 #include "kernels/x86/qconv_kernels_x86.h"
+#include "kernels/x86/requantize_u8_affine_x86.h"
 #endif
 
 namespace ninegrid {
@@ -15,6 +18,8 @@ namespace ninegrid {
 struct QuantizeKernels {
   void (*quantize)(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n) = nullptr;
   void (*dequantize)(const uint8_t* q, float scale, int32_t zero_point, float* x, int64_t n) = nullptr;
+  // y[i] = affine_u8_ref(m, x[i]): a requantisation table that fit_affine_u8 fitted (kernels/ref/qlookup_ref.h).
+  void (*requantize_affine)(const AffineU8& m, const uint8_t* x, uint8_t* y, int64_t n) = nullptr;
   const char* algorithm = "";  // "" when none
 };
 
@@ -28,6 +33,7 @@ inline QuantizeKernels choose_quantize_kernels(Isa requested) {
   const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
   k.quantize = vnni ? vnni::quantize_u8 : avx2::quantize_u8;
   k.dequantize = vnni ? vnni::dequantize_u8 : avx2::dequantize_u8;
+  k.requantize_affine = avx2::requantize_u8_affine;  // (AVX2's under VNNI too: memory-bound at 256 bits)
   k.algorithm = vnni ? "int8-vnni" : "int8-avx2";
 #else
   (void)requested;

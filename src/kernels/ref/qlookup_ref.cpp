@@ -1,6 +1,7 @@
 #include "kernels/ref/qlookup_ref.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "kernels/ref/quantize_linear_ref.h"
@@ -25,6 +26,42 @@ bool table_is_clamp(const QuantizedTable& table, int32_t qmin, int32_t qmax) {
   for (int32_t i = 0; i < 256; ++i)
     if (table[i] != std::min(std::max(i, qmin), qmax)) return false;
   return true;
+}
+
+uint8_t affine_u8_ref(const AffineU8& m, uint8_t x) {
+  const float v = std::fma(static_cast<float>(x), m.a, m.b);
+  const int32_t i = static_cast<int32_t>(std::nearbyint(v));
+  const int32_t u = std::min(std::max(i, 0), 255);  // the saturating packs to int16, then to uint8
+  return static_cast<uint8_t>(std::min<int32_t>(std::max<int32_t>(u, m.qmin), m.qmax));
+}
+
+bool fit_affine_u8(const QuantizedTable& table, float x_scale, int32_t x_zero_point, float y_scale,
+                   int32_t y_zero_point, int32_t qmin, int32_t qmax, AffineU8* m) {
+  if (!(x_scale > 0.f) || !(y_scale > 0.f) || !std::isfinite(x_scale) || !std::isfinite(y_scale)) return false;
+  const double slope = static_cast<double>(x_scale) / y_scale;
+  const double offset = y_zero_point - x_zero_point * slope;
+  if (!(std::fabs(slope) * 255 + std::fabs(offset) < (1 << 20))) return false;
+  AffineU8 c;
+  c.qmin = static_cast<uint8_t>(std::min(std::max(qmin, 0), 255));
+  c.qmax = static_cast<uint8_t>(std::min(std::max(qmax, 0), 255));
+  // The nearest floats to the exact slope and offset first, then their neighbours: a near tie that the
+  // float steps rounded one way may need the other.
+  const float a0 = static_cast<float>(slope), b0 = static_cast<float>(offset);
+  const float as[3] = {a0, std::nextafter(a0, 0.f), std::nextafter(a0, 2 * a0 + 1.f)};
+  for (float a : as) {
+    float b = b0;
+    for (int k = 0; k < 2; ++k) b = std::nextafter(b, -1e30f);
+    for (int step = 0; step < 5; ++step, b = std::nextafter(b, 1e30f)) {
+      c.a = a, c.b = b;
+      bool all = true;
+      for (int x = 0; x < 256 && all; ++x) all = affine_u8_ref(c, static_cast<uint8_t>(x)) == table[x];
+      if (all) {
+        *m = c;
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 void qlookup_ref(const QuantizedTable& table, const uint8_t* x, uint8_t* y, int64_t n) {

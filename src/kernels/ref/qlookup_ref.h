@@ -21,6 +21,21 @@ QuantizedTable requantize_table(float x_scale, int32_t x_zero_point, float y_sca
 // map is then a clamp, or a copy when it spans [0, 255].
 bool table_is_clamp(const QuantizedTable& table, int32_t qmin, int32_t qmax);
 
+// A requantisation table as one multiply-add: y = min(max(sat_u8(nearbyint(fma(x, a, b))), qmin), qmax),
+// float arithmetic (fma rounded once, halves to even, as the x86 kernels' vfmadd and cvtps2dq in the default
+// rounding mode), |a| x 255 + |b| below 2^20 so that nothing overflows. Vector kernels compute this instead
+// of looking bytes up where fit_affine_u8 found a and b that give the table's byte for every one of the 256
+// inputs, so they are the table exactly (kernels/x86/requantize_u8_affine_x86.h).
+struct AffineU8 {
+  float a = 1.f, b = 0.f;
+  uint8_t qmin = 0, qmax = 255;
+};
+uint8_t affine_u8_ref(const AffineU8& m, uint8_t x);
+// Whether some a, b near the float steps' (a = x_scale / y_scale, b = y_zero_point - x_zero_point * a) give
+// `table` exactly; then *m holds them with the clamp [qmin, qmax].
+bool fit_affine_u8(const QuantizedTable& table, float x_scale, int32_t x_zero_point, float y_scale,
+                   int32_t y_zero_point, int32_t qmin, int32_t qmax, AffineU8* m);
+
 // y[i] = table[x[i]] for i < n (x and y may be the same array).
 void qlookup_ref(const QuantizedTable& table, const uint8_t* x, uint8_t* y, int64_t n);
 // y[i] = min(max(x[i], qmin), qmax) for i < n.

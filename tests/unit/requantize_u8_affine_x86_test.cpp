@@ -1,0 +1,80 @@
+// uint8 -> uint8 requantisation by one multiply-add (kernels/ref/qlookup_ref.h: fit_affine_u8,
+// affine_u8_ref; kernels/x86/requantize_u8_affine_x86.h) against the table it replaces (requantize_table, the
+// float DequantizeLinear -> QuantizeLinear steps), bit for bit: random scales over four decades, zero points
+// at both ends, no clamp, a ReLU's and a Clip's; every one of the 256 bytes, then random arrays whose lengths
+// are not a multiple of the vector, in place and not. And where a fit must not be found: a table that no
+// multiply-add gives, a slope past the bound.
+#if defined(__x86_64__)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "kernels/ref/qlookup_ref.h"
+#include "kernels/x86/requantize_u8_affine_x86.h"
+
+namespace ninegrid {
+namespace {
+
+TEST(RequantizeU8Affine, FitsTheTableAndTheKernelComputesTheFit) {
+  std::mt19937 rng(2026);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto log_uniform = [&](double lo, double hi) {
+    return static_cast<float>(std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(hi))(rng)));
+  };
+  const bool avx2 = cpu_features().avx2 && cpu_features().fma;
+  int cases = 0, fitted = 0;
+  for (int iter = 0; iter < 600; ++iter) {
+    const float x_scale = log_uniform(1e-3, 1.0), y_scale = x_scale * log_uniform(0.1, 10.0);
+    const int32_t x_zp = uniform(0, 3) == 0 ? (uniform(0, 1) ? 0 : 255) : uniform(0, 255);
+    const int32_t y_zp = uniform(0, 3) == 0 ? (uniform(0, 1) ? 0 : 255) : uniform(0, 255);
+    int32_t qmin = 0, qmax = 255;
+    switch (uniform(0, 2)) {
+      case 1: qmin = y_zp; break;  // a fused ReLU
+      case 2: qmin = uniform(0, 128), qmax = uniform(qmin, 255); break;  // a Clip
+      default: break;
+    }
+    const QuantizedTable table = requantize_table(x_scale, x_zp, y_scale, y_zp, qmin, qmax);
+    ++cases;
+    AffineU8 m;
+    if (!fit_affine_u8(table, x_scale, x_zp, y_scale, y_zp, qmin, qmax, &m)) continue;
+    ++fitted;
+    for (int x = 0; x < 256; ++x)
+      ASSERT_EQ(affine_u8_ref(m, static_cast<uint8_t>(x)), table[x])
+          << "x " << x << " x_scale " << x_scale << " y_scale " << y_scale << " zero points " << x_zp << " " << y_zp;
+    if (!avx2) continue;
+    const int n = iter % 3 == 0 ? 256 : uniform(0, 1) ? uniform(1, 100) : uniform(101, 3000);
+    std::vector<uint8_t> x(static_cast<size_t>(n)), want(x.size()), got(x.size() + 32, 0xA5);
+    for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<uint8_t>(n == 256 ? i : uniform(0, 255));
+    qlookup_ref(table, x.data(), want.data(), n);
+    if (iter % 2) {
+      std::copy(x.begin(), x.end(), got.begin());
+      avx2::requantize_u8_affine(m, got.data(), got.data(), n);  // in place
+    } else {
+      avx2::requantize_u8_affine(m, x.data(), got.data(), n);
+    }
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)]) << "element " << i << " of " << n;
+    for (int g = 0; g < 32; ++g) ASSERT_EQ(got[static_cast<size_t>(n + g)], 0xA5) << "wrote past the end";
+  }
+  // The fit is worth having only if it is found for nearly every table (the rest keep the slower path).
+  EXPECT_GE(fitted * 100, cases * 95) << fitted << " of " << cases << " tables fitted";
+}
+
+TEST(RequantizeU8Affine, NoFitWhereNoMultiplyAddGivesTheTable) {
+  QuantizedTable table = requantize_table(0.02f, 128, 0.05f, 10, 0, 255);
+  AffineU8 m;
+  ASSERT_TRUE(fit_affine_u8(table, 0.02f, 128, 0.05f, 10, 0, 255, &m));
+  table[200] = static_cast<uint8_t>(table[200] + 3);  // one byte off the line
+  EXPECT_FALSE(fit_affine_u8(table, 0.02f, 128, 0.05f, 10, 0, 255, &m));
+  // A slope past the bound (|a| x 255 + |b| < 2^20): refused whatever the table.
+  const QuantizedTable steep = requantize_table(1e4f, 0, 1e-4f, 0, 0, 255);
+  EXPECT_FALSE(fit_affine_u8(steep, 1e4f, 0, 1e-4f, 0, 0, 255, &m));
+}
+
+}  // namespace
+}  // namespace ninegrid
+#endif
