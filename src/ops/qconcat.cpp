@@ -9,11 +9,11 @@
 // every input's channels, so each image's part of an input is one run of bytes in the output, as in plain
 // NCHW, and the same loop serves.
 //
-// On x86-64 an input that needs its table runs instead as one float multiply-add per byte where
-// fit_affine_u8 finds one that gives the table's 256 bytes exactly (kernels/ref/qlookup_ref.h; the x86
-// requantize_u8_affine kernel), else as the x86 DequantizeLinear and QuantizeLinear kernels (dequantize_u8,
-// quantize_u8, bit for bit the reference's, which built the table) through a float buffer in L1, then the
-// clamp. The table looked up byte by byte took 0.19 ms for RetinaFace's 64x80x80 SSH concat, the
+// With vector kernels (ops/quantize_kernels.h: x86-64 and AArch64) an input that needs its table runs instead
+// as one float multiply-add per byte where fit_affine_u8 finds one that gives the table's 256 bytes exactly
+// (kernels/ref/qlookup_ref.h; requantize_u8_affine), else as the vector DequantizeLinear and QuantizeLinear
+// kernels (dequantize_u8, quantize_u8, bit for bit the reference's, which built the table) through a float
+// buffer in L1, then the clamp. The table looked up byte by byte took 0.19 ms for RetinaFace's 64x80x80 SSH concat, the
 // DequantizeLinear and QuantizeLinear kernels about 0.12, the multiply-add about 0.05 (bench/REPORT.md).
 #include <algorithm>
 #include <cmath>

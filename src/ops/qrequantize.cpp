@@ -1,8 +1,9 @@
 // ng.QRequantize: a uint8 tensor into another scale and zero point, with a clamp, what
 // graph/passes/fuse_qdq_moves.cpp makes of DequantizeLinear -> [value-moving ops ->] QuantizeLinear with
 // different parameters. By table (kernels/ref/qlookup_ref.h): the bytes of the float DequantizeLinear ->
-// QuantizeLinear exactly; on x86-64, where fit_affine_u8 finds one float multiply-add that gives the table's
-// 256 bytes, that instead (kernels/x86/requantize_u8_affine_x86.h), the same bytes. Attributes: x_scale, x_zero_point, y_scale, y_zero_point, qmin, qmax. Element-wise,
+// QuantizeLinear exactly; with vector kernels (ops/quantize_kernels.h: x86-64 and AArch64), where
+// fit_affine_u8 finds one float multiply-add that gives the table's 256 bytes, that instead
+// (requantize_u8_affine), the same bytes. Attributes: x_scale, x_zero_point, y_scale, y_zero_point, qmin, qmax. Element-wise,
 // so the same in every layout (the layout pass's ng.out_block does not matter).
 #include "core/thread_pool.h"
 #include "ir/quant_attrs.h"

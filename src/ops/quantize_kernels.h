@@ -11,6 +11,8 @@
 #if defined(__x86_64__)
 #include "kernels/x86/qconv_kernels_x86.h"
 #include "kernels/x86/requantize_u8_affine_x86.h"
+#elif defined(__aarch64__)
+#include "kernels/arm/quantize_linear_arm.h"
 #endif
 
 namespace ninegrid {
@@ -23,8 +25,8 @@ struct QuantizeKernels {
   const char* algorithm = "";  // "" when none
 };
 
-// x86-64: VNNI's where the ISA is AVX-512 and the CPU has VNNI, else AVX2's; none (null kernels: the
-// reference runs) for Isa::Ref, Arm and other targets.
+// x86-64: VNNI's where the ISA is AVX-512 and the CPU has VNNI, else AVX2's; AArch64: NEON's for the neon and
+// dotprod ISAs; none (null kernels: the reference runs) for Isa::Ref and other targets.
 inline QuantizeKernels choose_quantize_kernels(Isa requested) {
   QuantizeKernels k;
 #if defined(__x86_64__)
@@ -35,6 +37,12 @@ inline QuantizeKernels choose_quantize_kernels(Isa requested) {
   k.dequantize = vnni ? vnni::dequantize_u8 : avx2::dequantize_u8;
   k.requantize_affine = avx2::requantize_u8_affine;  // (AVX2's under VNNI too: memory-bound at 256 bits)
   k.algorithm = vnni ? "int8-vnni" : "int8-avx2";
+#elif defined(__aarch64__)
+  if (!is_arm_isa(runnable_isa(requested))) return k;
+  k.quantize = neon::quantize_u8;
+  k.dequantize = neon::dequantize_u8;
+  k.requantize_affine = neon::requantize_u8_affine;
+  k.algorithm = "int8-neon";
 #else
   (void)requested;
 #endif

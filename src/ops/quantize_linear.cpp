@@ -6,8 +6,9 @@
 // is converted alone with the one scale and zero point, so the plain loop serves; per-axis scales are
 // refused then (the layout pass never asks for them).
 //
-// One scale and zero point between float and uint8 run on the x86 vector kernels (quantize_u8 and
-// dequantize_u8 in kernels/x86/qconv_kernels_x86.h, bit for bit the reference's), the rest on the reference.
+// One scale and zero point between float and uint8 run on the vector kernels (quantize_u8 and dequantize_u8,
+// chosen by ops/quantize_kernels.h: x86-64's and AArch64's, bit for bit the reference's), the rest on the
+// reference.
 //
 // A scale that is zero, negative, infinite or NaN, a zero point whose type or shape does not match the
 // scale's, or per-axis scales whose count is not the axis's size are errors naming the node.

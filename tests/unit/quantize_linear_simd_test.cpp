@@ -1,9 +1,11 @@
-// The x86 QuantizeLinear / DequantizeLinear kernels between float and uint8 with one scale and zero point
+// The vector QuantizeLinear / DequantizeLinear kernels between float and uint8 with one scale and zero point
 // (kernels/x86/quantize_linear_impl.h) against kernels/ref/quantize_linear_ref.cpp, bit for bit: quotients
-// on rounding ties and a few ulps from them (where multiplying by 1 / scale could round otherwise), past both ends of the range, infinite, NaN and subnormal inputs, random scales and zero
-// points (0 and 255 included), lengths that are not a multiple of the vector; every uint8 value dequantised.
-// For the VNNI and the AVX2 kernels (each skipped where the CPU lacks it).
-#if defined(__x86_64__)
+// on rounding ties and a few ulps from them (where multiplying by 1 / scale could round otherwise), past both
+// ends of the range, infinite, NaN and subnormal inputs, random scales and zero points (0 and 255 included),
+// lengths that are not a multiple of the vector; every uint8 value dequantised.
+// For the VNNI and the AVX2 kernels (each skipped where the CPU lacks it), and on AArch64 the NEON ones
+// (kernels/arm/quantize_linear_arm.h, the same template).
+#if defined(__x86_64__) || defined(__aarch64__)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,7 +17,11 @@
 
 #include "core/cpu_features.h"
 #include "kernels/ref/quantize_linear_ref.h"
+#if defined(__x86_64__)
 #include "kernels/x86/qconv_kernels_x86.h"
+#else
+#include "kernels/arm/quantize_linear_arm.h"
+#endif
 
 namespace ninegrid {
 namespace {
@@ -28,12 +34,16 @@ struct Int8Isa {
 };
 
 std::vector<Int8Isa> int8_isas() {
+#if defined(__x86_64__)
   const CpuFeatures& f = cpu_features();
   return {{"vnni", f.avx512f && f.avx512bw && f.avx512vnni, vnni::quantize_u8, vnni::dequantize_u8},
           {"avx2", f.avx2 && f.fma, avx2::quantize_u8, avx2::dequantize_u8}};
+#else
+  return {{"neon", true, neon::quantize_u8, neon::dequantize_u8}};
+#endif
 }
 
-TEST(QuantizeLinearX86, MatchesReferenceBitForBit) {
+TEST(QuantizeLinearSimd, MatchesReferenceBitForBit) {
   std::mt19937 rng(10);
   auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   int tested = 0;

@@ -3,8 +3,9 @@
 // float DequantizeLinear -> QuantizeLinear steps), bit for bit: random scales over four decades, zero points
 // at both ends, no clamp, a ReLU's and a Clip's; every one of the 256 bytes, then random arrays whose lengths
 // are not a multiple of the vector, in place and not. And where a fit must not be found: a table that no
-// multiply-add gives, a slope past the bound.
-#if defined(__x86_64__)
+// multiply-add gives, a slope past the bound. The AVX2 kernel on x86-64 (skipped without AVX2), the NEON one
+// on AArch64 (kernels/arm/quantize_linear_arm.h, the same template).
+#if defined(__x86_64__) || defined(__aarch64__)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,10 +15,22 @@
 
 #include "core/cpu_features.h"
 #include "kernels/ref/qlookup_ref.h"
+#if defined(__x86_64__)
 #include "kernels/x86/requantize_u8_affine_x86.h"
+#else
+#include "kernels/arm/quantize_linear_arm.h"
+#endif
 
 namespace ninegrid {
 namespace {
+
+#if defined(__x86_64__)
+bool kernel_runs() { return cpu_features().avx2 && cpu_features().fma; }
+constexpr auto kRequantizeAffine = avx2::requantize_u8_affine;
+#else
+bool kernel_runs() { return true; }
+constexpr auto kRequantizeAffine = neon::requantize_u8_affine;
+#endif
 
 TEST(RequantizeU8Affine, FitsTheTableAndTheKernelComputesTheFit) {
   std::mt19937 rng(2026);
@@ -25,7 +38,7 @@ TEST(RequantizeU8Affine, FitsTheTableAndTheKernelComputesTheFit) {
   auto log_uniform = [&](double lo, double hi) {
     return static_cast<float>(std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(hi))(rng)));
   };
-  const bool avx2 = cpu_features().avx2 && cpu_features().fma;
+  const bool runs = kernel_runs();
   int cases = 0, fitted = 0;
   for (int iter = 0; iter < 600; ++iter) {
     const float x_scale = log_uniform(1e-3, 1.0), y_scale = x_scale * log_uniform(0.1, 10.0);
@@ -45,16 +58,16 @@ TEST(RequantizeU8Affine, FitsTheTableAndTheKernelComputesTheFit) {
     for (int x = 0; x < 256; ++x)
       ASSERT_EQ(affine_u8_ref(m, static_cast<uint8_t>(x)), table[x])
           << "x " << x << " x_scale " << x_scale << " y_scale " << y_scale << " zero points " << x_zp << " " << y_zp;
-    if (!avx2) continue;
+    if (!runs) continue;
     const int n = iter % 3 == 0 ? 256 : uniform(0, 1) ? uniform(1, 100) : uniform(101, 3000);
     std::vector<uint8_t> x(static_cast<size_t>(n)), want(x.size()), got(x.size() + 32, 0xA5);
     for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<uint8_t>(n == 256 ? i : uniform(0, 255));
     qlookup_ref(table, x.data(), want.data(), n);
     if (iter % 2) {
       std::copy(x.begin(), x.end(), got.begin());
-      avx2::requantize_u8_affine(m, got.data(), got.data(), n);  // in place
+      kRequantizeAffine(m, got.data(), got.data(), n);  // in place
     } else {
-      avx2::requantize_u8_affine(m, x.data(), got.data(), n);
+      kRequantizeAffine(m, x.data(), got.data(), n);
     }
     for (int i = 0; i < n; ++i)
       ASSERT_EQ(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)]) << "element " << i << " of " << n;
