@@ -145,7 +145,7 @@ class QConcat final : public Op {
     bool has_affine = false;  // the table as one multiply-add (fit_affine_u8)
     AffineU8 affine;
   };
-  // The table's steps on the x86 kernels, a chunk at a time: dequantised into a float buffer, quantised
+  // The table's steps on the vector kernels, a chunk at a time: dequantised into a float buffer, quantised
   // into the output's scale and zero point, clamped.
   void requantize_fast(const Input& p, const uint8_t* x, uint8_t* y, int64_t n) const {
     constexpr int64_t kChunk = 1024;

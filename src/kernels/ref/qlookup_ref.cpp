@@ -44,14 +44,19 @@ bool fit_affine_u8(const QuantizedTable& table, float x_scale, int32_t x_zero_po
   AffineU8 c;
   c.qmin = static_cast<uint8_t>(std::min(std::max(qmin, 0), 255));
   c.qmax = static_cast<uint8_t>(std::min(std::max(qmax, 0), 255));
-  // The nearest floats to the exact slope and offset first, then their neighbours: a near tie that the
-  // float steps rounded one way may need the other.
+  // The nearest floats to the exact slope and offset first, then their neighbours (one and two units in the
+  // last place either way): a near tie that the float steps rounded one way may need the other. Subnormal
+  // candidates are skipped (an offset of 0 has only subnormal neighbours): on some CPUs they take slow
+  // microcode paths, and a thread that flushes them to zero (DAZ) would compute something else.
   const float a0 = static_cast<float>(slope), b0 = static_cast<float>(offset);
   const float as[3] = {a0, std::nextafter(a0, 0.f), std::nextafter(a0, 2 * a0 + 1.f)};
+  const float b_down = std::nextafter(b0, -1e30f), b_up = std::nextafter(b0, 1e30f);
+  const float bs[5] = {b0, b_down, b_up, std::nextafter(b_down, -1e30f), std::nextafter(b_up, 1e30f)};
+  auto usable = [](float v) { return v == 0.f || std::isnormal(v); };
   for (float a : as) {
-    float b = b0;
-    for (int k = 0; k < 2; ++k) b = std::nextafter(b, -1e30f);
-    for (int step = 0; step < 5; ++step, b = std::nextafter(b, 1e30f)) {
+    if (!usable(a)) continue;
+    for (float b : bs) {
+      if (!usable(b)) continue;
       c.a = a, c.b = b;
       bool all = true;
       for (int x = 0; x < 256 && all; ++x) all = affine_u8_ref(c, static_cast<uint8_t>(x)) == table[x];

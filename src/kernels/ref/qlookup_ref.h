@@ -31,8 +31,10 @@ struct AffineU8 {
   uint8_t qmin = 0, qmax = 255;
 };
 uint8_t affine_u8_ref(const AffineU8& m, uint8_t x);
-// Whether some a, b near the float steps' (a = x_scale / y_scale, b = y_zero_point - x_zero_point * a) give
-// `table` exactly; then *m holds them with the clamp [qmin, qmax].
+// Whether some a, b near the float steps' (a = x_scale / y_scale, b = y_zero_point - x_zero_point * a), each
+// zero or a normal float, give `table` exactly; then *m holds them with the clamp [qmin, qmax]. (Exact in
+// the default floating-point environment, as the rest of the engine: rounding to nearest, no flushing of
+// subnormals.)
 bool fit_affine_u8(const QuantizedTable& table, float x_scale, int32_t x_zero_point, float y_scale,
                    int32_t y_zero_point, int32_t qmin, int32_t qmax, AffineU8* m);
 

@@ -1,5 +1,6 @@
 // QuantizeLinear and DequantizeLinear with one scale and zero point for the whole tensor, between float and
-// uint8, for an int32 vector type QV (simd_int8_avx512.h / simd_int8_avx2.h), bit for bit
+// uint8, for an int32 vector type QV (simd_int8_avx512.h / simd_int8_avx2.h; on AArch64
+// kernels/arm/simd_int8_neon.h), bit for bit
 // kernels/ref/quantize_linear_ref.cpp's per-tensor uint8 case:
 //   quantize:   q = clamp(nearbyint(x / scale) + zero_point, 0, 255)   (NaN: 0)
 //   dequantize: x = float(q - zero_point) * scale

@@ -1,6 +1,7 @@
 // uint8 -> uint8 requantisation as one float multiply-add per byte (kernels/ref/qlookup_ref.h, AffineU8), for
 // the ops that requantise by table (ng.QConcat, ng.QRequantize) where fit_affine_u8 found the table exact:
-// bit for bit affine_u8_ref, so bit for bit the table. Call only when the CPU has AVX2 (AVX-512 CPUs too).
+// bit for bit affine_u8_ref, so bit for bit the table. Call only when the CPU has AVX2 and FMA (AVX-512 CPUs
+// too).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // NEON instantiations of per-tensor QuantizeLinear / DequantizeLinear on uint8 and of the uint8 requantisation
 // by multiply-add (kernels/arm/quantize_linear_arm.h): the x86 templates on QVecNeonInt8, whose max and min
-// keep x86's NaN rule and whose round_to_int (fcvtns) rounds halves to even as the references do.
+// keep x86's NaN rule and whose round_to_int (fcvtns) rounds halves to even as the references' nearbyint does
+// in the default rounding mode (fcvtns ignores the mode; the engine never changes it).
 #include "kernels/arm/simd_int8_neon.h"
 // (the vector type must be declared before the kernels that use it)
 #include "kernels/arm/quantize_linear_arm.h"
