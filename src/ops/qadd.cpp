@@ -3,9 +3,9 @@
 // a_zero_point, b_scale, b_zero_point, y_scale, y_zero_point, qmin, qmax (a fused ReLU: qmin =
 // y_zero_point). The arithmetic is kernels/quantized.h's QuantizedAdd. With ng.out_block = B > 1 (set by
 // the layout pass) A, B and C are channel-blocked NCHW[B]c: element-wise, so only inputs of C's shape (or
-// single values) are allowed then. Two inputs of C's shape run on the x86 vector kernel (quantized_add in
-// kernels/x86/qconv_kernels_x86.h, bit for bit QuantizedAdd), split over the pool; anything else on the
-// reference's broadcasting loop.
+// single values) are allowed then. Two inputs of C's shape run on the vector kernel (quantized_add: x86's in
+// kernels/x86/qconv_kernels_x86.h, AArch64's in kernels/arm/qadd_arm.h, bit for bit QuantizedAdd), split over
+// the pool; anything else on the reference's broadcasting loop.
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
 #include "ir/quant_attrs.h"
@@ -15,6 +15,8 @@
 #include "ops/exec_settings.h"
 #if defined(__x86_64__)
 #include "kernels/x86/qconv_kernels_x86.h"
+#elif defined(__aarch64__)
+#include "kernels/arm/qadd_arm.h"
 #endif
 
 namespace ninegrid {
@@ -59,17 +61,19 @@ class QAdd final : public Op {
     const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
     fast_ = vnni ? vnni::quantized_add : avx2::quantized_add;
     algorithm_ = vnni ? "int8-vnni-add" : "int8-avx2-add";
-    fast_add_.a_zero_point = add_.a_zero_point, fast_add_.b_zero_point = add_.b_zero_point;
-    fast_add_.out_zero_point = add_.out_zero_point;
-    fast_add_.a_multiplier = add_.a_multiplier, fast_add_.b_multiplier = add_.b_multiplier;
-    fast_add_.qmin = add_.qmin, fast_add_.qmax = add_.qmax;
+    set_fast_add();
+#elif defined(__aarch64__)
+    if (in.size() != 2 || in[0].shape != in[1].shape || !is_arm_isa(runnable_isa(settings.isa))) return;
+    fast_ = neon::quantized_add;
+    algorithm_ = "int8-neon-add";
+    set_fast_add();
 #else
     (void)in, (void)settings;
 #endif
   }
 
   void run(OpContext& ctx) override {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
     const Tensor &a = ctx.input(0), &b = ctx.input(1);
     if (fast_ && a.shape() == b.shape()) {
       const uint8_t *pa = a.data_as<uint8_t>(), *pb = b.data_as<uint8_t>();
@@ -94,15 +98,23 @@ class QAdd final : public Op {
 
  private:
   void drop_fast() {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
     fast_ = nullptr;
 #endif
     algorithm_ = "";
   }
+#if defined(__x86_64__) || defined(__aarch64__)
+  void set_fast_add() {
+    fast_add_.a_zero_point = add_.a_zero_point, fast_add_.b_zero_point = add_.b_zero_point;
+    fast_add_.out_zero_point = add_.out_zero_point;
+    fast_add_.a_multiplier = add_.a_multiplier, fast_add_.b_multiplier = add_.b_multiplier;
+    fast_add_.qmin = add_.qmin, fast_add_.qmax = add_.qmax;
+  }
+#endif
 
   QuantizedAdd add_;
   const char* algorithm_ = "";
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
   // The vector kernel prepare() chose for two inputs of the output's shape, or null.
   void (*fast_)(const X86QuantizedAdd&, const uint8_t*, const uint8_t*, uint8_t*, int64_t) = nullptr;
   X86QuantizedAdd fast_add_;

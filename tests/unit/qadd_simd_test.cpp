@@ -1,9 +1,10 @@
-// The x86 element-wise quantised addition (kernels/x86/qadd_impl.h, ng.QAdd's vector kernel) against the
+// The vector element-wise quantised addition (kernels/x86/qadd_impl.h, ng.QAdd's vector kernel) against the
 // scalar definition kernels/quantized.h's QuantizedAdd, bit for bit: every (a, b) byte pair under random
 // zero points, multipliers (from a fraction of a unit to several: saturating), clamps (a fused ReLU),
 // lengths that are not a multiple of the vector (the tail), and in place (y = a, y = b), for the VNNI and
-// the AVX2 kernels (each skipped where the CPU lacks it).
-#if defined(__x86_64__)
+// the AVX2 kernels (each skipped where the CPU lacks it), and on AArch64 the NEON one (kernels/arm/qadd_arm.h,
+// the same template).
+#if defined(__x86_64__) || defined(__aarch64__)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,9 @@
 #include "core/cpu_features.h"
 #include "kernels/quantized.h"
 #include "kernels/x86/qconv_kernels_x86.h"
+#if defined(__aarch64__)
+#include "kernels/arm/qadd_arm.h"
+#endif
 
 namespace ninegrid {
 namespace {
@@ -27,12 +31,16 @@ struct Int8Isa {
 };
 
 std::vector<Int8Isa> int8_isas() {
+#if defined(__x86_64__)
   const CpuFeatures& f = cpu_features();
   return {{"vnni", f.avx512f && f.avx512bw && f.avx512vnni, vnni::quantized_add},
           {"avx2", f.avx2 && f.fma, avx2::quantized_add}};
+#else
+  return {{"neon", true, neon::quantized_add}};
+#endif
 }
 
-TEST(QuantizedAddX86, MatchesScalarBitForBit) {
+TEST(QuantizedAddSimd, MatchesScalarBitForBit) {
   std::mt19937 rng(18);
   auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   int tested = 0;
