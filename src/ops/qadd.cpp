@@ -55,18 +55,23 @@ class QAdd final : public Op {
 
   void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
     drop_fast();
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
+    if (in.size() != 2 || in[0].shape != in[1].shape) return;
     const Isa isa = runnable_isa(settings.isa);
-    if (in.size() != 2 || in[0].shape != in[1].shape || isa == Isa::Ref || is_arm_isa(isa)) return;
+#if defined(__x86_64__)
+    if (isa == Isa::Ref || is_arm_isa(isa)) return;
     const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
     fast_ = vnni ? vnni::quantized_add : avx2::quantized_add;
     algorithm_ = vnni ? "int8-vnni-add" : "int8-avx2-add";
-    set_fast_add();
-#elif defined(__aarch64__)
-    if (in.size() != 2 || in[0].shape != in[1].shape || !is_arm_isa(runnable_isa(settings.isa))) return;
+#else
+    if (!is_arm_isa(isa)) return;
     fast_ = neon::quantized_add;
     algorithm_ = "int8-neon-add";
-    set_fast_add();
+#endif
+    fast_add_.a_zero_point = add_.a_zero_point, fast_add_.b_zero_point = add_.b_zero_point;
+    fast_add_.out_zero_point = add_.out_zero_point;
+    fast_add_.a_multiplier = add_.a_multiplier, fast_add_.b_multiplier = add_.b_multiplier;
+    fast_add_.qmin = add_.qmin, fast_add_.qmax = add_.qmax;
 #else
     (void)in, (void)settings;
 #endif
@@ -103,14 +108,6 @@ class QAdd final : public Op {
 #endif
     algorithm_ = "";
   }
-#if defined(__x86_64__) || defined(__aarch64__)
-  void set_fast_add() {
-    fast_add_.a_zero_point = add_.a_zero_point, fast_add_.b_zero_point = add_.b_zero_point;
-    fast_add_.out_zero_point = add_.out_zero_point;
-    fast_add_.a_multiplier = add_.a_multiplier, fast_add_.b_multiplier = add_.b_multiplier;
-    fast_add_.qmin = add_.qmin, fast_add_.qmax = add_.qmax;
-  }
-#endif
 
   QuantizedAdd add_;
   const char* algorithm_ = "";

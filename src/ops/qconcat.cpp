@@ -13,8 +13,8 @@
 // as one float multiply-add per byte where fit_affine_u8 finds one that gives the table's 256 bytes exactly
 // (kernels/ref/qlookup_ref.h; requantize_u8_affine), else as the vector DequantizeLinear and QuantizeLinear
 // kernels (dequantize_u8, quantize_u8, bit for bit the reference's, which built the table) through a float
-// buffer in L1, then the clamp. The table looked up byte by byte took 0.19 ms for RetinaFace's 64x80x80 SSH concat, the
-// DequantizeLinear and QuantizeLinear kernels about 0.12, the multiply-add about 0.05 (bench/REPORT.md).
+// buffer in L1, then the clamp. On RetinaFace's SSH concats the multiply-add beat the float passes, and they
+// the byte table (bench/REPORT.md).
 #include <algorithm>
 #include <cmath>
 #include <cstring>

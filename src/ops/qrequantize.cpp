@@ -3,8 +3,8 @@
 // different parameters. By table (kernels/ref/qlookup_ref.h): the bytes of the float DequantizeLinear ->
 // QuantizeLinear exactly; with vector kernels (ops/quantize_kernels.h: x86-64 and AArch64), where
 // fit_affine_u8 finds one float multiply-add that gives the table's 256 bytes, that instead
-// (requantize_u8_affine), the same bytes. Attributes: x_scale, x_zero_point, y_scale, y_zero_point, qmin, qmax. Element-wise,
-// so the same in every layout (the layout pass's ng.out_block does not matter).
+// (requantize_u8_affine), the same bytes. Attributes: x_scale, x_zero_point, y_scale, y_zero_point, qmin,
+// qmax. Element-wise, so the same in every layout (the layout pass's ng.out_block does not matter).
 #include "core/thread_pool.h"
 #include "ir/quant_attrs.h"
 #include "kernels/ref/qlookup_ref.h"
