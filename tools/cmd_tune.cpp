@@ -90,10 +90,11 @@ int cmd_tune(int argc, char** argv) {
   bool retime = false, no_layouts = false, dry_run = false, json = false;
   ArgParser p("tune",
               "Schedule search: time each distinct conv of the model under every candidate plan (algorithm,\n"
-              "vector width, Winograd tile, register tile, Strassen depth, thread split) in place on this CPU,\n"
-              "search the convs' channel blocks over the graph, confirm in whole-model runs, and write the\n"
-              "tuning cache that later loads (run, bench, profile, detect, the APIs) use on this CPU. Tune with\n"
-              "the --threads (and --isa) the model will run with: plans are kept per thread count.");
+              "vector width, Winograd tile, register tile, Strassen depth, thread split; for the int8 convs of a\n"
+              "quantised model their kernel family, AVX2 form and split) in place on this CPU, search the float\n"
+              "convs' channel blocks over the graph, confirm in whole-model runs, and write the tuning cache\n"
+              "that later loads (run, bench, profile, detect, the APIs) use on this CPU. Tune with the\n"
+              "--threads (and --isa) the model will run with: plans are kept per thread count.");
   add_model_options(p, margs, ModelOptionSet{/*threads=*/true, /*opt_level=*/true, /*tuning_cache=*/false});
   p.option("--cache", "FILE", "the tuning cache to read and write", &cache, "$XDG_CACHE_HOME/ninegrid/tuning.cache");
   p.option_int("--budget", "SECONDS", "stop starting new measurements after this long", &budget, 1, 86400, "120");

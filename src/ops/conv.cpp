@@ -132,7 +132,7 @@ class Conv final : public Op, public ConvTunable {
   }
 
   // The vector kernel holds copies of the weights, bias and PRelu slopes: sessions of one model share it
-  // with the plan it was built from (a session that adopts it has no weights to build others: build()).
+  // with the plan it was built from (a session that adopts it has no weights to build others: candidate()).
   std::shared_ptr<const void> prepared_state() const override { return prepared_; }
   void adopt_prepared_state(std::shared_ptr<const void> state) override {
     prepared_ = std::static_pointer_cast<const PreparedConv>(std::move(state));
@@ -150,17 +150,11 @@ class Conv final : public Op, public ConvTunable {
   const ConvKey& key() const override { return key_; }
   const ConvPlan& plan() const override { return plan_; }
   bool tuned() const override { return tuned_; }
-  std::unique_ptr<Conv2dKernel> build(const ConvPlan& plan) const override {
+  std::unique_ptr<ConvCandidate> candidate(const ConvPlan& plan) const override {
     if (!weights_)
       error("no weights to build another plan's kernel: this session adopted the kernel the model (or another "
             "session) prepared, whose weights may have been released after packing");
-    return make_conv2d_kernel(plan, key_.p, weights_, bias_, activation_for_kernels_);
-  }
-  std::shared_ptr<const Conv2dKernel> install(std::shared_ptr<const Conv2dKernel> kernel, ConvPlan* plan) override {
-    std::swap(fast_, kernel);
-    std::swap(plan_, *plan);
-    tuned_ = false;
-    return kernel;
+    return std::make_unique<Candidate>(make_conv2d_kernel(plan, key_.p, weights_, bias_, activation_for_kernels_));
   }
 
   int64_t macs() const override {
@@ -169,6 +163,20 @@ class Conv final : public Op, public ConvTunable {
   }
 
  private:
+  // A plan's kernel as the tuner runs it (ConvCandidate: untyped buffers, floats here).
+  class Candidate final : public ConvCandidate {
+   public:
+    explicit Candidate(std::unique_ptr<Conv2dKernel> kernel) : kernel_(std::move(kernel)) {
+      if (!kernel_) throw Error("the reference plan has no kernel to time");
+    }
+    void run(const void* x, void* y, const void* residual, ThreadPool* pool) const override {
+      kernel_->run(static_cast<const float*>(x), static_cast<float*>(y), static_cast<const float*>(residual), pool);
+    }
+
+   private:
+    std::unique_ptr<Conv2dKernel> kernel_;
+  };
+
   // Builds the kernel the conv policy plans for this shape and layout (ops/conv_select.h: the tuned plan,
   // else the rules') when the weights are known at plan time, as they are for every imported model; it
   // prepacks the weights once per input shape. Otherwise the reference.
@@ -188,7 +196,7 @@ class Conv final : public Op, public ConvTunable {
     }
     const float* bias = in.size() > 2 && in[2].present ? in[2].value->data_as<float>() : nullptr;
     const bool residual = in.size() > fused::kResidualInput && in[fused::kResidualInput].present;
-    // Kept for build(): the weights and bias are the plan's constants, alive as long as the session's plan
+    // Kept for candidate(): the weights and bias are the plan's constants, alive as long as the session's plan
     // (a model releases constants only after its own load-time prepare, whose kernels its sessions adopt).
     weights_ = in[1].value->data_as<float>();
     bias_ = bias;
@@ -304,12 +312,12 @@ class Conv final : public Op, public ConvTunable {
   ConvKey key_;                            // what the policy planned for (see ConvTunable)
   ConvPlan plan_;                          // the policy's plan (ConvKernel::Ref: the reference)
   bool tuned_ = false;                     // plan_ came from the tuning cache
-  // The prepared weights and bias (constants of the plan), for build(); null after adopt_prepared_state.
+  // The prepared weights and bias (constants of the plan), for candidate(); null after adopt_prepared_state.
   const float* weights_ = nullptr;
   const float* bias_ = nullptr;
   Activation activation_for_kernels_;      // with the expanded PRelu slopes
   std::shared_ptr<const PreparedConv> prepared_;  // what prepare() built or adopt_prepared_state() took
-  std::shared_ptr<const Conv2dKernel> fast_;      // the vector kernel, when one applies (install() may swap it)
+  std::shared_ptr<const Conv2dKernel> fast_;      // the vector kernel, when one applies
   WindowGeometry geom_;
   Shape x_shape_, y_shape_;
   std::vector<float> slopes_;  // PRelu slopes expanded to one per output channel

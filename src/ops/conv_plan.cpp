@@ -11,6 +11,7 @@ constexpr ConvKernel kKernels[] = {ConvKernel::Ref,       ConvKernel::FirstLayer
                                    ConvKernel::Strassen,  ConvKernel::Indirect};
 constexpr ConvSplit kSplits[] = {ConvSplit::Auto, ConvSplit::Serial, ConvSplit::Channels, ConvSplit::Rows,
                                  ConvSplit::Tiles};
+constexpr QConvForm kForms[] = {QConvForm::None, QConvForm::Bytes, QConvForm::Words, QConvForm::Wide};
 constexpr Isa kIsas[] = {Isa::Ref, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::Dotprod};
 
 bool valid_block(int64_t b) { return b == 1 || b == 4 || b == 8 || b == 16; }
@@ -42,6 +43,16 @@ const char* conv_split_name(ConvSplit s) {
   return "?";
 }
 
+const char* qconv_form_name(QConvForm f) {
+  switch (f) {
+    case QConvForm::None: return "none";
+    case QConvForm::Bytes: return "bytes";
+    case QConvForm::Words: return "words";
+    case QConvForm::Wide: return "wide";
+  }
+  return "?";
+}
+
 std::string describe_plan(const ConvPlan& plan) {
   std::string s = conv_kernel_name(plan.kernel);
   if (plan.kernel == ConvKernel::Winograd) s += std::to_string(plan.winograd_tile) + "3";
@@ -49,6 +60,7 @@ std::string describe_plan(const ConvPlan& plan) {
   if (plan.kernel == ConvKernel::Ref) return s;
   s += std::string("/") + isa_name(plan.isa) + " " + std::to_string(plan.in_block) + ">" + std::to_string(plan.out_block);
   if (plan.oc_tile == 1) s += " tile1";
+  if (plan.int8_form != QConvForm::None) s += std::string(" ") + qconv_form_name(plan.int8_form);
   if (plan.split != ConvSplit::Auto) s += std::string(" ") + conv_split_name(plan.split);
   return s;
 }
@@ -57,18 +69,25 @@ std::string format_conv_plan(const ConvPlan& p) {
   std::ostringstream out;
   out << conv_kernel_name(p.kernel) << ' ' << isa_name(p.isa) << ' ' << p.in_block << ' ' << p.out_block << ' '
       << p.oc_tile << ' ' << p.winograd_tile << ' ' << p.strassen_levels << ' ' << conv_split_name(p.split);
+  if (p.int8_form != QConvForm::None) out << ' ' << qconv_form_name(p.int8_form);
   return out.str();
 }
 
 bool parse_conv_plan(const std::string& text, ConvPlan* plan) {
   std::istringstream in(text);
-  std::string kernel, isa, split, rest;
+  std::string kernel, isa, split, form, rest;
   long long in_block = 0, out_block = 0;
   int oc_tile = -1, tile = -1, levels = -1;
-  if (!(in >> kernel >> isa >> in_block >> out_block >> oc_tile >> tile >> levels >> split) || (in >> rest))
-    return false;
+  if (!(in >> kernel >> isa >> in_block >> out_block >> oc_tile >> tile >> levels >> split)) return false;
   ConvPlan p;
   bool found = false;
+  if (in >> form) {
+    if (in >> rest) return false;
+    for (QConvForm f : kForms)
+      if (form == qconv_form_name(f) && f != QConvForm::None) p.int8_form = f, found = true;
+    if (!found) return false;
+    found = false;
+  }
   for (ConvKernel k : kKernels)
     if (kernel == conv_kernel_name(k)) p.kernel = k, found = true;
   if (!found) return false;
@@ -97,6 +116,7 @@ std::string format_conv_key(const ConvKey& k) {
       << p.stride_w << ' ' << p.dilation_h << ' ' << p.dilation_w << ' ' << p.pad_top << ' ' << p.pad_left << ' '
       << p.pad_bottom << ' ' << p.pad_right << ' ' << activation_name(k.activation) << ' ' << (k.residual ? 1 : 0)
       << ' ' << k.in_block << ' ' << k.out_block << ' ' << isa_name(k.isa) << ' ' << k.threads;
+  if (k.int8) out << " int8 " << k.w7_rest_tenths;
   return out.str();
 }
 
@@ -105,9 +125,12 @@ bool parse_conv_key(const std::string& text, ConvKey* key) {
   long long v[18];
   for (long long& x : v)
     if (!(in >> x)) return false;
-  std::string activation, isa, rest;
-  long long residual = -1, in_block = 0, out_block = 0, threads = 0;
-  if (!(in >> activation >> residual >> in_block >> out_block >> isa >> threads) || (in >> rest)) return false;
+  std::string activation, isa, dtype, rest;
+  long long residual = -1, in_block = 0, out_block = 0, threads = 0, rest_tenths = -1;
+  if (!(in >> activation >> residual >> in_block >> out_block >> isa >> threads)) return false;
+  const bool int8 = static_cast<bool>(in >> dtype);
+  if (int8 && (dtype != "int8" || !(in >> rest_tenths) || rest_tenths < -1 || rest_tenths > 10)) return false;
+  if (in >> rest) return false;
   // Sizes a model could have (a plane side, a channel count, a kernel side below 2^20), never zero or
   // negative where the kernels divide or loop by them.
   constexpr long long kMax = 1 << 20;
@@ -143,6 +166,8 @@ bool parse_conv_key(const std::string& text, ConvKey* key) {
   k.residual = residual == 1;
   k.in_block = in_block, k.out_block = out_block;
   k.threads = static_cast<int>(threads);
+  k.int8 = int8;
+  k.w7_rest_tenths = int8 ? static_cast<int>(rest_tenths) : -1;
   *key = k;
   return true;
 }

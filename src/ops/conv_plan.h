@@ -26,6 +26,15 @@ enum class ConvKernel : uint8_t {
   Indirect,    // indirection buffer of input rows (ops/conv_indirect.h)
 };
 
+// The AVX2 int8 direct and pointwise kernels' arithmetic (int8 plans only; None for float plans and for the
+// other int8 kernels, which have one form each).
+enum class QConvForm : uint8_t {
+  None,
+  Bytes,  // vpmaddubsw on 4 input channels per step; weight pairs past its 16-bit bound split into rest vectors
+  Words,  // vpmaddwd on 2 input channels per step (sign-extended 16-bit weights: cannot saturate)
+  Wide,   // Words on inputs widened to int16 once per chunk of pixels (pointwise only, kernels/x86)
+};
+
 // How a layer's work is split over the session's threads.
 enum class ConvSplit : uint8_t {
   Auto,      // the driver's own rule (the rule-based default)
@@ -46,21 +55,24 @@ struct ConvPlan {
   int winograd_tile = 0;    // Winograd: the output tile m of F(m x m, 3 x 3), 2, 4 or 6
   int strassen_levels = 0;  // Strassen: 0 (one GEMM) or 1 level of recursion
   ConvSplit split = ConvSplit::Auto;
+  QConvForm int8_form = QConvForm::None;  // int8 plans on the AVX2 direct and pointwise kernels
 
   bool operator==(const ConvPlan& o) const {
     return kernel == o.kernel && isa == o.isa && in_block == o.in_block && out_block == o.out_block &&
            oc_tile == o.oc_tile && winograd_tile == o.winograd_tile && strassen_levels == o.strassen_levels &&
-           split == o.split;
+           split == o.split && int8_form == o.int8_form;
   }
   bool operator!=(const ConvPlan& o) const { return !(*this == o); }
 };
 
 const char* conv_kernel_name(ConvKernel k);  // "ref", "first-layer", "direct", ..., "indirect"
 const char* conv_split_name(ConvSplit s);    // "auto", "serial", "channels", "rows", "tiles"
+const char* qconv_form_name(QConvForm f);    // "none", "bytes", "words", "wide"
 // The name `ninegrid tune` shows: "winograd43/avx512 16>16", "direct/avx2 8>8 tile1 rows", ...
 std::string describe_plan(const ConvPlan& plan);
 
-// A one-line text form for the tuning cache: "winograd avx512 16 16 0 4 0 tiles". parse_conv_plan reads it
+// A one-line text form for the tuning cache: "winograd avx512 16 16 0 4 0 tiles", an int8 form appended
+// where it is not None ("direct avx2 8 8 0 0 0 rows bytes"). parse_conv_plan reads it
 // back and returns false on anything malformed (it checks the form, not whether the plan fits a conv:
 // that is the policy's job, see ops/conv_select.h).
 std::string format_conv_plan(const ConvPlan& plan);
@@ -75,12 +87,18 @@ struct ConvKey {
   int64_t in_block = 1, out_block = 1;
   Isa isa = Isa::Ref;  // the settings' cap (ExecSettings::isa)
   int threads = 1;
+  // An int8 conv (ng.QConv: uint8 in and out, int8 weights). Its AVX2 vpmaddubsw kernels' cost depends on
+  // the weights, so the key holds how many of their packed weight vectors need a rest vector, in tenths
+  // rounded up (0: none; ops/qconv_select.h), or -1 where no AVX2 byte kernel is a choice.
+  bool int8 = false;
+  int w7_rest_tenths = -1;
 };
 
 // The key's one-line text form (the tuning cache's, and the lookup table's index):
 // "1 64 64 1 56 56 56 56 3 3 1 1 1 1 1 1 1 1 Relu 0 16 16 avx512 2" (batch, channels in and out, groups,
 // input and output plane, kernel, stride, dilation, pads top left bottom right, activation, residual,
-// blocks in and out, ISA cap, threads). parse_conv_key reads it back, returning false on anything
+// blocks in and out, ISA cap, threads), and for an int8 conv " int8 " and its rest tenths at the end.
+// parse_conv_key reads it back, returning false on anything
 // malformed or out of range (it checks every field, and that the output plane follows from the rest).
 std::string format_conv_key(const ConvKey& k);
 bool parse_conv_key(const std::string& text, ConvKey* key);

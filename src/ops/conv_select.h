@@ -1,9 +1,7 @@
 // The conv policy: the one place that decides how a float 2-D convolution runs (DESIGN.md techniques 4-8
-// and 11). (The int8 ng.QConv and ng.QGemm keep their own choice, FastQConv2d in ops/qconv_fast.cpp: VNNI
-// or AVX2, direct, pointwise or depthwise, with fixed tiles; a plan for them would need int8 kernels,
-// keys and candidates in ConvPlan and the tuner, and their blocks follow plan_layout's int8 rules, which
-// the layout search does not model.) It returns a ConvPlan (ops/conv_plan.h), a plain value, from one of
-// two sources:
+// and 11; the int8 ng.QConv's twin is ops/qconv_select.h, with the same plan value, keys and tuner, whose
+// blocks follow plan_layout's int8 rules, which the layout search does not model). It returns a ConvPlan
+// (ops/conv_plan.h), a plain value, from one of two sources:
 //
 //   the rules      hand-fitted from measurements on two kinds of core (the first match wins):
 //     winograd     3x3 stride-1 dense convs with enough channels, when the Winograd cost model
@@ -52,26 +50,32 @@ class Conv2dKernel {
   virtual std::string name() const = 0;
 };
 
-// What the tuner (runtime/tuner.h) sees of a Conv op prepared for a session: the conv's key and plan, and
-// the means to build and install other plans' kernels on the same weights. Op::conv_tunable() returns it
-// for a 2-D conv that runs a vector kernel, null otherwise.
+// One plan's kernel on a conv's weights as the tuner times it, on the op's own buffers: floats for a Conv,
+// uint8 for an ng.QConv (ops/qconv_select.h). Same contract as Conv2dKernel::run.
+class ConvCandidate {
+ public:
+  virtual ~ConvCandidate() = default;
+  virtual void run(const void* x, void* y, const void* residual, ThreadPool* pool) const = 0;
+};
+
+// What the tuner (runtime/tuner.h) sees of a conv op prepared for a session (Conv, ng.QConv): the conv's
+// key and plan, and the means to build other plans' kernels on the same weights. Op::conv_tunable()
+// returns it for a 2-D conv that runs a vector kernel, null otherwise.
 class ConvTunable {
  public:
   virtual ~ConvTunable() = default;
-  // The conv as prepared (shape, epilogue, blocks, ISA cap, threads) and the plan it runs.
+  // The conv as prepared (shape, epilogue, blocks, ISA cap, threads; key().int8 for an int8 conv) and the
+  // plan it runs.
   virtual const ConvKey& key() const = 0;
   virtual const ConvPlan& plan() const = 0;
   // Whether that plan came from the tuning cache (ExecSettings::tuned_plans) rather than the rules.
   virtual bool tuned() const = 0;
-  // The kernel of `plan` on this conv's weights (plan.in_block/out_block may differ from the key's: the
-  // tuner times other layouts on the same buffers). Throws Error when the plan does not fit, and when the
-  // op adopted the kernel its model or another session prepared (Op::adopt_prepared_state): it has no
-  // weights then, which a fixed-shape model releases after packing (the tuner loads its models with
-  // ModelLoadForTuning, so that their sessions prepare their own convs).
-  virtual std::unique_ptr<Conv2dKernel> build(const ConvPlan& plan) const = 0;
-  // Makes `kernel` (built by build(plan), with the key's blocks) the one this op's run() uses (the kernel
-  // shared with other sessions stays as it is); returns the previous kernel and leaves its plan in *plan.
-  virtual std::shared_ptr<const Conv2dKernel> install(std::shared_ptr<const Conv2dKernel> kernel, ConvPlan* plan) = 0;
+  // The kernel of `plan` on this conv's weights (a float conv's plan.in_block/out_block may differ from the
+  // key's: the tuner times other layouts on the same buffers; an int8 conv's may not). Throws Error when the
+  // plan does not fit, and when the op adopted the kernel its model or another session prepared
+  // (Op::adopt_prepared_state): it has no weights then, which a fixed-shape model releases after packing
+  // (the tuner loads its models with ModelLoadForTuning, so that their sessions prepare their own convs).
+  virtual std::unique_ptr<ConvCandidate> candidate(const ConvPlan& plan) const = 0;
 };
 
 // ---- One algorithm's plan by the rules (tests and benchmarks force an algorithm with these; the plan's

@@ -19,14 +19,16 @@
 #include "kernels/ref/qconv2d_ref.h"
 #include "ops/exec_settings.h"
 #include "ops/op.h"
+#include "ops/conv_select.h"  // ConvTunable
 #include "ops/qconv_fast.h"
+#include "ops/qconv_select.h"
 #include "ir/quant_attrs.h"
 #include "ops/sliding_window.h"
 
 namespace ninegrid {
 namespace {
 
-class QConv final : public Op {
+class QConv final : public Op, public ConvTunable {
  public:
   explicit QConv(const Node& node) : Op(node) {
     try {
@@ -112,26 +114,24 @@ class QConv final : public Op {
     fast_.reset();
   }
 
-  // The fast kernels (ops/qconv_fast.h) for settings.isa when one fits; otherwise run() keeps the reference.
-  // settings.conv_algorithms chooses between the int8 direct and indirect kernels as it does for float convs:
-  // without "indirect" the direct family only (QConvKernel::NoIndirect: first-layer, direct, pointwise and
-  // strided pointwise); with "indirect" but not "direct", the indirect kernel wherever it runs the conv (not
-  // depthwise ones). Without "winograd", no int8 Winograd kernel.
+  // The fast kernel (ops/qconv_fast.h) of the int8 conv policy's plan (ops/qconv_select.h: the tuned plan
+  // for this conv's key, else the rules'), when one fits; otherwise run() keeps the reference.
+  // settings.conv_algorithms restricts the plan as it does a float conv's (rule_qconv_plan says how).
   void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
     fast_.reset();
-    QConvKernel kernel = QConvKernel::Auto;
-    if (!(settings.conv_algorithms & kConvIndirect)) kernel = QConvKernel::NoIndirect;
-    else if (!(settings.conv_algorithms & kConvDirect)) kernel = QConvKernel::Indirect;
-    const bool winograd = (settings.conv_algorithms & kConvWinograd) != 0;
-    if (kernel == QConvKernel::Indirect &&
-        !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa, kernel, winograd))
-      kernel = QConvKernel::Auto;
-    if (settings.isa == Isa::Ref || !FastQConv2d::supports(p_, in_block_, out_block_, settings.isa, kernel, winograd))
-      return;
-    Requantization q = requantization_constants();
-    q.bias = in.size() > 2 && in[2].present ? in[2].value->data_as<int32_t>() : nullptr;
-    fast_ = std::make_shared<const FastQConv2d>(p_, in[1].value->data_as<int8_t>(), q, q_.x_zero_point, settings.isa,
-                                                in_block_, out_block_, kernel, winograd);
+    prepared_.reset();
+    weights_ = in[1].value->data_as<int8_t>();
+    bias_ = in.size() > 2 && in[2].present ? in[2].value->data_as<int32_t>() : nullptr;
+    if (settings.isa == Isa::Ref) return;
+    try {
+      key_ = qconv_key(p_, residual_, in_block_, out_block_, settings, weights_);
+      plan_ = choose_qconv_plan(key_, settings, &tuned_);
+      if (plan_.kernel == ConvKernel::Ref) return;
+      fast_ = std::make_shared<const FastQConv2d>(p_, weights_, kernel_requantization(), q_.x_zero_point, plan_);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    prepared_ = std::make_shared<const Prepared>(Prepared{fast_, key_, plan_, tuned_});
   }
 
   void run(OpContext& ctx) override {
@@ -151,14 +151,57 @@ class QConv final : public Op {
   std::string algorithm() const override { return fast_ ? fast_->algorithm() : "int8-ref"; }
 
   // The fast kernel holds the packed weights and the prepared bias and sums (run() is const, its staging
-  // buffer per thread): sessions of one model share it instead of packing again. The weights stay in the
-  // graph (no packed_input): infer() checks them and the reference path reads them.
-  std::shared_ptr<const void> prepared_state() const override { return fast_; }
+  // buffer per thread): sessions of one model share it, with the plan it was built from, instead of packing
+  // again. The weights stay in the graph (no packed_input): infer() checks them, the reference path reads
+  // them, and candidate() builds other plans' kernels on them.
+  std::shared_ptr<const void> prepared_state() const override { return fast_ ? prepared_ : nullptr; }
   void adopt_prepared_state(std::shared_ptr<const void> state) override {
-    fast_ = std::static_pointer_cast<const FastQConv2d>(std::move(state));
+    prepared_ = std::static_pointer_cast<const Prepared>(std::move(state));
+    fast_ = prepared_->kernel;
+    key_ = prepared_->key;
+    plan_ = prepared_->plan;
+    tuned_ = prepared_->tuned;
+  }
+
+  // The tuner's view (ops/conv_select.h).
+  ConvTunable* conv_tunable() override { return fast_ ? this : nullptr; }
+  const ConvKey& key() const override { return key_; }
+  const ConvPlan& plan() const override { return plan_; }
+  bool tuned() const override { return tuned_; }
+  std::unique_ptr<ConvCandidate> candidate(const ConvPlan& plan) const override {
+    if (!weights_) error("no weights to build another plan's kernel (the session adopted a prepared one)");
+    if (plan.in_block != in_block_ || plan.out_block != out_block_)
+      error("an int8 conv's plan keeps its channel blocks " + std::to_string(in_block_) + ">" +
+            std::to_string(out_block_) + ", got " + describe_plan(plan));
+    return std::make_unique<Candidate>(
+        std::make_shared<const FastQConv2d>(p_, weights_, kernel_requantization(), q_.x_zero_point, plan));
   }
 
  private:
+  struct Prepared {
+    std::shared_ptr<const FastQConv2d> kernel;
+    ConvKey key;
+    ConvPlan plan;
+    bool tuned = false;
+  };
+  class Candidate final : public ConvCandidate {
+   public:
+    explicit Candidate(std::shared_ptr<const FastQConv2d> conv) : conv_(std::move(conv)) {}
+    void run(const void* x, void* y, const void* residual, ThreadPool* pool) const override {
+      conv_->run(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), static_cast<const uint8_t*>(residual),
+                 pool);
+    }
+
+   private:
+    std::shared_ptr<const FastQConv2d> conv_;
+  };
+
+  // The constants the fast kernel folds in: requantisation and bias.
+  Requantization kernel_requantization() const {
+    Requantization q = requantization_constants();
+    q.bias = bias_;
+    return q;
+  }
   Requantization requantization(const OpContext& ctx) const {
     Requantization q = requantization_constants();
     q.bias = ctx.has_input(2) ? ctx.input(2).data_as<int32_t>() : nullptr;
@@ -196,6 +239,14 @@ class QConv final : public Op {
   bool residual_ = false;
   std::vector<float> multiplier_;  // per output channel: x_scale * w_scale / y_scale
   std::shared_ptr<const FastQConv2d> fast_;  // set by prepare() when a fast kernel fits, or adopted
+  ConvKey key_;                            // what the policy planned for (see ConvTunable)
+  ConvPlan plan_;                          // the policy's plan (ConvKernel::Ref: the reference)
+  bool tuned_ = false;                     // plan_ came from the tuning cache
+  // The graph's constant weights and bias (alive as long as the model), for candidate(); null in a session
+  // that adopted the prepared kernel without preparing.
+  const int8_t* weights_ = nullptr;
+  const int32_t* bias_ = nullptr;
+  std::shared_ptr<const Prepared> prepared_;
 };
 
 NINEGRID_REGISTER_OP("ng.QConv", QConv);

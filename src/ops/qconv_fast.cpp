@@ -13,15 +13,8 @@
 #include "kernels/qpack_winograd.h"
 #include "ninegrid/tensor.h"
 #include "ops/conv_fast.h"  // the shape classes
+#include "ops/qconv_select.h"
 
-// The x86 int8 conv kernels (kernels/x86/{vnni,avx2}/qconv_*.cpp). A build configured with
-// -DNINEGRID_X86_INT8_CONV_KERNELS=OFF (the fuzz build: those files cost most of its compile time and parse
-// nothing) leaves them out, and every int8 conv runs the reference kernel, as on a CPU without AVX2.
-#if defined(__x86_64__) && !defined(NINEGRID_NO_X86_INT8_CONV_KERNELS)
-#define NINEGRID_X86_INT8_CONV 1
-#else
-#define NINEGRID_X86_INT8_CONV 0
-#endif
 #if defined(__aarch64__)
 #include "kernels/arm/qconv_kernels_arm.h"
 #endif
@@ -52,48 +45,6 @@ X86Requantize x86_requantize(const Requantization& q, const float* multiplier, i
   return r;
 }
 
-#if NINEGRID_X86_INT8_CONV
-// Where the AVX2 vpmaddwd pointwise kernel runs on widened inputs (avx2::qconv2d_pointwise_wide): one group,
-// NCHW8c output and 64 or more output channels. The widening pass pays once per chunk of pixels for all the
-// output blocks: from 64 channels on (4 pairs of blocks) it measured 3-15% faster than widening each
-// channel pair per pair of blocks, below that about even (bench/REPORT.md, "int8 pointwise on widened
-// inputs").
-bool fits_wide_pointwise(const Conv2dParams& p, int64_t out_block) {
-  constexpr int64_t kWideMinOutChannels = 64;
-  return p.groups == 1 && out_block == 8 && p.out_channels >= kWideMinOutChannels;
-}
-#endif
-
-// Whether the direct and pointwise kernels read an input in blocks of in_block, icpg channels per group, as it
-// is at `depth` channels per multiply-add: blocks 16, 8 or 4 (AArch64's: 4 only, the layout planner's int8
-// block there) holding whole steps, each group starting on one. FastQConv2d::plan_staging stages any other.
-bool reads_unstaged(int64_t in_block, int64_t icpg, int64_t depth) {
-#if defined(__aarch64__)
-  const bool block_readable = in_block == 4;
-#else
-  const bool block_readable = in_block == 16 || in_block == 8 || in_block == 4;
-#endif
-  return block_readable && in_block % depth == 0 && icpg % depth == 0;
-}
-
-// The modes in which the op chooses the kernel itself (Auto, or Auto without the indirect kernel) rather
-// than being told one.
-bool chooses_itself(QConvKernel kernel) { return kernel == QConvKernel::Auto || kernel == QConvKernel::NoIndirect; }
-
-bool valid_geometry(const Conv2dParams& p) {
-  return p.batch >= 1 && p.in_channels >= 1 && p.out_channels >= 1 && p.groups >= 1 &&
-         p.in_channels % p.groups == 0 && p.out_channels % p.groups == 0 && p.in_h >= 1 && p.in_w >= 1 &&
-         p.out_h >= 1 && p.out_w >= 1 && p.kernel_h >= 1 && p.kernel_w >= 1 && p.stride_h >= 1 && p.stride_w >= 1 &&
-         p.dilation_h >= 1 && p.dilation_w >= 1 && p.pad_top >= 0 && p.pad_left >= 0;
-}
-
-// The kernel set for a conv, or lanes 0 when none fits. `vnni`: the better of the architecture's two kernel
-// sets (x86-64: VNNI over AVX2; AArch64: dotprod over neon).
-struct QChoice {
-  bool vnni = false, depthwise = false, indirect = false, first_layer = false, winograd = false;
-  int64_t lanes = 0, depth = 0;
-};
-
 // What the kernels subtract from every input byte before multiplying: 0 on x86 (vpdpbusd and vpmaddwd take
 // the uint8 values), 128 on AArch64 (signed byte products: kernels/arm/qconv_kernels_arm.h). The prepared
 // sums use the zero point of the values the kernels multiply, x_zero_point minus this.
@@ -102,135 +53,6 @@ constexpr int32_t kInputShift = kArmInputZeroPointShift;
 #else
 constexpr int32_t kInputShift = 0;
 #endif
-
-#if NINEGRID_X86_INT8_CONV
-// Whether Auto runs a conv (not depthwise) on the indirect kernel rather than the direct one, whose vectors
-// (VNNI: 16 lanes, AVX2: 8) hold one group's channels each. The indirect kernel's vectors have 8 lanes, each
-// group padded to whole vectors, so it takes what the direct kernel cannot (groups of output channels that
-// are not a multiple of its lanes, otherwise the reference's) and, under VNNI, the output channel counts
-// that 8-lane vectors fill better than 16-lane ones (a remainder of 1 to 8 past a multiple of 16: RetinaFace's
-// 3->8 first conv and its heads' 64->8/4/20 pointwise convs leave half or more of the 16 lanes idle), and,
-// under VNNI, outputs in plain NCHW (a detection head's, read by a DequantizeLinear and a Reshape), which the
-// indirect kernel stores four pixels per channel at a time where the 16-lane direct kernel's store scatters
-// byte by byte. The AVX2 direct kernels store plain NCHW four pixels at a time too, and beat the indirect
-// kernel on RetinaFace's heads in each of their forms (vpmaddubsw with or without rest vectors, and
-// vpmaddwd: bench/REPORT.md, "int8 detection heads on the direct kernels"). Planes of fewer than 4 pixel
-// tiles stay direct: a tile's pixels past the plane are computed and dropped.
-bool prefer_indirect(const Conv2dParams& p, bool vnni, bool direct_fits, int64_t out_block) {
-  const int64_t pixels = vnni ? vnni::kQIndirectPixels : avx2::kQIndirectPixels;
-  if (p.out_h * p.out_w < 4 * pixels) return !direct_fits;
-  if (!direct_fits || (vnni && out_block == 1)) return true;
-  const int64_t rest = p.out_channels_per_group() % vnni::kLanes;
-  return vnni && rest >= 1 && rest <= vnni::kQIndirectLanes;
-}
-
-// Whether the first-layer kernel (kernels/x86/qconv_first_layer_x86.h) runs this conv: a plain image of up to
-// 4 channels, one group, stride 1 or 2 along the width (dilation 1), kernels up to 11 x 11, an output in
-// blocks of 8 or plain (vnni also 16).
-bool first_layer_fits(const Conv2dParams& p, int64_t in_block, int64_t out_block, bool vnni) {
-  return in_block == 1 && p.groups == 1 && p.in_channels <= kQFirstLayerMaxChannels && p.dilation_w == 1 &&
-         (p.stride_w == 1 || p.stride_w == 2) && p.kernel_h <= kQFirstLayerMaxKernel &&
-         p.kernel_w <= kQFirstLayerMaxKernel && (out_block == 1 || out_block == 8 || (vnni && out_block == 16));
-}
-
-// Whether Auto gives a conv that first_layer_fits to the first-layer kernel. Measured (bench/REPORT.md, "The
-// int8 first-layer kernel"): under AVX2 it beats the direct and indirect kernels on RetinaFace's 3->8,
-// MobileNetV2's 3->32 and ResNet's 3->64 7x7 first convs; under VNNI on the 3->8 (1.6x the indirect
-// kernel), while with 32 output channels it ties with the direct kernel, whose 16-lane vectors are then
-// full, and with 64 loses to it: up to 16 output channels only.
-bool prefer_first_layer(const Conv2dParams& p, bool vnni) { return !vnni || p.out_channels <= 16; }
-
-// Whether the int8 Winograd kernel (kernels/x86/qconv_winograd_x86.h) computes this conv: 3x3, stride 1,
-// dilation 1, one group, few enough input channels for its int16 arithmetic to be exact.
-bool winograd_fits(const Conv2dParams& p) {
-  return p.groups == 1 && p.kernel_h == 3 && p.kernel_w == 3 && p.stride_h == 1 && p.stride_w == 1 &&
-         p.dilation_h == 1 && p.dilation_w == 1 && qwinograd_f2x3_exact(p.in_channels);
-}
-
-// Whether Auto runs a conv that winograd_fits on it: without VNNI, 16-channel loads (input blocks of 8 or a
-// multiple of 16, whole groups of 16 channels), at least 16 output channels (two full vectors per block),
-// an output in blocks of 8 or more (plain NCHW outputs stay on the direct kernels, which store them four
-// pixels at a time; the Winograd kernel would scatter them byte by byte, not measured) and at least 25 tiles
-// (9 x 9 or 10 x 10 outputs and more). Its transformed weights are 3.6 times the int8 weights' bytes and each
-// is read once per strip of tiles: on 7 x 7 planes (16 tiles, 64 computed outputs for 49) the direct kernels
-// were faster, on 10 x 10 and larger ones slower (bench/REPORT.md, "int8 Winograd F(2,3) on AVX2").
-bool prefer_winograd(const Conv2dParams& p, int64_t in_block, int64_t out_block, bool vnni) {
-  const int64_t tiles = ((p.out_h + 1) / 2) * ((p.out_w + 1) / 2);
-  return !vnni && winograd_fits(p) && p.in_channels % kQWinogradChannelGroup == 0 &&
-         (in_block == kQWinogradChannelGroup / 2 || in_block % kQWinogradChannelGroup == 0) &&
-         out_block % (kQWinogradOcBlock / 2) == 0 && p.out_channels >= kQWinogradOcBlock && tiles >= 25;
-}
-#endif
-
-QChoice choose(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, QConvKernel kernel,
-               bool allow_winograd, bool allow_first_layer = true) {
-  QChoice c;
-#if NINEGRID_X86_INT8_CONV
-  isa = runnable_isa(isa);
-  if (isa == Isa::Ref || is_arm_isa(isa) || !valid_geometry(p)) return c;
-  if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
-  const bool vnni = isa >= Isa::Avx512 && cpu_features().avx512vnni;
-  if (conv_is_depthwise(p)) {
-    // qconv2d_depthwise (kernels/x86/qconv_depthwise_impl.h): any block in and out; its lanes per vector
-    // come from its weight layout.
-    if (kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer || kernel == QConvKernel::Winograd)
-      return c;
-    c.vnni = vnni;
-    c.depthwise = true;
-    c.lanes = (vnni ? vnni::qconv2d_depthwise_layout : avx2::qconv2d_depthwise_layout)(in_block).lanes;
-    return c;
-  }
-  if (kernel == QConvKernel::FirstLayer || (chooses_itself(kernel) && allow_first_layer)) {
-    if (first_layer_fits(p, in_block, out_block, vnni) && (kernel == QConvKernel::FirstLayer || prefer_first_layer(p, vnni))) {
-      c.vnni = vnni, c.first_layer = true;
-      c.lanes = vnni ? vnni::kQFirstLayerLanes : avx2::kQFirstLayerLanes;
-      c.depth = vnni ? vnni::kQFirstLayerDepth : avx2::kQFirstLayerDepth;
-      return c;
-    }
-    if (kernel == QConvKernel::FirstLayer) return c;
-  }
-  if (kernel == QConvKernel::Winograd ||
-      (chooses_itself(kernel) && allow_winograd && prefer_winograd(p, in_block, out_block, vnni))) {
-    if (!winograd_fits(p)) return c;
-    c.winograd = true, c.lanes = avx2::kLanes, c.depth = avx2::kInt8Depth;
-    return c;
-  }
-  auto groups_fit = [&](int64_t lanes) { return p.groups == 1 || p.out_channels_per_group() % lanes == 0; };
-  const bool direct_fits = vnni ? groups_fit(vnni::kLanes) : groups_fit(avx2::kLanes);
-  if (kernel == QConvKernel::Indirect || (kernel == QConvKernel::Auto && prefer_indirect(p, vnni, direct_fits, out_block))) {
-    c.vnni = vnni, c.indirect = true;
-    c.lanes = vnni ? vnni::kQIndirectLanes : avx2::kQIndirectLanes;
-    c.depth = vnni ? vnni::kDepth : avx2::kInt8Depth;
-    return c;
-  }
-  if (vnni && groups_fit(vnni::kLanes)) {
-    c.vnni = true, c.lanes = vnni::kLanes, c.depth = vnni::kDepth;
-  } else if (groups_fit(avx2::kLanes)) {
-    c.lanes = avx2::kLanes, c.depth = avx2::kInt8Depth;
-  }
-#elif defined(__aarch64__)
-  (void)allow_first_layer, (void)allow_winograd;
-  isa = runnable_isa(isa);
-  if (!is_arm_isa(isa) || !valid_geometry(p) || kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer ||
-      kernel == QConvKernel::Winograd)
-    return c;
-  if (in_block < 1 || p.in_channels % in_block != 0 || out_block < 1 || p.out_channels % out_block != 0) return c;
-  const bool dot = isa == Isa::Dotprod;
-  c.vnni = dot;
-  if (conv_is_depthwise(p)) {
-    c.depthwise = true;
-    c.lanes = (dot ? dotprod::qconv2d_depthwise_layout : neon::qconv2d_depthwise_layout)(in_block).lanes;
-    return c;
-  }
-  if (p.groups == 1 || p.out_channels_per_group() % dotprod::kInt8Lanes == 0) {
-    c.lanes = dotprod::kInt8Lanes;
-    c.depth = dot ? dotprod::kInt8Depth : neon::kInt8Depth;
-  }
-#else
-  (void)p, (void)in_block, (void)out_block, (void)isa, (void)kernel, (void)allow_winograd, (void)allow_first_layer;
-#endif
-  return c;
-}
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -308,85 +130,103 @@ void split_vector_w7(int8_t* packed, int8_t* rest) {
 
 }  // namespace
 
+namespace {
+// The key FastQConv2d's forced-family constructor plans for: the conv's own, under the ISA cap `isa`.
+ConvKey forced_key(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa, bool residual,
+                   const int8_t* w) {
+  ExecSettings settings;
+  settings.isa = isa;
+  return qconv_key(p, residual, in_block, out_block, settings, w);
+}
+
+ConvPlan forced_plan(const Conv2dParams& p, const int8_t* w, const Requantization& q, Isa isa, int64_t in_block,
+                     int64_t out_block, QConvKernel kernel, bool allow_winograd) {
+  const bool residual = q.residual_add || q.residual_multiplier != 0.f;
+  const ConvPlan plan =
+      qconv_forced_plan(forced_key(p, in_block, out_block, isa, residual, w), kernel, allow_winograd);
+  if (plan.kernel == ConvKernel::Ref)
+    throw Error("FastQConv2d: no fast int8 kernel for this convolution (in block " + std::to_string(in_block) +
+                ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
+  return plan;
+}
+}  // namespace
+
 bool FastQConv2d::supports(const Conv2dParams& p, int64_t in_block, int64_t out_block, Isa isa,
                            QConvKernel kernel, bool allow_winograd) {
-  return choose(p, in_block, out_block, isa, kernel, allow_winograd).lanes > 0;
+  return qconv_forced_plan(forced_key(p, in_block, out_block, isa, false, nullptr), kernel, allow_winograd).kernel !=
+         ConvKernel::Ref;
 }
 
 FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point,
                          Isa isa, int64_t in_block, int64_t out_block, QConvKernel kernel, bool allow_winograd)
-    : params_(p), in_block_(in_block) {
-  QChoice c = choose(p, in_block, out_block, isa, kernel, allow_winograd);
-  // The first-layer kernel fuses no residual: with one, the choice Auto makes without that kernel.
-  if (c.first_layer && (q.residual_add || q.residual_multiplier != 0.f))
-    c = choose(p, in_block, out_block, isa, kernel == QConvKernel::NoIndirect ? kernel : QConvKernel::Auto,
-               allow_winograd, /*allow_first_layer=*/false);
-  if (c.lanes == 0)
-    throw Error("FastQConv2d: no fast int8 kernel for this convolution (in block " + std::to_string(in_block) +
-                ", out block " + std::to_string(out_block) + ", isa " + isa_name(isa) + ")");
-  lanes_ = c.lanes, depth_ = c.depth;
-  if (c.depthwise) {
-    prepare_depthwise(c.vnni, w, q, x_zero_point, in_block, out_block);
-    return;
-  }
-  if (c.indirect) {
-    prepare_indirect(c.vnni, w, q, x_zero_point, in_block, out_block);
-    return;
-  }
-  if (c.first_layer) {
-    prepare_first_layer(c.vnni, w, q, x_zero_point, out_block);
-    return;
-  }
-  if (c.winograd) {
-    prepare_winograd(w, q, x_zero_point, in_block, out_block);
-    return;
-  }
+    : FastQConv2d(p, w, q, x_zero_point, forced_plan(p, w, q, isa, in_block, out_block, kernel, allow_winograd)) {}
+
+FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+                         const ConvPlan& plan)
+    : params_(p), in_block_(plan.in_block), split_(plan.split) {
+  const int64_t in_block = plan.in_block, out_block = plan.out_block;
+  if (plan.kernel == ConvKernel::Ref)
+    throw Error("FastQConv2d: the plan names no fast int8 kernel (" + describe_plan(plan) + ")");
+  const bool residual = q.residual_add || q.residual_multiplier != 0.f;
+  if (plan.kernel == ConvKernel::FirstLayer && residual)
+    throw Error("FastQConv2d: the first-layer kernel takes no fused residual");
 #if NINEGRID_X86_INT8_CONV
-  // Without VNNI, four input channels per multiply-add (vpmaddubsw) where the weights allow it: packed at
-  // that depth first, the packed vectors say. Weights whose pairs fit its bound take the w7 kernels; else
-  // the pairs beyond it are split (split_w7_block), one rest vector per packed vector holding such a
-  // pair, where few enough vectors need one; else vpmaddwd, two channels per multiply-add, packed again.
-  // A rest vector costs about what a packed one does. The vpmaddwd direct kernels take 1.4-1.8x as long as
-  // the w7 ones, and 1x1 convs were measured layer by layer at several bounds: for 1x1 convs of the
-  // pointwise shapes, strided or not (whichever kernel then runs them), up to 1/5 of the vectors with a rest
-  // where vpmaddwd would run them on widened inputs, 3/10 for the others; half for the other convs
-  // (bench/REPORT.md, "int8 pointwise on vpmaddwd" and "int8 pointwise on widened inputs"). Widened inputs:
-  // fits_wide_pointwise, and for a strided conv an input that the vpmaddwd kernels read unstaged
-  // (reads_unstaged at their depth), so that run() gathers its pixels (a forced Direct, which runs the
-  // direct kernel on them, keeps that bound).
-  // (Rest vectors name their tap in int16: larger kernels take vpmaddwd.)
-  enum class AvxForm { Vnni, W7, W7Rest, Words } form = c.vnni ? AvxForm::Vnni : AvxForm::W7;
-  if (form == AvxForm::W7 && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX)) form = AvxForm::Words;
-  if (form == AvxForm::W7) depth_ = avx2::kInt8DepthW7;  // else choose()'s depth, VNNI's or vpmaddwd's
+  const bool vnni = plan.isa == Isa::Avx512;
+#else
+  const bool vnni = plan.isa == Isa::Dotprod;
+#endif
+  switch (plan.kernel) {
+    case ConvKernel::Depthwise:
+      prepare_depthwise(vnni, w, q, x_zero_point, in_block, out_block);
+      return;
+#if NINEGRID_X86_INT8_CONV
+    case ConvKernel::Indirect:
+      lanes_ = vnni ? vnni::kQIndirectLanes : avx2::kQIndirectLanes;
+      depth_ = vnni ? vnni::kDepth : avx2::kInt8Depth;
+      prepare_indirect(vnni, w, q, x_zero_point, in_block, out_block);
+      return;
+    case ConvKernel::FirstLayer:
+      lanes_ = vnni ? vnni::kQFirstLayerLanes : avx2::kQFirstLayerLanes;
+      depth_ = vnni ? vnni::kQFirstLayerDepth : avx2::kQFirstLayerDepth;
+      prepare_first_layer(vnni, w, q, x_zero_point, out_block);
+      return;
+    case ConvKernel::Winograd:
+      lanes_ = avx2::kLanes, depth_ = avx2::kInt8Depth;
+      prepare_winograd(w, q, x_zero_point, in_block, out_block);
+      return;
+#endif
+    case ConvKernel::Direct:
+    case ConvKernel::Pointwise: break;
+    default: throw Error("FastQConv2d: no int8 kernel for the plan " + describe_plan(plan));
+  }
+  depth_ = qconv_plan_depth(plan);
+#if NINEGRID_X86_INT8_CONV
+  lanes_ = vnni ? vnni::kLanes : avx2::kLanes;
+  // Without VNNI, the plan's form (ops/qconv_select.cpp, rule_avx2_form, says which the rules take): bytes,
+  // four input channels per vpmaddubsw, with each weight vector whose pairs pass its bound split into a
+  // packed and a rest vector (split_w7_block; none split: the w7 kernels, else the w7r ones), or words, two
+  // channels per vpmaddwd, widened once per chunk in the wide form.
+  enum class AvxForm { Vnni, W7, W7Rest, Words } form =
+      vnni ? AvxForm::Vnni : plan.int8_form == QConvForm::Bytes ? AvxForm::W7 : AvxForm::Words;
   plan_staging(in_block);
   pack_direct_weights(w, q, x_zero_point, /*split_w7=*/form == AvxForm::W7);
-  if (form == AvxForm::W7 && !rest_.empty()) {
-    const int64_t vectors = weights_.size() / kW7VectorBytes, beyond = static_cast<int64_t>(rest_.size());
-    const bool one_by_one = conv_is_pointwise(p) || conv_is_strided_pointwise(p);
-    const bool gathered = reads_unstaged(in_block, p.in_channels_per_group(), avx2::kInt8Depth);
-    const bool widened = fits_wide_pointwise(p, out_block) && (conv_is_pointwise(p) || gathered);
-    const int64_t most_percent = !one_by_one ? 50 : widened ? 20 : 30;
-    if (100 * beyond > most_percent * vectors) {
-      form = AvxForm::Words;
-      depth_ = avx2::kInt8Depth;
-      plan_staging(in_block);
-      pack_direct_weights(w, q, x_zero_point, /*split_w7=*/false);
-    } else {
-      form = AvxForm::W7Rest;
-    }
-  }
+  if (form == AvxForm::W7 && !rest_.empty()) form = AvxForm::W7Rest;
   if (form != AvxForm::W7Rest) rest_begin_.clear();
   rest_.shrink_to_fit();
 #else
+#if defined(__aarch64__)
+  lanes_ = dotprod::kInt8Lanes;
+#endif
   plan_staging(in_block);
   pack_direct_weights(w, q, x_zero_point, /*split_w7=*/false);
 #endif
-  // A strided 1x1 conv (ResNet's downsampling shortcuts) runs on the pointwise kernel over its input's pixels
+  // A strided 1x1 conv on the pointwise kernel (ResNet's downsampling shortcuts) runs over its input's pixels
   // gathered into an output-sized plane first (run()), as the float conv does: the direct kernel's tiles
   // read them a stride apart, row by row, and ran these layers at about 60% of the pointwise kernel's rate
-  // (bench/REPORT.md, "Strided 1x1 convs on the pointwise kernel"). Auto and NoIndirect only: a forced Direct
-  // keeps testing the direct kernel on them.
-  subsample_input_ = chooses_itself(kernel) && !stage_input_ && conv_is_strided_pointwise(p);
+  // (bench/REPORT.md, "Strided 1x1 convs on the pointwise kernel").
+  subsample_input_ = plan.kernel == ConvKernel::Pointwise && conv_is_strided_pointwise(p);
+  if (plan.kernel == ConvKernel::Pointwise && !conv_is_pointwise(p) && !(subsample_input_ && !stage_input_))
+    throw Error("FastQConv2d: the pointwise kernel does not compute this conv (" + describe_plan(plan) + ")");
   const bool pointwise = conv_is_pointwise(p) || subsample_input_;
   [[maybe_unused]] auto name = [&](const char* direct, const char* pointwise_name, const char* strided) {
     return subsample_input_ ? strided : pointwise ? pointwise_name : direct;
@@ -411,7 +251,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     algorithm_name_ = name("int8-avx2-direct", "int8-avx2-pointwise", "int8-avx2-pointwise-strided");
   }
 #elif defined(__aarch64__)
-  if (c.vnni) {
+  if (vnni) {
     kernel_ = pointwise ? dotprod::qconv2d_pointwise : dotprod::qconv2d_direct;
     blocks_per_tile_ = dotprod::kInt8OcBlocksPerTile;
     algorithm_name_ = name("int8-dotprod-direct", "int8-dotprod-pointwise", "int8-dotprod-pointwise-strided");
@@ -447,9 +287,11 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
 #if NINEGRID_X86_INT8_CONV
   // vpmaddwd's pointwise tiles on a staged int16 copy of their input where its constraints hold: each pair
   // of input channels is then a broadcast load where the byte tiles shuffle it for every pair of output
-  // blocks (fits_wide_pointwise says where). Its chunk is its own thread_scratch slot, beside the input that
-  // run() may have staged or gathered into slot 0.
-  if (kernel_ == avx2::qconv2d_pointwise && fits_wide_pointwise(p, out_block) && a.in_channels % a.in_block == 0) {
+  // blocks (the plan's Wide form; qconv_select.cpp's fits_wide_pointwise says where the rules take it). Its
+  // chunk is its own thread_scratch slot, beside the input that run() may have staged or gathered into slot 0.
+  if (plan.int8_form == QConvForm::Wide) {
+    if (kernel_ != avx2::qconv2d_pointwise || p.groups != 1 || out_block != 8 || a.in_channels % a.in_block != 0)
+      throw Error("FastQConv2d: the wide pointwise kernel does not compute this conv (" + describe_plan(plan) + ")");
     kernel_ = avx2::qconv2d_pointwise_wide;
     algorithm_name_ = subsample_input_ ? "int8-avx2-wide-pointwise-strided" : "int8-avx2-wide-pointwise";
     scratch_floats_ = avx2::qconv2d_pointwise_wide_scratch_floats(a);
@@ -532,13 +374,13 @@ void FastQConv2d::split_w7_block(int64_t b) {
 }
 #endif
 
-// An input the kernels do not read as it is at depth_ (reads_unstaged) is staged into a copy with every
+// An input the kernels do not read as it is at depth_ (qconv_reads_unstaged) is staged into a copy with every
 // group's channels padded to a multiple of 4 (which the depth divides) in the widest of the blocks 16, 8
 // and 4 that divides the padded count.
 void FastQConv2d::plan_staging(int64_t in_block) {
   const Conv2dParams& p = params_;
   const int64_t icpg = p.in_channels_per_group();
-  stage_input_ = !reads_unstaged(in_block, icpg, depth_);
+  stage_input_ = !qconv_reads_unstaged(in_block, icpg, depth_);
   staged_icpg_ = stage_input_ ? round_up(icpg, 4) : icpg;
 #if defined(__aarch64__)
   staged_block_ = 4;
@@ -944,6 +786,7 @@ void FastQConv2d::gather_strided_pixels(const uint8_t* x, uint8_t* gathered, Thr
 
 void FastQConv2d::run(const uint8_t* x, uint8_t* y, const uint8_t* residual, ThreadPool* pool) const {
   const Conv2dParams& p = params_;
+  if (split_ == ConvSplit::Serial) pool = nullptr;  // the plan keeps the layer on the calling thread
   const uint8_t* in = x;
   int64_t in_image = p.in_channels * p.in_h * p.in_w;
   if (stage_input_) {
@@ -1062,10 +905,13 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
   // Where the images have too few rows for the tasks wanted, the parts get smaller (down to a group).
   constexpr int64_t kWideGroupsPerPart = 4;
   const int64_t row_tasks = p.batch * p.out_h;
+  // A plan split by rows gives every task all the output blocks.
   const int64_t parts =
-      scratch_floats_ ? std::min(block_groups, std::max({int64_t{1}, std::min(wanted, block_groups / kWideGroupsPerPart),
-                                                         (wanted + row_tasks - 1) / row_tasks}))
-                      : block_groups;
+      split_ == ConvSplit::Rows ? 1
+      : scratch_floats_
+          ? std::min(block_groups, std::max({int64_t{1}, std::min(wanted, block_groups / kWideGroupsPerPart),
+                                             (wanted + row_tasks - 1) / row_tasks}))
+          : block_groups;
   const int64_t row_chunks =
       std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * parts - 1) / (p.batch * parts)));
   const int64_t tasks = p.batch * parts * row_chunks;

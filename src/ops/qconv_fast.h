@@ -1,16 +1,14 @@
-// The fast int8 2-D convolution behind ng.QConv (x86-64 and AArch64): chooses the kernel (VNNI or AVX2,
-// kernels/x86/qconv_kernels_x86.h; dotprod or neon, kernels/arm/qconv_kernels_arm.h; direct, pointwise,
-// depthwise or, on x86-64, indirect), prepares its arguments once (packed weights, the zero point
-// folded into the bias, per-tap zero-point sums for the borders, per-channel multipliers) and runs it split
-// over the thread pool. Inputs whose channel block or per-group channel count the kernels cannot read (a
-// plain NCHW image, channels not a multiple of the multiply-add depth) are staged per run into a zero-padded
-// blocked copy whose padding channels meet zero weights. The choice is made here, not by the float convs'
-// policy (ops/conv_select.h, ConvPlan): int8 convs are neither tuned nor laid out by the layout search.
+// The fast int8 2-D convolution behind ng.QConv (x86-64 and AArch64): builds the kernel a ConvPlan names
+// (the int8 conv policy, ops/qconv_select.h, plans it: VNNI or AVX2, kernels/x86/qconv_kernels_x86.h;
+// dotprod or neon, kernels/arm/qconv_kernels_arm.h; direct, pointwise, depthwise, or on x86-64 first-layer,
+// Winograd or indirect), prepares its arguments once (packed weights, the zero point folded into the bias,
+// per-tap zero-point sums for the borders, per-channel multipliers) and runs it split over the thread pool
+// as the plan says. Inputs whose channel block or per-group channel count the kernels cannot read (a plain
+// NCHW image, channels not a multiple of the multiply-add depth) are staged per run into a zero-padded
+// blocked copy whose padding channels meet zero weights. int8 convs are not laid out by the layout search.
 //
-//   if (FastQConv2d::supports(p, in_block, out_block, isa)) {
-//     FastQConv2d conv(p, w, q, x_zero_point, isa, in_block, out_block);   // at prepare time
-//     conv.run(x, y, residual, pool);                                        // per inference
-//   }
+//   FastQConv2d conv(p, w, q, x_zero_point, choose_qconv_plan(key, settings));  // at prepare time
+//   conv.run(x, y, residual, pool);                                             // per inference
 #pragma once
 
 #include <cstdint>
@@ -24,26 +22,12 @@
 #include "kernels/x86/qconv_first_layer_x86.h"
 #include "kernels/x86/qconv_indirect_x86.h"  // (and qconv_kernels_x86.h)
 #include "kernels/x86/qconv_winograd_x86.h"
+#include "ops/conv_plan.h"
+#include "ops/qconv_select.h"  // QConvKernel, and the policy that plans these convs
 
 namespace ninegrid {
 
 class ThreadPool;
-
-// The kernel family of a conv that is not depthwise. Auto: on x86-64 the first-layer kernel for a plain image
-// of up to 4 channels where it takes and wins it (see qconv_fast.cpp, first_layer_fits and
-// prefer_first_layer), else the indirect kernel where
-// its 8-lane vectors waste fewer lanes than the direct kernel's, or where the direct kernel cannot take the
-// groups (prefer_indirect); else direct or pointwise. The others force one family (tests, benchmarks);
-// depthwise convs always run the depthwise kernel, and Indirect and FirstLayer are refused for them.
-// NoIndirect: Auto without the indirect kernel, the int8 twin of a float conv's "direct" algorithm setting
-// (the first-layer, direct, pointwise and strided pointwise kernels); a conv whose groups only the indirect
-// kernel takes has no fast kernel then.
-// FirstLayer takes no fused residual: the constructor chooses as Auto would without it when q has one.
-// Winograd: the int8 F(2x2, 3x3) kernel (kernels/x86/qconv_winograd_x86.h; AVX2, also on CPUs with VNNI),
-// for 3x3 convs of stride 1, dilation 1 and one group whose channel count keeps it exact. Auto and NoIndirect
-// take it without VNNI for the convs prefer_winograd (qconv_fast.cpp) names, unless allow_winograd is false
-// (the float convs' "winograd" algorithm setting).
-enum class QConvKernel { Auto, Direct, Indirect, FirstLayer, NoIndirect, Winograd };
 
 class FastQConv2d {
  public:
@@ -57,7 +41,12 @@ class FastQConv2d {
                        QConvKernel kernel = QConvKernel::Auto, bool allow_winograd = true);
   // w: OIHW int8 weights; q: bias (out_channels int32 values or null), multiplier (out_channels floats),
   // out_zero_point, qmin, qmax and the residual's zero point and multiplier (q.residual itself is ignored
-  // here: run() takes it). Throws Error when !supports(...).
+  // here: run() takes it). `plan` should pass qconv_plan_fits for the conv (with a residual exactly when q
+  // has one); the constructor throws Error on a plan whose kernel cannot compute it.
+  FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point,
+              const ConvPlan& plan);
+  // The rules' plan with `kernel` forced (qconv_forced_plan; tests and benchmarks). Throws Error when
+  // !supports(...).
   FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantization& q, int32_t x_zero_point, Isa isa,
               int64_t in_block, int64_t out_block, QConvKernel kernel = QConvKernel::Auto,
               bool allow_winograd = true);
@@ -69,9 +58,10 @@ class FastQConv2d {
   // (vpmaddubsw) where the weights cannot saturate it (every same-sign pair of input channels 2j, 2j + 1 at most
   // 128 in magnitude: 7-bit weights); "int8-avx2-w7r-direct" and "-pointwise" (vpmaddubsw on any weights, the
   // pairs beyond that bound split into two halves, one added from rest vectors) where at most half of the
-  // packed weight vectors need a rest; "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
+  // packed weight vectors need a rest; "int8-avx2-pointwise" and "int8-avx2-wide-pointwise" (vpmaddwd, on
+  // widened inputs); "int8-dotprod-" and "int8-neon-" with direct, pointwise and depthwise.
   // A "-pointwise-strided" name: a 1x1 conv with a stride, run on the pointwise kernel over its input's
-  // pixels gathered first (Auto and NoIndirect only).
+  // pixels gathered first.
   const char* algorithm() const { return algorithm_name_; }
   // Whether run() stages the input into a padded blocked copy first.
   bool stages_input() const { return stage_input_; }
@@ -100,6 +90,7 @@ class FastQConv2d {
   Conv2dParams params_;
   int64_t lanes_ = 16, depth_ = 4;
   int64_t in_block_ = 1;           // the caller's input block
+  ConvSplit split_ = ConvSplit::Auto;  // the plan's: auto, serial, or rows (the direct family's tasks)
   bool stage_input_ = false;       // the input restaged into staged_block_ with staged_icpg_ channels per group
   bool subsample_input_ = false;   // a strided 1x1 conv: its pixels gathered into an output-sized plane first
   int64_t staged_icpg_ = 0, staged_block_ = 0;

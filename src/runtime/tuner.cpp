@@ -7,8 +7,9 @@
 //    with the session's thread pool. Candidates are timed in rounds, one run each per round in rotating
 //    order, so drift on a shared machine hits them alike; a conv's time is its median over the rounds.
 //    Two stages keep the count small: first every algorithm, ISA, tile and register tile with the
-//    driver's own thread split, then every split of the two fastest.
-// 2. Global search (layout_search.h): the same timing for each conv under the other channel blocks its
+//    driver's own thread split, then every split of the two fastest. int8 convs (ng.QConv) are sites
+//    too, with their own keys and candidates (ops/qconv_select.h) on their uint8 buffers.
+// 2. Global search (layout_search.h; float convs only): the same timing for each conv under the other channel blocks its
 //    neighbours could give it, the layout transforms' costs measured on the model's own tensor sizes,
 //    and a dynamic programme over the graph choosing each conv's output block.
 // 3. Confirmation in the model. A tuned plan must beat the rules' plan by a margin in isolation, and
@@ -33,6 +34,7 @@
 #include "graph/layout_search.h"
 #include "graph/passes/passes.h"
 #include "ops/conv_select.h"
+#include "ops/qconv_select.h"
 #include "ops/op.h"
 #include "runtime/layout_choice.h"
 #include "runtime/model_impl.h"
@@ -77,11 +79,12 @@ Tensor make_input(const ValueInfo& in, size_t index) {
 struct Site {
   ConvTunable* conv = nullptr;
   std::string node;
-  const float* x = nullptr;
-  float* y = nullptr;
-  const float* residual = nullptr;
-  int64_t y_floats = 0;
-  std::vector<float> saved;  // an in-place residual's contents, restored before every run
+  // The op's buffers: floats for a Conv, bytes for an ng.QConv.
+  const void* x = nullptr;
+  void* y = nullptr;
+  const void* residual = nullptr;
+  size_t y_bytes = 0;
+  std::vector<uint8_t> saved;  // an in-place residual's contents, restored before every run
 };
 
 struct Group {
@@ -94,11 +97,11 @@ struct Group {
 // Times `kernels` on the site: one warm-up run each, then rounds of one run each in rotating order until
 // at least `min_rounds` are done and `seconds` have passed, or `max_rounds`. Returns each one's median in
 // microseconds.
-std::vector<double> time_kernels(Site& s, const std::vector<std::unique_ptr<Conv2dKernel>>& kernels, ThreadPool* pool,
+std::vector<double> time_kernels(Site& s, const std::vector<std::unique_ptr<ConvCandidate>>& kernels, ThreadPool* pool,
                                  int min_rounds, int max_rounds, double seconds) {
   const bool in_place = s.residual && s.residual == s.y;
-  auto run = [&](const Conv2dKernel& k) {
-    if (in_place) std::memcpy(s.y, s.saved.data(), s.saved.size() * sizeof(float));
+  auto run = [&](const ConvCandidate& k) {
+    if (in_place) std::memcpy(s.y, s.saved.data(), s.saved.size());
     const auto t0 = Clock::now();
     k.run(s.x, s.y, s.residual, pool);
     return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -113,7 +116,7 @@ std::vector<double> time_kernels(Site& s, const std::vector<std::unique_ptr<Conv
     }
     if (round + 1 >= min_rounds && seconds_since(t0) >= seconds) break;
   }
-  if (in_place) std::memcpy(s.y, s.saved.data(), s.saved.size() * sizeof(float));
+  if (in_place) std::memcpy(s.y, s.saved.data(), s.saved.size());
   std::vector<double> out;
   for (auto& v : samples) out.push_back(median(std::move(v)));
   return out;
@@ -121,12 +124,12 @@ std::vector<double> time_kernels(Site& s, const std::vector<std::unique_ptr<Conv
 
 // Builds each plan's kernel; a plan whose construction fails (it should not: every candidate fits) is
 // dropped from both lists.
-std::vector<std::unique_ptr<Conv2dKernel>> build_all(const ConvTunable& conv, std::vector<ConvPlan>& plans) {
-  std::vector<std::unique_ptr<Conv2dKernel>> kernels;
+std::vector<std::unique_ptr<ConvCandidate>> build_all(const ConvTunable& conv, std::vector<ConvPlan>& plans) {
+  std::vector<std::unique_ptr<ConvCandidate>> kernels;
   std::vector<ConvPlan> kept;
   for (const ConvPlan& p : plans) {
     try {
-      kernels.push_back(conv.build(p));
+      kernels.push_back(conv.candidate(p));
       kept.push_back(p);
     } catch (const Error&) {
     }
@@ -137,7 +140,7 @@ std::vector<std::unique_ptr<Conv2dKernel>> build_all(const ConvTunable& conv, st
 
 std::string describe_conv(const ConvKey& k) {
   const Conv2dParams& p = k.p;
-  std::string s = std::to_string(p.in_channels) + "x" + std::to_string(p.in_h) + "x" + std::to_string(p.in_w) +
+  std::string s = (k.int8 ? "int8 " : "") + std::to_string(p.in_channels) + "x" + std::to_string(p.in_h) + "x" + std::to_string(p.in_w) +
                   " -> " + std::to_string(p.out_channels) + ", " + std::to_string(p.kernel_h) + "x" +
                   std::to_string(p.kernel_w) + " s" + std::to_string(p.stride_h);
   if (p.dilation_h > 1) s += " d" + std::to_string(p.dilation_h);
@@ -191,12 +194,15 @@ std::vector<Site> find_sites(Running& r) {
     site.conv = conv;
     site.node = g.nodes[st.node].name;
     const std::vector<Tensor>& t = s.tensors();
-    site.x = t[st.inputs[0]].data_as<float>();
-    site.y = const_cast<float*>(t[st.outputs[0]].data_as<float>());  // (the session's own arena)
-    site.y_floats = t[st.outputs[0]].numel();
+    site.x = t[st.inputs[0]].data();
+    site.y = const_cast<void*>(t[st.outputs[0]].data());  // (the session's own arena)
+    site.y_bytes = t[st.outputs[0]].nbytes();
     if (st.inputs.size() > 3 && st.inputs[3] >= 0) {
-      site.residual = t[st.inputs[3]].data_as<float>();
-      if (site.residual == site.y) site.saved.assign(site.residual, site.residual + site.y_floats);
+      site.residual = t[st.inputs[3]].data();
+      if (site.residual == site.y) {
+        const uint8_t* r = static_cast<const uint8_t*>(site.residual);
+        site.saved.assign(r, r + site.y_bytes);
+      }
     }
     sites.push_back(std::move(site));
   }
@@ -233,12 +239,13 @@ struct LocalResult {
 LocalResult local_search(Site& site, const ConvKey& key, const ConvPlan& rules, const ExecSettings& settings,
                          ThreadPool* pool, double seconds) {
   LocalResult r;
-  const std::vector<ConvPlan> all = conv_plan_candidates(key.p, key.in_block, key.out_block, settings);
+  const std::vector<ConvPlan> all = key.int8 ? qconv_plan_candidates(key, settings)
+                                             : conv_plan_candidates(key.p, key.in_block, key.out_block, settings);
   // Stage 1: each algorithm, ISA and tile with the driver's own split (and the rules' plan).
   std::vector<ConvPlan> first;
   for (const ConvPlan& p : all)
     if (p.split == ConvSplit::Auto || p == rules) first.push_back(p);
-  std::vector<std::unique_ptr<Conv2dKernel>> kernels = build_all(*site.conv, first);
+  std::vector<std::unique_ptr<ConvCandidate>> kernels = build_all(*site.conv, first);
   std::vector<double> times = time_kernels(site, kernels, pool, 5, 25, seconds * 0.6);
   kernels.clear();
   r.timed = static_cast<int>(first.size());
@@ -334,9 +341,10 @@ void global_search(const std::string& model_path, const TuneOptions& options, Gr
   const int max_block = isa_block(settings.isa);
   LayoutProblem pb = layout_problem(prelayout, max_block);
   if (pb.nodes.empty()) return;
-  // Sites by node name (names the graph repeats are left to the rules).
+  // Float conv sites by node name (names the graph repeats are left to the rules).
   std::map<std::string, int> site_of;
   for (size_t i = 0; i < sites.size(); ++i) {
+    if (sites[i].conv->key().int8) continue;
     auto it = site_of.find(sites[i].node);
     if (it == site_of.end()) site_of[sites[i].node] = static_cast<int>(i);
     else it->second = -1;

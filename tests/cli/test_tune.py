@@ -8,7 +8,9 @@ tuned into a cache file; the tests check that a second tune re-times nothing, th
 used by run/info (and not with --no-tuning-cache), that tuned and untuned runs match a numpy reference,
 that a corrupt or foreign cache is ignored with a warning, and that the default file is
 $XDG_CACHE_HOME/ninegrid/tuning.cache. Every process gets XDG_CACHE_HOME in a temporary directory, so the
-user's cache is never read or written.
+user's cache is never read or written. An int8 model (scripts/make_test_models.sh's quantised ResNet-18) is
+tuned too: its convs are listed as int8, a second tune re-times nothing, runs use the cache, and the output
+is the same with the cache as without it (integer kernels are exact).
 """
 import json
 import os
@@ -22,6 +24,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 CLI = os.environ.get("NINEGRID_CLI", "")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+QUANTIZED = os.path.join(os.environ.get("NINEGRID_CACHE", os.path.join(ROOT, ".cache")), "models", "quantized")
 
 
 def conv_ref(x, w, b, stride=1, pad=0, group=1):
@@ -210,6 +214,38 @@ class TuneTest(unittest.TestCase):
         r = self.cli("tune", self.model, "--threads", "1", "--budget", "10", "--dry-run", "--json", env=env2)
         self.assertEqual(json.loads(r.stdout)["cache"], "")
         self.assertFalse(os.path.exists(os.path.join(self.dir, "xdg-dry", "ninegrid", "tuning.cache")))
+
+    def test_an_int8_model_is_tuned_and_runs_its_plans(self):
+        model = os.path.join(QUANTIZED, "resnet18_qdq.onnx")
+        self.assertTrue(os.path.exists(model), "missing " + model + ": run scripts/make_test_models.sh")
+        cache = os.path.join(self.dir, "int8.cache")
+        r = self.cli("tune", model, "--threads", "1", "--budget", "30", "--cache", cache, "--json")
+        first = json.loads(r.stdout)
+        self.assertGreater(first["timed"], 5)
+        int8 = [c for c in first["convs"] if c["conv"].startswith("int8 ")]
+        self.assertEqual(len(int8), len(first["convs"]), "every conv of the QDQ model is an int8 conv")
+        self.assertTrue(any(c["candidates"] > 1 for c in int8), int8)
+        r = self.cli("tune", model, "--threads", "1", "--budget", "30", "--cache", cache, "--json")
+        second = json.loads(r.stdout)
+        self.assertEqual(second["timed"], 0)
+        self.assertEqual(second["from_cache"], len(first["convs"]))
+        r = self.cli("info", model, "--optimized", "--json", "--tuning-cache", cache)
+        qconvs = [l for l in json.loads(r.stdout)["layers"] if l["op"] == "ng.QConv"]
+        self.assertTrue(qconvs)
+        self.assertTrue(all(l["tuned"] for l in qconvs), qconvs)
+        x = np.random.default_rng(3).standard_normal((1, 3, 64, 64)).astype(np.float32)
+        x_path = os.path.join(self.dir, "int8_x.npy")
+        np.save(x_path, x)
+        outputs = []
+        for flags in (["--tuning-cache", cache], ["--no-tuning-cache"]):
+            out = tempfile.mkdtemp(dir=self.dir)
+            name = json.loads(self.cli("info", model, "--json").stdout)["inputs"][0]["name"]
+            r = self.cli("run", model, "--input", name + "=" + x_path, "--output-dir", out, "--threads", "1", *flags)
+            self.assertNotIn("warning", r.stderr)
+            outputs.append({f: np.load(os.path.join(out, f)) for f in sorted(os.listdir(out))})
+        self.assertEqual(outputs[0].keys(), outputs[1].keys())
+        for k in outputs[0]:
+            np.testing.assert_array_equal(outputs[0][k], outputs[1][k], err_msg=k)
 
     def test_every_model_subcommand_takes_the_cache_flags(self):
         for cmd in ("run", "bench", "profile", "info", "detect"):

@@ -208,7 +208,7 @@ TEST(ReleasedWeights, AModelsGraphWithoutItsWeightsCannotMakeAnotherModel) {
 
 // The tuner's view of a conv (ConvTunable) in a session that adopted the model's kernels: the key, plan
 // and cache flag the model's prepare chose, the same as a session that prepared its own; but no weights
-// (the model released them), so build() is a clear Error rather than a read of freed memory. A model
+// (the model released them), so candidate() is a clear Error rather than a read of freed memory. A model
 // loaded for tuning (ModelLoadForTuning, as runtime/tuner.cpp loads) releases nothing and packs nothing
 // at load: its session prepares its own convs and builds any of their candidate plans.
 TEST(SharedKernels, AdoptedConvsReportTheirPlanAndBuildOnlyOnTheirOwnWeights) {
@@ -247,14 +247,14 @@ TEST(SharedKernels, AdoptedConvsReportTheirPlanAndBuildOnlyOnTheirOwnWeights) {
     EXPECT_FALSE(a->tuned());
     EXPECT_EQ(a_steps[i].op->algorithm(), p_steps[i].op->algorithm());
     try {
-      a->build(a->plan());
+      a->candidate(a->plan());
       ADD_FAILURE() << "an adopted conv built a kernel without weights: " << format_conv_key(a->key());
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("no weights"), std::string::npos) << e.what();
     }
     const ConvKey& k = p->key();
     for (const ConvPlan& plan : conv_plan_candidates(k.p, k.in_block, k.out_block, settings)) {
-      std::unique_ptr<Conv2dKernel> kernel = p->build(plan);
+      std::unique_ptr<ConvCandidate> kernel = p->candidate(plan);
       EXPECT_NE(kernel, nullptr) << describe_plan(plan);
     }
   }

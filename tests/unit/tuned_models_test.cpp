@@ -2,13 +2,17 @@
 // which every conv has another of its candidate plans than the rules' (cycling through algorithms, vector
 // widths, Winograd tiles, register tiles, Strassen depths and thread splits) and, under AVX-512, every
 // conv whose output block is free writes its other block (the global search's alternative layout); its
-// outputs must match PyTorch's as closely as the rules' plans must (1e-4 of each output's range).
+// outputs must match PyTorch's as closely as the rules' plans must (1e-4 of each output's range). The
+// quantised models (scripts/make_test_models.sh's QDQ files) run their int8 convs from such a cache (the
+// int8 policy's candidates: kernel families, AVX2 forms, splits) with two threads, and must give exactly
+// the outputs of the integer reference kernels (isa ref).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -19,6 +23,7 @@
 #include "graph/passes/passes.h"
 #include "ninegrid/ninegrid.h"
 #include "ops/conv_select.h"
+#include "ops/qconv_select.h"
 #include "runtime/layout_choice.h"
 #include "runtime/model_impl.h"
 #include "runtime/session_impl.h"
@@ -89,7 +94,8 @@ Tuned write_alternative_cache(const std::string& path, const Options& base, cons
     if (!c) continue;
     ++t.convs;
     const ConvKey& k = c->key();
-    const std::vector<ConvPlan> candidates = conv_plan_candidates(k.p, k.in_block, k.out_block, settings);
+    const std::vector<ConvPlan> candidates =
+        k.int8 ? qconv_plan_candidates(k, settings) : conv_plan_candidates(k.p, k.in_block, k.out_block, settings);
     // Not the rules' plan when there is another.
     ConvPlan pick = candidates[static_cast<size_t>(i++ * 5 + 1) % candidates.size()];
     if (pick == c->plan() && candidates.size() > 1) pick = candidates[(static_cast<size_t>(i) * 5 + 2) % candidates.size()];
@@ -151,6 +157,56 @@ TEST(TunedRetinaFace, MatchesPyTorch) {
     outputs.push_back({out, dir + "retinaface_mnet25." + out + ".npy"});
   expect_tuned_model_matches(dir + "retinaface_mnet25.onnx", dir + "retinaface_mnet25.input.npy", outputs);
 }
+
+class TunedQuantized : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TunedQuantized, MatchesTheReferenceKernelsExactly) {
+  const std::string path = cache_dir() + "/models/quantized/" + GetParam() + ".onnx";
+  if (!std::ifstream(path).good()) FAIL() << "missing " << path << ": run scripts/make_test_models.sh";
+  if (hardware_isa() == Isa::Ref) GTEST_SKIP() << "no int8 vector kernels on this CPU";
+  const std::string cache =
+      (std::filesystem::temp_directory_path() / ("ninegrid-tuned-int8-" + std::to_string(::getpid()))).string();
+  Options o;
+  o.threads = 2;
+  const Tuned t = write_alternative_cache(path, o, cache);
+  o.tuning_cache = cache;
+  auto m = Model::load(path, o);
+  EXPECT_TRUE(m->warnings().empty());
+  auto s = m->create_session();
+  int int8_convs = 0;
+  for (const PlanStep& st : InternalAccess::impl(*s).plan().steps)
+    if (ConvTunable* c = st.op->conv_tunable()) int8_convs += c->key().int8;
+  EXPECT_GT(int8_convs, 5) << "the model's convs must run as int8 convs";
+  // A deterministic input in the model's usual range.
+  const ValueInfo& in = m->inputs()[0];
+  Shape shape = in.shape;
+  for (int64_t& d : shape) d = d < 0 ? 1 : d;
+  Tensor x = Tensor::zeros(DataType::Float32, shape);
+  float* xv = x.data_as<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) xv[i] = static_cast<float>((i * 7919) % 1000) / 400.0f - 1.2f;
+  auto got = s->run({{in.name, x}});
+  int tuned = 0;
+  for (const StepProfile& p : s->profile()) tuned += p.tuned;
+  EXPECT_EQ(tuned, t.convs) << "every conv must run its plan from the cache";
+  Options ref;
+  ref.isa = "ref";
+  ref.use_tuning_cache = false;
+  auto mr = Model::load(path, ref);
+  auto want = mr->create_session()->run({{in.name, x}});
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [name, w] : want) {
+    ASSERT_EQ(got.count(name), 1u) << name;
+    const Tensor& g = got.at(name);
+    ASSERT_EQ(g.nbytes(), w.nbytes()) << name;
+    EXPECT_EQ(std::memcmp(g.data(), w.data(), w.nbytes()), 0) << GetParam() << " " << name;
+  }
+  std::filesystem::remove(cache);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, TunedQuantized,
+                         ::testing::Values("resnet18_qdq", "mobilenet_v2_qdq", "squeezenet1_1_qdq",
+                                           "resnet18_qoperator"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 }  // namespace
 }  // namespace ninegrid

@@ -202,6 +202,37 @@ TEST(TuningCache, KeysAndPlansAreCheckedFieldByField) {
                                  "direct avx2 8 8 3 0 0 auto", "direct avx2 8 8 1 0 0 sideways",
                                  "direct avx2 7 8 1 0 0 auto", "direct avx2 8 8 1 0 0", "strassen avx2 8 8 0 0 2 auto"})
     EXPECT_FALSE(parse_conv_plan(bad, &p)) << bad;
+  // int8 convs: the key ends in "int8" and the weights' rest class (-1 to 10), the plan may name an AVX2
+  // form; both read back as written. Float keys and plans without them are still read (older files).
+  ConvKey q = some_key(64);
+  q.int8 = true;
+  q.w7_rest_tenths = 3;
+  const std::string qtext = format_conv_key(q);
+  EXPECT_EQ(qtext, good + " int8 3");
+  ASSERT_TRUE(parse_conv_key(qtext, &k));
+  EXPECT_TRUE(k.int8);
+  EXPECT_EQ(k.w7_rest_tenths, 3);
+  EXPECT_EQ(format_conv_key(k), qtext);
+  ASSERT_TRUE(parse_conv_key(good, &k));
+  EXPECT_FALSE(k.int8);
+  for (const std::string& bad : std::vector<std::string>{good + " int8", good + " int8 11", good + " int8 -2",
+                                                         good + " int9 0", good + " int8 0 1", good + " int8 x"})
+    EXPECT_FALSE(parse_conv_key(bad, &k)) << bad;
+  ConvPlan qp;
+  qp.kernel = ConvKernel::Pointwise;
+  qp.isa = Isa::Avx2;
+  qp.in_block = qp.out_block = 8;
+  qp.split = ConvSplit::Rows;
+  for (QConvForm f : {QConvForm::Bytes, QConvForm::Words, QConvForm::Wide}) {
+    qp.int8_form = f;
+    ASSERT_TRUE(parse_conv_plan(format_conv_plan(qp), &p)) << format_conv_plan(qp);
+    EXPECT_EQ(p, qp);
+  }
+  EXPECT_EQ(format_conv_plan(qp), "pointwise avx2 8 8 0 0 0 rows wide");
+  for (const std::string& bad : std::vector<std::string>{"pointwise avx2 8 8 0 0 0 rows none",
+                                                         "pointwise avx2 8 8 0 0 0 rows dwords",
+                                                         "pointwise avx2 8 8 0 0 0 rows wide 1"})
+    EXPECT_FALSE(parse_conv_plan(bad, &p)) << bad;
 }
 
 TEST(TuningCache, AnotherCpusFileIsIgnoredWithAWarning) {
