@@ -174,6 +174,26 @@ TEST(QConvSelect, RestTenthsCountTheVectorsWithAPairPastTheBound) {
     const int64_t want = v.beyond == 0 ? 0 : (10 * v.beyond + v.all - 1) / v.all;
     EXPECT_EQ(qconv_w7_rest_tenths(c.p, c.w.data()), want) << c.describe() << ": " << v.beyond << " of " << v.all;
   }
+  // Every pair of weights, at every position of a 64-channel filter (16 vectors, 32 pairs): the vectors'
+  // lanes and the scalar tail. A pair passes the bound when its weights have one sign and sum past 128.
+  {
+    Case c;
+    c.p = square_conv(64, 1, 1, 2, 2, 1, 1, 1, 0);
+    c.w.assign(64, 0);
+    int64_t past = 0;
+    for (int a = -128; a <= 127; ++a)
+      for (int b = -128; b <= 127; ++b) {
+        const size_t k = static_cast<size_t>((a * 7 + b * 3 + 4096) % 32);
+        c.w[2 * k] = static_cast<int8_t>(a), c.w[2 * k + 1] = static_cast<int8_t>(b);
+        const bool beyond = (a > 0 && b > 0 && a + b > 128) || (a < 0 && b < 0 && a + b < -128);
+        const int got = qconv_w7_rest_tenths(c.p, c.w.data());
+        ASSERT_EQ(got, beyond ? 1 : 0) << a << " + " << b << " at pair " << k;  // 1 of 16 vectors
+        past += beyond;
+        c.w[2 * k] = c.w[2 * k + 1] = 0;
+      }
+    // Magnitudes m + n > 128: sum over m of (m - 1) for m <= 127 positive, of m for m <= 128 negative.
+    EXPECT_EQ(past, 126 * 127 / 2 + 128 * 129 / 2);
+  }
   // By hand: 16 -> 16, 1x1: 2 blocks x 4 steps = 8 vectors.
   Case c;
   c.p = square_conv(16, 16, 1, 4, 4, 1, 1, 1, 0);
