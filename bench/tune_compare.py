@@ -8,7 +8,7 @@ nothing used: the cost of reading the cache), and the tuned cache (its plans pac
 Writes a markdown table.
 
   bench/tune_compare.py [--threads 1,2] [--rounds 5] [--runs 10] [--models retinaface640,...] [--budget 120]
-                        [--out FILE] [--keep DIR]
+                        [--model-file NAME=PATH[@SHAPE] ...] [--out FILE] [--keep DIR]
 
 Run it under the build lock with nothing else running: the numbers are worthless otherwise.
 """
@@ -36,7 +36,10 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--budget", type=int, default=120)
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated names; '' for none (with --model-file)")
+    ap.add_argument("--model-file", action="append", default=[], metavar="NAME=PATH[@SHAPE]",
+                    help="also this model file under NAME (e.g. an int8 QDQ model `ninegrid quantize` wrote), as "
+                         "bench/compare.py takes it")
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep", default=None, help="keep the tuning caches and tune reports in this directory")
     args = ap.parse_args()
@@ -45,9 +48,14 @@ def main():
     os.makedirs(work, exist_ok=True)
     env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "xdg"))  # never the user's cache
     rows = []
-    for name in args.models.split(","):
-        rel, shape = MODELS.get(name) or EXTRA_MODELS[name]
-        path = os.path.join(CACHE, rel)
+    files = {}
+    for item in args.model_file:
+        name, _, rest = item.partition("=")
+        file, _, shape = rest.partition("@")
+        files[name] = (os.path.abspath(file), shape or None)
+    for name in [m for m in args.models.split(",") if m] + list(files):
+        rel, shape = files.get(name) or MODELS.get(name) or EXTRA_MODELS[name]
+        path = os.path.join(CACHE, rel)  # an absolute rel (--model-file) stays as it is
         if not os.path.exists(path):
             print(f"skip {name}: {path} missing", file=sys.stderr)
             continue
@@ -102,7 +110,8 @@ def main():
                             text=True).stdout.strip()
     lines = [f"# Tuned vs rule-based plans ({datetime.date.today()}, commit {commit})", "",
              f"`bench/tune_compare.py --threads {args.threads} --rounds {args.rounds} --runs {args.runs} "
-             f"--budget {args.budget} --models {args.models}`. Latency: medians (and minima) over all timed runs, "
+             f"--budget {args.budget} --models '{args.models}'"
+             + "".join(f" --model-file {m}" for m in args.model_file) + "`. Latency: medians (and minima) over all timed runs, "
              "tuned and rule-based runs interleaved by round; ratio = tuned / rules. Tuning: wall time of "
              "`ninegrid tune` from an empty cache; distinct convs, and how many got another plan than the rules'; "
              "layout: conv output blocks the global search changed and kept. Load: median load ms without a "
