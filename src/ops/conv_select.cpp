@@ -232,6 +232,7 @@ ConvPlan rule_conv_plan(const Conv2dParams& p, int64_t in_block, int64_t out_blo
 }
 
 bool conv_plan_fits(const ConvPlan& plan, const Conv2dParams& p, const ExecSettings& settings) {
+  if (plan.int8_form != QConvForm::None) return false;  // an int8 plan's (ops/qconv_select.h)
   if (plan.kernel == ConvKernel::Ref) return true;
   if (!isa_within(plan.isa, settings.isa) || !allowed_kernel(plan.kernel, settings.conv_algorithms)) return false;
   const int64_t in = plan.in_block, out = plan.out_block;

@@ -122,6 +122,8 @@ class QConv final : public Op, public ConvTunable {
     prepared_.reset();
     weights_ = in[1].value->data_as<int8_t>();
     bias_ = in.size() > 2 && in[2].present ? in[2].value->data_as<int32_t>() : nullptr;
+    settings_ = settings;
+    settings_.tuned_plans.reset();
     if (settings.isa == Isa::Ref) return;
     try {
       key_ = qconv_key(p_, residual_, in_block_, out_block_, settings, weights_);
@@ -171,6 +173,7 @@ class QConv final : public Op, public ConvTunable {
     key_ = prepared_->key;
     plan_ = prepared_->plan;
     tuned_ = prepared_->tuned;
+    weights_ = nullptr, bias_ = nullptr;  // (this session's plan may hold other constants than the preparer's)
   }
 
   // The tuner's view (ops/conv_select.h).
@@ -180,9 +183,8 @@ class QConv final : public Op, public ConvTunable {
   bool tuned() const override { return tuned_; }
   std::unique_ptr<ConvCandidate> candidate(const ConvPlan& plan) const override {
     if (!weights_) error("no weights to build another plan's kernel (the session adopted a prepared one)");
-    if (plan.in_block != in_block_ || plan.out_block != out_block_)
-      error("an int8 conv's plan keeps its channel blocks " + std::to_string(in_block_) + ">" +
-            std::to_string(out_block_) + ", got " + describe_plan(plan));
+    if (!qconv_plan_fits(plan, key_, settings_))
+      error("the int8 plan " + describe_plan(plan) + " does not fit this conv (" + format_conv_key(key_) + ")");
     return std::make_unique<Candidate>(
         std::make_shared<const FastQConv2d>(p_, weights_, kernel_requantization(), q_.x_zero_point, plan));
   }
@@ -256,6 +258,7 @@ class QConv final : public Op, public ConvTunable {
   // that adopted the prepared kernel without preparing.
   const int8_t* weights_ = nullptr;
   const int32_t* bias_ = nullptr;
+  ExecSettings settings_;  // prepare()'s (without the tuned plans), for candidate()'s check
   std::shared_ptr<const Prepared> prepared_;
 };
 

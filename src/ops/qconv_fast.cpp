@@ -170,8 +170,16 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   const bool residual = q.residual_add || q.residual_multiplier != 0.f;
   if (plan.kernel == ConvKernel::FirstLayer && residual)
     throw Error("FastQConv2d: the first-layer kernel takes no fused residual");
+  // What qconv_plan_fits checks and a wrong plan would turn into a crash or a wrong result (a forged cache
+  // entry is refused before it gets here; tests build plans directly).
+  if ((plan.kernel == ConvKernel::Depthwise) != conv_is_depthwise(p) ||
+      runnable_isa(plan.isa) != plan.isa || (plan.kernel == ConvKernel::Winograd) != (plan.winograd_tile == 2))
+    throw Error("FastQConv2d: the plan " + describe_plan(plan) + " does not fit this conv or CPU");
 #if NINEGRID_X86_INT8_CONV
   const bool vnni = plan.isa == Isa::Avx512;
+  if (vnni && !cpu_features().avx512vnni) throw Error("FastQConv2d: a VNNI plan on a CPU without VNNI");
+  if (plan.int8_form == QConvForm::Bytes && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX))
+    throw Error("FastQConv2d: the byte kernels' rest vectors name taps in int16: no kernel side past 32767");
 #else
   const bool vnni = plan.isa == Isa::Dotprod;
 #endif
@@ -261,6 +269,7 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     algorithm_name_ = name("int8-neon-direct", "int8-neon-pointwise", "int8-neon-pointwise-strided");
   }
 #endif
+  if (!kernel_) throw Error("FastQConv2d: no int8 kernel in this build for the plan " + describe_plan(plan));
   const int64_t kernel_channels = staged_icpg_ * p.groups;
   // The zero point of the values the kernels multiply (see kInputShift).
   const int32_t kernel_zero_point = x_zero_point - kInputShift;

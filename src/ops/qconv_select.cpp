@@ -226,8 +226,11 @@ int qconv_w7_rest_tenths(const Conv2dParams& p, const int8_t* w) {
 
 bool qconv_needs_rest_class(const Conv2dParams& p, Isa isa) {
 #if NINEGRID_X86_INT8_CONV
+  // With VNNI the direct family runs vpdpbusd, except for groups whose output channels fill 8 lanes but not 16
+  // (then AVX2's direct kernel, which the rules take under NoIndirect).
   const Isa runs = runnable_isa(isa);
-  return runs >= Isa::Avx2 && !is_arm_isa(runs) && !vnni_runs(isa) && valid_geometry(p) && !conv_is_depthwise(p);
+  return runs >= Isa::Avx2 && !is_arm_isa(runs) && valid_geometry(p) && !conv_is_depthwise(p) &&
+         (!vnni_runs(isa) || !groups_fit(p, vnni::kLanes));
 #else
   (void)p, (void)isa;
   return false;
@@ -254,11 +257,15 @@ ConvPlan qconv_forced_plan(const ConvKey& key, QConvKernel kernel, bool allow_wi
   const ConvPlan none;
   const Isa isa = runnable_isa(key.isa);
   if (!valid_geometry(p) || !blocks_fit(key)) return none;
-  // The first-layer kernel fuses no residual: with one, the choice Auto makes without that kernel.
-  if (kernel == QConvKernel::FirstLayer && key.residual) kernel = QConvKernel::Auto;
 #if NINEGRID_X86_INT8_CONV
   if (isa == Isa::Ref || is_arm_isa(isa)) return none;
   const bool vnni = vnni_runs(key.isa);
+  // The first-layer kernel fuses no residual: forced on a conv it takes that has one, the choice Auto makes
+  // without that kernel.
+  if (kernel == QConvKernel::FirstLayer && key.residual) {
+    if (conv_is_depthwise(p) || !first_layer_fits(p, key.in_block, key.out_block, vnni)) return none;
+    kernel = QConvKernel::Auto;
+  }
   plan.isa = vnni ? Isa::Avx512 : Isa::Avx2;
   if (conv_is_depthwise(p)) {
     if (kernel == QConvKernel::Indirect || kernel == QConvKernel::FirstLayer || kernel == QConvKernel::Winograd)
@@ -343,12 +350,16 @@ bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSetting
   if (plan.split != ConvSplit::Auto && plan.split != ConvSplit::Serial &&
       !(plan.split == ConvSplit::Rows && direct_family))
     return false;
+  // The algorithms the settings allow, as the rules apply them (rule_qconv_plan): Indirect and Winograd only
+  // when named; the direct family always (the fallback), except that "indirect" without "direct" asks for
+  // the indirect kernel wherever it computes the conv.
   const unsigned allowed = settings.conv_algorithms;
   if (plan.kernel == ConvKernel::Indirect && !(allowed & kConvIndirect)) return false;
   if (plan.kernel == ConvKernel::Winograd && !(allowed & kConvWinograd)) return false;
   if ((plan.kernel == ConvKernel::Direct || plan.kernel == ConvKernel::Pointwise ||
        plan.kernel == ConvKernel::FirstLayer) &&
-      !(allowed & kConvDirect))
+      !(allowed & kConvDirect) && (allowed & kConvIndirect) &&
+      qconv_forced_plan(key, QConvKernel::Indirect).kernel != ConvKernel::Ref)
     return false;
   const bool depthwise = conv_is_depthwise(p);
   if ((plan.kernel == ConvKernel::Depthwise) != depthwise) return false;
@@ -395,7 +406,6 @@ bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSetting
 
 std::vector<ConvPlan> qconv_plan_candidates(const ConvKey& key, const ExecSettings& settings) {
   std::vector<ConvPlan> out;
-  const ConvPlan rules = rule_qconv_plan(key, settings);
   auto add = [&](ConvPlan plan) {
     const ConvSplit splits[] = {ConvSplit::Auto, ConvSplit::Serial, ConvSplit::Rows};
     for (ConvSplit s : splits) {
@@ -418,8 +428,6 @@ std::vector<ConvPlan> qconv_plan_candidates(const ConvKey& key, const ExecSettin
         plan.winograd_tile = k == ConvKernel::Winograd ? 2 : 0;
         add(plan);
       }
-  if (rules.kernel != ConvKernel::Ref && std::find(out.begin(), out.end(), rules) == out.end())
-    out.insert(out.begin(), rules);
   return out;
 }
 

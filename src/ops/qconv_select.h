@@ -55,7 +55,8 @@ enum class QConvKernel { Auto, Direct, Indirect, FirstLayer, NoIndirect, Winogra
 int qconv_w7_rest_tenths(const Conv2dParams& p, const int8_t* w);
 
 // Whether AVX2 byte kernels are among this conv's choices with the ISA cap `isa` on this CPU (x86-64, AVX2
-// runs, no VNNI under the cap, not depthwise), so that its key needs qconv_w7_rest_tenths.
+// runs, not depthwise, and no VNNI under the cap or groups VNNI's 16-lane direct kernel cannot take), so
+// that its key needs qconv_w7_rest_tenths.
 bool qconv_needs_rest_class(const Conv2dParams& p, Isa isa);
 
 // The key of an int8 conv (activation None: ReLU is part of the requantisation's clamp). w: its OIHW
@@ -78,7 +79,7 @@ ConvPlan rule_qconv_plan(const ConvKey& key, const ExecSettings& settings);
 bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSettings& settings);
 
 // Every plan the tuner may time for the conv: each family, ISA and form that fits, with each split when
-// the settings have more than one thread; the rules' plan among them when it is not ConvKernel::Ref.
+// the settings have more than one thread (the rules' plan among them: it fits, unless ConvKernel::Ref).
 std::vector<ConvPlan> qconv_plan_candidates(const ConvKey& key, const ExecSettings& settings);
 
 // The tuned plan when the settings hold a fitting one for the key (then *tuned is set), else the rules'.

@@ -20,6 +20,7 @@
 #include "ninegrid/tensor.h"  // Error
 #include "kernels/ref/qconv2d_ref.h"
 #include "ops/conv_fast.h"
+#include "ops/conv_select.h"
 #include "ops/qconv_fast.h"
 #include "ops/qconv_select.h"
 #include "qconv_case.h"
@@ -111,15 +112,21 @@ TEST(QConvSelect, EveryCandidatePlanMatchesTheReferenceBitForBit) {
   Rng rng(20261201);
   std::set<std::string> covered;  // "kernel/isa form split" seen
   int plans = 0;
+  // The algorithm settings the rules read (Options::conv_algorithms): all, without the indirect kernel,
+  // "indirect" without "direct", without Winograd, and neither direct nor indirect named.
+  const unsigned algorithm_sets[] = {kConvAll, kConvAll & ~kConvIndirect, kConvAll & ~kConvDirect,
+                                     kConvAll & ~kConvWinograd, kConvWinograd | kConvStrassen};
   for (int i = 0; i < 160; ++i) {
     const Case c = random_case(rng);
     const int threads = i % 2 ? 2 : 1;
-    const ExecSettings s = settings_for(isa, threads);
+    ExecSettings s = settings_for(isa, threads);
+    s.conv_algorithms = i % 3 ? kConvAll : algorithm_sets[(i / 3) % 5];
     const ConvKey key = key_of(c, s);
     const std::vector<ConvPlan> candidates = qconv_plan_candidates(key, s);
     const ConvPlan rules = rule_qconv_plan(key, s);
     if (rules.kernel != ConvKernel::Ref) {
-      ASSERT_FALSE(candidates.empty()) << c.describe();
+      EXPECT_TRUE(qconv_plan_fits(rules, key, s)) << "the rules' plan " << describe_plan(rules) << " on "
+                                                  << c.describe() << ", algorithms " << s.conv_algorithms;
       EXPECT_NE(std::find(candidates.begin(), candidates.end(), rules), candidates.end())
           << "the rules' plan " << describe_plan(rules) << " is not a candidate: " << c.describe();
     }
@@ -129,6 +136,12 @@ TEST(QConvSelect, EveryCandidatePlanMatchesTheReferenceBitForBit) {
       std::string algorithm;
       EXPECT_EQ(plan_mismatches(c, plan, threads, &algorithm), 0)
           << describe_plan(plan) << " (" << algorithm << ") on " << c.describe() << ", " << threads << " threads";
+      // The key's weight class and the packer agree: the byte kernels split weight vectors (the w7r kernels)
+      // exactly when the class says some need a rest.
+      if (plan.int8_form == QConvForm::Bytes) {
+        EXPECT_EQ(algorithm.find("-w7r-") != std::string::npos, key.w7_rest_tenths > 0)
+            << algorithm << " with rest class " << key.w7_rest_tenths << ": " << c.describe();
+      }
       covered.insert(std::string(conv_kernel_name(plan.kernel)) + "/" + isa_name(plan.isa) + " " +
                      qconv_form_name(plan.int8_form) + " " + conv_split_name(plan.split));
       ++plans;
@@ -296,14 +309,22 @@ TEST(QConvSelect, PlansNoKernelComputesAreRefused) {
 #endif
   for (const auto& [what, plan] : bad) {
     EXPECT_FALSE(qconv_plan_fits(plan, key, s)) << what << ": " << describe_plan(plan);
-    if (plan.kernel == ConvKernel::Pointwise || plan.kernel == ConvKernel::Ref) {
+    const bool no_vnni_here = plan.isa == Isa::Avx512 && !cpu_features().avx512vnni;
+    if (plan.kernel == ConvKernel::Pointwise || plan.kernel == ConvKernel::Ref ||
+        plan.kernel == ConvKernel::Depthwise || no_vnni_here) {
       EXPECT_THROW(FastQConv2d(c.p, c.w.data(), c.q, c.x_zero_point, plan), Error) << what;
     }
   }
-  // A float conv's key takes no int8 plan.
+  // A float conv's key takes no int8 plan, and a float plan no int8 form.
   ConvKey float_key = key;
   float_key.int8 = false;
   EXPECT_FALSE(qconv_plan_fits(rules, float_key, s));
+  const ConvPlan float_rules = rule_conv_plan(c.p, 8, 8, s);
+  ASSERT_NE(float_rules.kernel, ConvKernel::Ref);
+  ASSERT_TRUE(conv_plan_fits(float_rules, c.p, s));
+  ConvPlan with_form = float_rules;
+  with_form.int8_form = QConvForm::Bytes;
+  EXPECT_FALSE(conv_plan_fits(with_form, c.p, s));
   // A first-layer plan with a fused residual: that kernel takes none.
   Case f;
   f.p = square_conv(3, 16, 1, 12, 12, 3, 2, 1, 1);
