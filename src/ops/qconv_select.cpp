@@ -56,6 +56,10 @@ bool fits_wide_pointwise(const Conv2dParams& p, int64_t out_block) {
   return p.groups == 1 && out_block == 8 && p.out_channels >= kWideMinOutChannels;
 }
 
+// Whether the wide pointwise kernel computes a 1x1 conv at all (the tuner may time it below the rules' 64
+// output channels): one group, NCHW8c output.
+bool wide_pointwise_computes(const Conv2dParams& p, int64_t out_block) { return p.groups == 1 && out_block == 8; }
+
 bool vnni_runs(Isa cap) { return runnable_isa(cap) >= Isa::Avx512 && cpu_features().avx512vnni; }
 
 // Whether Auto runs a conv (not depthwise) on the indirect kernel rather than the direct one, whose vectors
@@ -382,7 +386,7 @@ bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSetting
           (key.w7_rest_tenths < 0 || p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX))
         return false;
       if (plan.int8_form == QConvForm::Wide &&
-          (plan.kernel != ConvKernel::Pointwise || !fits_wide_pointwise(p, key.out_block)))
+          (plan.kernel != ConvKernel::Pointwise || !wide_pointwise_computes(p, key.out_block)))
         return false;
       const ConvKernel family = direct_family_kernel(key, QConvKernel::Auto, qconv_plan_depth(plan));
       // A plain 1x1 conv runs the pointwise kernel; a strided one either (gathered or not).
