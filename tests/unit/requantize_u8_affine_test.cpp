@@ -4,7 +4,9 @@
 // at both ends, no clamp, a ReLU's and a Clip's; every one of the 256 bytes, then random arrays whose lengths
 // are not a multiple of the vector, in place and not. And where a fit must not be found: a table that no
 // multiply-add gives, a slope past the bound. The AVX2 kernel on x86-64 (skipped without AVX2), the NEON one
-// on AArch64 (kernels/arm/quantize_linear_arm.h, the same template).
+// on AArch64 (kernels/arm/quantize_linear_arm.h, the same template). And the op that uses it: ng.QRequantize
+// names the multiply-add kernel as its algorithm exactly where a fit exists (the table otherwise) and gives
+// the table's bytes either way.
 #if defined(__x86_64__) || defined(__aarch64__)
 #include <gtest/gtest.h>
 
@@ -14,7 +16,10 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "ir/quant_attrs.h"
 #include "kernels/ref/qlookup_ref.h"
+#include "ops/exec_settings.h"
+#include "ops/op.h"
 #if defined(__x86_64__)
 #include "kernels/x86/requantize_u8_affine_x86.h"
 #else
@@ -91,6 +96,53 @@ TEST(RequantizeU8Affine, NoFitWhereNoMultiplyAddGivesTheTable) {
   // A slope past the bound (|a| x 255 + |b| < 2^20): refused whatever the table.
   const QuantizedTable steep = requantize_table(1e4f, 0, 1e-4f, 0, 0, 255);
   EXPECT_FALSE(fit_affine_u8(steep, 1e4f, 0, 1e-4f, 0, 0, 255, &m));
+}
+
+TEST(RequantizeU8Affine, TheOpTakesTheFitWhereOneExists) {
+  std::mt19937 rng(77);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int fitted = 0, tables = 0;
+  // 40000 bytes: several of the op's 16 KiB chunks, the last one partial.
+  Tensor x = Tensor::zeros(DataType::UInt8, {1, 40000});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data_as<uint8_t>()[i] = static_cast<uint8_t>((i * 37 + i / 256) & 255);
+  for (int t = 0; t < 60; ++t) {
+    const float x_scale = std::ldexp(static_cast<float>(uniform(1, 4000)), -uniform(10, 16));
+    const float y_scale = std::ldexp(static_cast<float>(uniform(1, 4000)), -uniform(10, 16));
+    const int x_zp = uniform(0, 3) == 0 ? 0 : uniform(0, 255), y_zp = uniform(0, 3) == 0 ? 0 : uniform(0, 255);
+    const int qmin = uniform(0, 1) ? 0 : y_zp, qmax = 255;
+    Node node;
+    node.name = "rq";
+    node.op_type = "ng.QRequantize";
+    node.inputs = {0};
+    node.outputs = {1};
+    write_tensor_quant({x_scale, x_zp}, "x", node.attrs);
+    write_tensor_quant({y_scale, y_zp}, "y", node.attrs);
+    write_qclamp({qmin, qmax}, node.attrs);
+    std::unique_ptr<Op> op = OpRegistry::instance().create(node);
+    std::vector<TensorDesc> in = {{DataType::UInt8, x.shape(), nullptr, true}}, out(1);
+    op->infer(in, out);
+    ExecSettings settings;
+    settings.isa = hardware_isa();
+    op->prepare(in, settings);
+    const QuantizedTable table = requantize_table(x_scale, x_zp, y_scale, y_zp, qmin, qmax);
+    AffineU8 fit;
+    const bool has_fit = fit_affine_u8(table, x_scale, x_zp, y_scale, y_zp, qmin, qmax, &fit);
+    ++tables;
+    fitted += has_fit;
+    const std::string algorithm = op->algorithm();
+    const bool affine = algorithm.size() > 7 && algorithm.compare(algorithm.size() - 7, 7, "-affine") == 0;
+    EXPECT_EQ(affine, has_fit && kernel_runs()) << algorithm;
+    if (!has_fit || !kernel_runs()) EXPECT_EQ(algorithm, "int8-table");
+    Tensor y = Tensor::zeros(DataType::UInt8, x.shape());
+    OpContext ctx;
+    ctx.inputs = {&x};
+    ctx.outputs = {&y};
+    op->run(ctx);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) bad += y.data_as<uint8_t>()[i] != table[x.data_as<uint8_t>()[i]];
+    EXPECT_EQ(bad, 0) << algorithm << ": x " << x_scale << " " << x_zp << ", y " << y_scale << " " << y_zp;
+  }
+  EXPECT_GT(fitted, tables / 2) << "most tables are one multiply-add";
 }
 
 }  // namespace
