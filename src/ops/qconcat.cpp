@@ -71,7 +71,10 @@ class QConcat final : public Op {
   void prepare(const std::vector<TensorDesc>&, const ExecSettings& settings) override {
     const QuantizeKernels k = choose_quantize_kernels(settings.isa);
     fast_quantize_ = k.quantize, fast_dequantize_ = k.dequantize, fast_affine_ = k.requantize_affine;
-    algorithm_ = k.algorithm;
+    // "-affine" where some input is requantised by the multiply-add kernel (profile and info say so).
+    bool affine = false;
+    for (const Input& in : inputs_) affine = affine || (!in.clamp_only && in.has_affine);
+    algorithm_ = std::string(k.algorithm) + (fast_affine_ && affine ? "-affine" : "");
   }
 
   std::string algorithm() const override { return algorithm_; }

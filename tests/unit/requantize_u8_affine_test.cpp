@@ -4,14 +4,15 @@
 // at both ends, no clamp, a ReLU's and a Clip's; every one of the 256 bytes, then random arrays whose lengths
 // are not a multiple of the vector, in place and not. And where a fit must not be found: a table that no
 // multiply-add gives, a slope past the bound. The AVX2 kernel on x86-64 (skipped without AVX2), the NEON one
-// on AArch64 (kernels/arm/quantize_linear_arm.h, the same template). And the op that uses it: ng.QRequantize
-// names the multiply-add kernel as its algorithm exactly where a fit exists (the table otherwise) and gives
-// the table's bytes either way.
+// on AArch64 (kernels/arm/quantize_linear_arm.h, the same template). And the ops that use it: ng.QRequantize
+// and ng.QConcat name the multiply-add kernel in their algorithm exactly where a fit exists (the table or the
+// float passes otherwise) and give the table's bytes either way.
 #if defined(__x86_64__) || defined(__aarch64__)
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -143,6 +144,58 @@ TEST(RequantizeU8Affine, TheOpTakesTheFitWhereOneExists) {
     EXPECT_EQ(bad, 0) << algorithm << ": x " << x_scale << " " << x_zp << ", y " << y_scale << " " << y_zp;
   }
   EXPECT_GT(fitted, tables / 2) << "most tables are one multiply-add";
+}
+
+TEST(RequantizeU8Affine, TheConcatTakesTheFitWhereOneExists) {
+  std::mt19937 rng(78);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  // Two inputs of 1 x C x 24 x 24 on axis 1: the first with the output's parameters (copied), the second
+  // requantised.
+  const Shape a_shape = {1, 8, 24, 24}, b_shape = {1, 16, 24, 24};
+  Tensor a = Tensor::zeros(DataType::UInt8, a_shape), b = Tensor::zeros(DataType::UInt8, b_shape);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data_as<uint8_t>()[i] = static_cast<uint8_t>(i * 13);
+  for (int64_t i = 0; i < b.numel(); ++i) b.data_as<uint8_t>()[i] = static_cast<uint8_t>(i * 7 + i / 256);
+  int fitted = 0;
+  for (int t = 0; t < 40; ++t) {
+    const float y_scale = std::ldexp(static_cast<float>(uniform(1, 4000)), -uniform(10, 16));
+    const float x_scale = std::ldexp(static_cast<float>(uniform(1, 4000)), -uniform(10, 16));
+    const int y_zp = uniform(0, 255), x_zp = uniform(0, 255);
+    Node node;
+    node.name = "cat";
+    node.op_type = "ng.QConcat";
+    node.inputs = {0, 1};
+    node.outputs = {2};
+    node.attrs.set("axis", Attribute::of_int(1));
+    node.attrs.set("x_scales", Attribute::of_floats({y_scale, x_scale}));
+    node.attrs.set("x_zero_points", Attribute::of_ints({y_zp, x_zp}));
+    write_tensor_quant({y_scale, y_zp}, "y", node.attrs);
+    write_qclamp({0, 255}, node.attrs);
+    std::unique_ptr<Op> op = OpRegistry::instance().create(node);
+    std::vector<TensorDesc> in = {{DataType::UInt8, a_shape, nullptr, true}, {DataType::UInt8, b_shape, nullptr, true}};
+    std::vector<TensorDesc> out(1);
+    op->infer(in, out);
+    ExecSettings settings;
+    settings.isa = hardware_isa();
+    op->prepare(in, settings);
+    const QuantizedTable table = requantize_table(x_scale, x_zp, y_scale, y_zp, 0, 255);
+    AffineU8 fit;
+    const bool has_fit = !table_is_clamp(table, 0, 255) && fit_affine_u8(table, x_scale, x_zp, y_scale, y_zp, 0, 255, &fit);
+    fitted += has_fit;
+    const std::string algorithm = op->algorithm();
+    const bool affine = algorithm.size() > 7 && algorithm.compare(algorithm.size() - 7, 7, "-affine") == 0;
+    EXPECT_EQ(affine, has_fit && kernel_runs()) << algorithm;
+    Tensor y = Tensor::zeros(DataType::UInt8, out[0].shape);
+    OpContext ctx;
+    ctx.inputs = {&a, &b};
+    ctx.outputs = {&y};
+    op->run(ctx);
+    const uint8_t* yv = y.data_as<uint8_t>();
+    EXPECT_EQ(std::memcmp(yv, a.data(), static_cast<size_t>(a.numel())), 0) << "the first input is copied";
+    int64_t bad = 0;
+    for (int64_t i = 0; i < b.numel(); ++i) bad += yv[a.numel() + i] != table[b.data_as<uint8_t>()[i]];
+    EXPECT_EQ(bad, 0) << algorithm;
+  }
+  EXPECT_GT(fitted, 20) << "most tables are one multiply-add";
 }
 
 }  // namespace
