@@ -170,16 +170,12 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   const bool residual = q.residual_add || q.residual_multiplier != 0.f;
   if (plan.kernel == ConvKernel::FirstLayer && residual)
     throw Error("FastQConv2d: the first-layer kernel takes no fused residual");
-  // What qconv_plan_fits checks and a wrong plan would turn into a crash or a wrong result (a forged cache
-  // entry is refused before it gets here; tests build plans directly).
-  if ((plan.kernel == ConvKernel::Depthwise) != conv_is_depthwise(p) ||
-      runnable_isa(plan.isa) != plan.isa || (plan.kernel == ConvKernel::Winograd) != (plan.winograd_tile == 2))
-    throw Error("FastQConv2d: the plan " + describe_plan(plan) + " does not fit this conv or CPU");
+  // A plan no kernel computes on this CPU would crash or give wrong bytes (a cache entry is refused before it
+  // gets here, by qconv_plan_fits; tests and benchmarks build plans directly).
+  if (!qconv_plan_computes(plan, p, residual))
+    throw Error("FastQConv2d: the plan " + describe_plan(plan) + " does not compute this conv on this CPU");
 #if NINEGRID_X86_INT8_CONV
   const bool vnni = plan.isa == Isa::Avx512;
-  if (vnni && !cpu_features().avx512vnni) throw Error("FastQConv2d: a VNNI plan on a CPU without VNNI");
-  if (plan.int8_form == QConvForm::Bytes && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX))
-    throw Error("FastQConv2d: the byte kernels' rest vectors name taps in int16: no kernel side past 32767");
 #else
   const bool vnni = plan.isa == Isa::Dotprod;
 #endif
@@ -296,7 +292,8 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
 #if NINEGRID_X86_INT8_CONV
   // vpmaddwd's pointwise tiles on a staged int16 copy of their input where its constraints hold: each pair
   // of input channels is then a broadcast load where the byte tiles shuffle it for every pair of output
-  // blocks (the plan's Wide form; qconv_select.cpp's fits_wide_pointwise says where the rules take it). Its
+  // blocks (the plan's Wide form; qconv_select.cpp's fits_wide_pointwise says where the rules take it: from
+  // 64 output channels). Its
   // chunk is its own thread_scratch slot, beside the input that run() may have staged or gathered into slot 0.
   if (plan.int8_form == QConvForm::Wide) {
     if (kernel_ != avx2::qconv2d_pointwise || p.groups != 1 || out_block != 8 || a.in_channels % a.in_block != 0)
@@ -907,8 +904,9 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
   // Tasks (image, part of the groups of whole tiles of output blocks, chunk of rows), as FastConv2d::run_kernel
   // splits them: one group per part, rows outermost when the image outweighs the weights, output blocks
   // otherwise. The wide pointwise kernel widens its range's input once for all the range's blocks, so its
-  // parts hold at least 4 groups (the 64 channels from which it pays, fits_wide_pointwise), no more parts
-  // than tasks wanted, and rows split the rest; with a group per task each would widen the whole plane.
+  // parts hold at least 4 groups where there are that many (64 channels, from which the rules take it), no
+  // more parts than tasks wanted, and rows split the rest; with a group per task each would widen the whole
+  // plane.
   const int64_t block_groups = (blocks_ + blocks_per_tile_ - 1) / blocks_per_tile_;
   const int64_t wanted = 4 * static_cast<int64_t>(threads);
   // Where the images have too few rows for the tasks wanted, the parts get smaller (down to a group).

@@ -230,11 +230,12 @@ int qconv_w7_rest_tenths(const Conv2dParams& p, const int8_t* w) {
 
 bool qconv_needs_rest_class(const Conv2dParams& p, Isa isa) {
 #if NINEGRID_X86_INT8_CONV
-  // With VNNI the direct family runs vpdpbusd, except for groups whose output channels fill 8 lanes but not 16
-  // (then AVX2's direct kernel, which the rules take under NoIndirect).
+  // Only where AVX2's direct kernels take the groups (whole 8-lane vectors); with VNNI the direct family runs
+  // vpdpbusd, except for groups whose output channels fill 8 lanes but not 16 (then AVX2's direct kernel,
+  // which the rules take under NoIndirect).
   const Isa runs = runnable_isa(isa);
   return runs >= Isa::Avx2 && !is_arm_isa(runs) && valid_geometry(p) && !conv_is_depthwise(p) &&
-         (!vnni_runs(isa) || !groups_fit(p, vnni::kLanes));
+         groups_fit(p, avx2::kLanes) && (!vnni_runs(isa) || !groups_fit(p, vnni::kLanes));
 #else
   (void)p, (void)isa;
   return false;
@@ -343,10 +344,12 @@ ConvPlan rule_qconv_plan(const ConvKey& key, const ExecSettings& settings) {
   return qconv_forced_plan(key, kernel, winograd);
 }
 
-bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSettings& settings) {
-  const Conv2dParams& p = key.p;
-  if (!key.int8 || settings.isa == Isa::Ref || !valid_geometry(p) || !blocks_fit(key)) return false;
-  if (plan.in_block != key.in_block || plan.out_block != key.out_block) return false;
+bool qconv_plan_computes(const ConvPlan& plan, const Conv2dParams& p, bool residual) {
+  ConvKey key;  // the plan's blocks, for the helpers above
+  key.p = p;
+  key.in_block = plan.in_block, key.out_block = plan.out_block;
+  key.residual = residual;
+  if (!valid_geometry(p) || !blocks_fit(key)) return false;
   if (plan.oc_tile != 0 || plan.strassen_levels != 0) return false;
   if (plan.winograd_tile != (plan.kernel == ConvKernel::Winograd ? 2 : 0)) return false;
   const bool direct_family = plan.kernel == ConvKernel::Direct || plan.kernel == ConvKernel::Pointwise ||
@@ -354,6 +357,50 @@ bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSetting
   if (plan.split != ConvSplit::Auto && plan.split != ConvSplit::Serial &&
       !(plan.split == ConvSplit::Rows && direct_family))
     return false;
+  const bool depthwise = conv_is_depthwise(p);
+  if ((plan.kernel == ConvKernel::Depthwise) != depthwise) return false;
+  // The CPU runs the plan's kernels (runnable_isa caps at what it has).
+  if (plan.isa == Isa::Ref || runnable_isa(plan.isa) != plan.isa) return false;
+#if NINEGRID_X86_INT8_CONV
+  if (is_arm_isa(plan.isa)) return false;
+  const bool vnni = plan.isa == Isa::Avx512;
+  if (vnni && !cpu_features().avx512vnni) return false;
+  const bool avx2_direct = plan.isa == Isa::Avx2 && (plan.kernel == ConvKernel::Direct || plan.kernel == ConvKernel::Pointwise);
+  if (avx2_direct ? plan.int8_form == QConvForm::None : plan.int8_form != QConvForm::None) return false;
+  switch (plan.kernel) {
+    case ConvKernel::Depthwise: return true;
+    case ConvKernel::FirstLayer: return !residual && first_layer_fits(p, plan.in_block, plan.out_block, vnni);
+    case ConvKernel::Winograd: return plan.isa == Isa::Avx2 && winograd_fits(p);
+    case ConvKernel::Indirect: return true;
+    case ConvKernel::Direct:
+    case ConvKernel::Pointwise: {
+      if (!groups_fit(p, vnni ? vnni::kLanes : avx2::kLanes)) return false;
+      if (plan.int8_form == QConvForm::Bytes && (p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX)) return false;
+      if (plan.int8_form == QConvForm::Wide &&
+          (plan.kernel != ConvKernel::Pointwise || !wide_pointwise_computes(p, plan.out_block)))
+        return false;
+      const ConvKernel family = direct_family_kernel(key, QConvKernel::Auto, qconv_plan_depth(plan));
+      // A plain 1x1 conv runs the pointwise kernel; a strided one either (gathered or not).
+      return plan.kernel == family || (plan.kernel == ConvKernel::Direct && conv_is_strided_pointwise(p));
+    }
+    default: return false;
+  }
+#elif defined(__aarch64__)
+  if (!is_arm_isa(plan.isa) || plan.int8_form != QConvForm::None) return false;
+  if (depthwise) return true;
+  if (plan.kernel != ConvKernel::Direct && plan.kernel != ConvKernel::Pointwise) return false;
+  if (p.groups != 1 && p.out_channels_per_group() % dotprod::kInt8Lanes != 0) return false;
+  const ConvKernel family = direct_family_kernel(key, QConvKernel::Auto, qconv_plan_depth(plan));
+  return plan.kernel == family || (plan.kernel == ConvKernel::Direct && conv_is_strided_pointwise(p));
+#else
+  (void)direct_family;
+  return false;
+#endif
+}
+
+bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSettings& settings) {
+  if (!key.int8 || settings.isa == Isa::Ref) return false;
+  if (plan.in_block != key.in_block || plan.out_block != key.out_block) return false;
   // The algorithms the settings allow, as the rules apply them (rule_qconv_plan): Indirect and Winograd only
   // when named; the direct family always (the fallback), except that "indirect" without "direct" asks for
   // the indirect kernel wherever it computes the conv.
@@ -365,47 +412,17 @@ bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSetting
       !(allowed & kConvDirect) && (allowed & kConvIndirect) &&
       qconv_forced_plan(key, QConvKernel::Indirect).kernel != ConvKernel::Ref)
     return false;
-  const bool depthwise = conv_is_depthwise(p);
-  if ((plan.kernel == ConvKernel::Depthwise) != depthwise) return false;
+  // Within the key's ISA cap (what the CPU runs is qconv_plan_computes's).
   const Isa cap = runnable_isa(key.isa);
 #if NINEGRID_X86_INT8_CONV
   if (cap == Isa::Ref || is_arm_isa(cap)) return false;
-  const bool vnni = plan.isa == Isa::Avx512;
-  if (plan.isa != Isa::Avx2 && !(vnni && vnni_runs(key.isa))) return false;
-  const bool avx2_direct = plan.isa == Isa::Avx2 && (plan.kernel == ConvKernel::Direct || plan.kernel == ConvKernel::Pointwise);
-  if (avx2_direct ? plan.int8_form == QConvForm::None : plan.int8_form != QConvForm::None) return false;
-  switch (plan.kernel) {
-    case ConvKernel::Depthwise: return true;
-    case ConvKernel::FirstLayer: return !key.residual && first_layer_fits(p, key.in_block, key.out_block, vnni);
-    case ConvKernel::Winograd: return plan.isa == Isa::Avx2 && winograd_fits(p);
-    case ConvKernel::Indirect: return true;
-    case ConvKernel::Direct:
-    case ConvKernel::Pointwise: {
-      if (!groups_fit(p, vnni ? vnni::kLanes : avx2::kLanes)) return false;
-      if (plan.int8_form == QConvForm::Bytes &&
-          (key.w7_rest_tenths < 0 || p.kernel_h > INT16_MAX || p.kernel_w > INT16_MAX))
-        return false;
-      if (plan.int8_form == QConvForm::Wide &&
-          (plan.kernel != ConvKernel::Pointwise || !wide_pointwise_computes(p, key.out_block)))
-        return false;
-      const ConvKernel family = direct_family_kernel(key, QConvKernel::Auto, qconv_plan_depth(plan));
-      // A plain 1x1 conv runs the pointwise kernel; a strided one either (gathered or not).
-      return plan.kernel == family || (plan.kernel == ConvKernel::Direct && conv_is_strided_pointwise(p));
-    }
-    default: return false;
-  }
+  if (plan.isa == Isa::Avx512 && !vnni_runs(key.isa)) return false;
 #elif defined(__aarch64__)
-  if (!is_arm_isa(cap) || plan.int8_form != QConvForm::None) return false;
-  if (plan.isa != Isa::Neon && !(plan.isa == Isa::Dotprod && cap == Isa::Dotprod)) return false;
-  if (depthwise) return true;
-  if (plan.kernel != ConvKernel::Direct && plan.kernel != ConvKernel::Pointwise) return false;
-  if (p.groups != 1 && p.out_channels_per_group() % dotprod::kInt8Lanes != 0) return false;
-  const ConvKernel family = direct_family_kernel(key, QConvKernel::Auto, qconv_plan_depth(plan));
-  return plan.kernel == family || (plan.kernel == ConvKernel::Direct && conv_is_strided_pointwise(p));
-#else
-  (void)cap, (void)depthwise;
-  return false;
+  if (!is_arm_isa(cap) || (plan.isa == Isa::Dotprod && cap != Isa::Dotprod)) return false;
 #endif
+  // The byte kernels' cost is in the key only where its weight class is.
+  if (plan.int8_form == QConvForm::Bytes && key.w7_rest_tenths < 0) return false;
+  return qconv_plan_computes(plan, key.p, key.residual);
 }
 
 std::vector<ConvPlan> qconv_plan_candidates(const ConvKey& key, const ExecSettings& settings) {

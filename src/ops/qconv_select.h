@@ -78,6 +78,11 @@ ConvPlan rule_qconv_plan(const ConvKey& key, const ExecSettings& settings);
 // the direct, pointwise and depthwise kernels). Every tuned plan passes this before it is used.
 bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSettings& settings);
 
+// Whether FastQConv2d computes a conv of this shape (with a fused residual or not) correctly with `plan` on
+// this CPU, settings aside: the kernel family takes the shape and blocks, the CPU runs the ISA, the form
+// and split are the family's. FastQConv2d refuses a plan that fails it; qconv_plan_fits includes it.
+bool qconv_plan_computes(const ConvPlan& plan, const Conv2dParams& p, bool residual);
+
 // Every plan the tuner may time for the conv: each family, ISA and form that fits, with each split when
 // the settings have more than one thread (the rules' plan among them: it fits, unless ConvKernel::Ref).
 std::vector<ConvPlan> qconv_plan_candidates(const ConvKey& key, const ExecSettings& settings);

@@ -309,11 +309,16 @@ TEST(QConvSelect, PlansNoKernelComputesAreRefused) {
 #endif
   for (const auto& [what, plan] : bad) {
     EXPECT_FALSE(qconv_plan_fits(plan, key, s)) << what << ": " << describe_plan(plan);
-    const bool no_vnni_here = plan.isa == Isa::Avx512 && !cpu_features().avx512vnni;
-    if (plan.kernel == ConvKernel::Pointwise || plan.kernel == ConvKernel::Ref ||
-        plan.kernel == ConvKernel::Depthwise || no_vnni_here) {
+    // Every one but the blocks (another layout, which the kernels compute) is refused by the kernel too.
+    if (std::string(what) != "other blocks than the conv's") {
+      EXPECT_FALSE(qconv_plan_computes(plan, c.p, c.with_residual)) << what;
       EXPECT_THROW(FastQConv2d(c.p, c.w.data(), c.q, c.x_zero_point, plan), Error) << what;
     }
+  }
+  {
+    ConvPlan no_isa = rules;
+    no_isa.isa = Isa::Ref;
+    EXPECT_FALSE(qconv_plan_computes(no_isa, c.p, false)) << "a plan without an ISA";
   }
   // A float conv's key takes no int8 plan, and a float plan no int8 form.
   ConvKey float_key = key;
