@@ -1,6 +1,7 @@
 // Random int8 convolutions for the tests of the int8 conv kernels and their policy (qconv_x86_test.cpp,
 // qconv_select_test.cpp): shapes, data at the extremes, requantisation with and without a fused residual,
-// and the AVX2 vpmaddubsw kernels' bound on weight pairs stated independently of the engine's code.
+// the AVX2 vpmaddubsw kernels' bound on weight pairs stated independently of the engine's code, and the
+// comparison of a fast conv with the integer reference.
 #pragma once
 
 #include <algorithm>
@@ -11,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "kernels/conv_params.h"
 #include "kernels/quantized.h"
+#include "kernels/ref/qconv2d_ref.h"
+#include "ops/qconv_fast.h"
 
 namespace ninegrid {
 namespace qconv_test {
@@ -166,6 +170,21 @@ inline W7Vectors w7_vectors(const Case& c) {
 
 // Whether every pair of c's weights fits the bound (the vectors cover every pair (ic, ic + 1), ic even).
 inline bool pairs_fit_w7(const Case& c) { return w7_vectors(c).beyond == 0; }
+
+// Runs `conv` (built for c) on c's data with `threads` threads and the integer reference qconv2d_ref;
+// returns the output bytes that differ.
+inline int64_t reference_mismatches(const Case& c, const FastQConv2d& conv, int threads) {
+  std::vector<uint8_t> expected(static_cast<size_t>(c.p.batch * c.p.out_channels * c.p.out_h * c.p.out_w));
+  std::vector<uint8_t> got(expected.size(), 0xA5);
+  Requantization q = c.q;
+  q.residual = c.with_residual ? c.residual.data() : nullptr;
+  qconv2d_ref(c.p, q, c.x_zero_point, c.in_block, c.out_block, c.x.data(), c.w.data(), expected.data());
+  ThreadPool pool(threads);
+  conv.run(c.x.data(), got.data(), q.residual, &pool);
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) bad += got[i] != expected[i];
+  return bad;
+}
 
 }  // namespace qconv_test
 }  // namespace ninegrid

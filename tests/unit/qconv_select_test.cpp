@@ -92,18 +92,9 @@ Case random_case(Rng& rng) {
 
 // Runs c with the plan (threads 1 or 2) and returns the bytes that differ from the reference's.
 int64_t plan_mismatches(const Case& c, const ConvPlan& plan, int threads, std::string* algorithm) {
-  std::vector<uint8_t> expected(static_cast<size_t>(c.p.batch * c.p.out_channels * c.p.out_h * c.p.out_w));
-  std::vector<uint8_t> got(expected.size(), 0xA5);
-  Requantization q = c.q;
-  q.residual = c.with_residual ? c.residual.data() : nullptr;
-  qconv2d_ref(c.p, q, c.x_zero_point, c.in_block, c.out_block, c.x.data(), c.w.data(), expected.data());
   FastQConv2d conv(c.p, c.w.data(), c.q, c.x_zero_point, plan);
   *algorithm = conv.algorithm();
-  ThreadPool pool(threads);
-  conv.run(c.x.data(), got.data(), q.residual, &pool);
-  int64_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) bad += got[i] != expected[i];
-  return bad;
+  return reference_mismatches(c, conv, threads);
 }
 
 TEST(QConvSelect, EveryCandidatePlanMatchesTheReferenceBitForBit) {

@@ -160,18 +160,9 @@ std::string direct_prefix(const Int8Isa& isa, const Case& c, QConvKernel kernel 
 // the reference; returns the mismatches.
 int64_t mismatches(const Case& c, const Int8Isa& isa, int threads, std::string* algorithm,
                    QConvKernel kernel = QConvKernel::Auto) {
-  std::vector<uint8_t> expected(static_cast<size_t>(c.p.batch * c.p.out_channels * c.p.out_h * c.p.out_w));
-  std::vector<uint8_t> got(expected.size(), 0xA5);
-  Requantization q = c.q;
-  q.residual = c.with_residual ? c.residual.data() : nullptr;
-  qconv2d_ref(c.p, q, c.x_zero_point, c.in_block, c.out_block, c.x.data(), c.w.data(), expected.data());
   FastQConv2d conv(c.p, c.w.data(), c.q, c.x_zero_point, isa.isa, c.in_block, c.out_block, kernel);
   *algorithm = conv.algorithm();
-  ThreadPool pool(threads);
-  conv.run(c.x.data(), got.data(), q.residual, &pool);
-  int64_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) bad += got[i] != expected[i];
-  return bad;
+  return reference_mismatches(c, conv, threads);
 }
 
 // Random direct convolutions (any kernel, stride, dilation, padding; groups whose output channels fill
