@@ -323,20 +323,19 @@ ConvKey conv_key(const Conv2dParams& p, ActivationKind activation, bool residual
   return k;
 }
 
+const ConvPlan* tuned_plan_entry(const ConvKey& key, const ExecSettings& settings) {
+  if (!settings.tuned_plans) return nullptr;
+  auto it = settings.tuned_plans->find(format_conv_key(key));
+  if (it == settings.tuned_plans->end() || it->second.kernel == ConvKernel::Ref) return nullptr;
+  return &it->second;
+}
+
 ConvPlan choose_conv_plan(const ConvKey& key, const ExecSettings& settings, bool* tuned_out) {
-  if (tuned_out) *tuned_out = false;
-  if (settings.tuned_plans) {
-    auto it = settings.tuned_plans->find(format_conv_key(key));
-    if (it != settings.tuned_plans->end()) {
-      const ConvPlan& tuned = it->second;
-      if (tuned.in_block == key.in_block && tuned.out_block == key.out_block && tuned.kernel != ConvKernel::Ref &&
-          conv_plan_fits(tuned, key.p, settings)) {
-        if (tuned_out) *tuned_out = true;
-        return tuned;
-      }
-    }
-  }
-  return rule_conv_plan(key.p, key.in_block, key.out_block, settings);
+  const ConvPlan* tuned = tuned_plan_entry(key, settings);
+  const bool use = tuned && tuned->in_block == key.in_block && tuned->out_block == key.out_block &&
+                   conv_plan_fits(*tuned, key.p, settings);
+  if (tuned_out) *tuned_out = use;
+  return use ? *tuned : rule_conv_plan(key.p, key.in_block, key.out_block, settings);
 }
 
 std::unique_ptr<Conv2dKernel> make_conv2d_kernel(const ConvPlan& plan, const Conv2dParams& p, const float* weights,

@@ -113,6 +113,10 @@ std::vector<ConvPlan> conv_plan_candidates(const Conv2dParams& p, int64_t in_blo
 ConvKey conv_key(const Conv2dParams& p, ActivationKind activation, bool residual, int64_t in_block, int64_t out_block,
                  const ExecSettings& settings);
 
+// The cache's plan for the key in ExecSettings::tuned_plans (not ConvKernel::Ref), or null; unchecked: the
+// policies (choose_conv_plan, choose_qconv_plan) check it against the conv before using it.
+const ConvPlan* tuned_plan_entry(const ConvKey& key, const ExecSettings& settings);
+
 // The plan a conv runs: the tuned one when the settings hold a fitting plan for its key (then *tuned is
 // set, if given), else the rules'.
 ConvPlan choose_conv_plan(const ConvKey& key, const ExecSettings& settings, bool* tuned = nullptr);

@@ -129,17 +129,8 @@ class QConv final : public Op, public ConvTunable {
       key_ = qconv_key(p_, residual_, in_block_, out_block_, settings, weights_);
       plan_ = choose_qconv_plan(key_, settings, &tuned_);
       if (plan_.kernel == ConvKernel::Ref) return;
-      try {
-        fast_ = std::make_shared<const FastQConv2d>(p_, weights_, kernel_requantization(), q_.x_zero_point, plan_);
-      } catch (const Error&) {
-        // A tuned plan passed qconv_plan_fits, so this should not happen; if it does, the cache's entry is
-        // ignored like any unfit one, and the rules' plan builds (or its error names the node).
-        if (!tuned_) throw;
-        plan_ = rule_qconv_plan(key_, settings);
-        tuned_ = false;
-        if (plan_.kernel == ConvKernel::Ref) return;
-        fast_ = std::make_shared<const FastQConv2d>(p_, weights_, kernel_requantization(), q_.x_zero_point, plan_);
-      }
+      // (A tuned plan passed qconv_plan_fits, which holds FastQConv2d's own check: it builds.)
+      fast_ = std::make_shared<const FastQConv2d>(p_, weights_, kernel_requantization(), q_.x_zero_point, plan_);
     } catch (const Error& e) {
       error(e.what());
     }

@@ -165,13 +165,11 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
                          const ConvPlan& plan)
     : params_(p), in_block_(plan.in_block), split_(plan.split) {
   const int64_t in_block = plan.in_block, out_block = plan.out_block;
-  if (plan.kernel == ConvKernel::Ref)
-    throw Error("FastQConv2d: the plan names no fast int8 kernel (" + describe_plan(plan) + ")");
   const bool residual = q.residual_add || q.residual_multiplier != 0.f;
-  if (plan.kernel == ConvKernel::FirstLayer && residual)
-    throw Error("FastQConv2d: the first-layer kernel takes no fused residual");
   // A plan no kernel computes on this CPU would crash or give wrong bytes (a cache entry is refused before it
-  // gets here, by qconv_plan_fits; tests and benchmarks build plans directly).
+  // gets here, by qconv_plan_fits; tests and benchmarks build plans directly). This is the one check: the
+  // reference kernel, a first-layer kernel with a residual, a pointwise kernel on a conv it does not take,
+  // the wide form outside its constraints, a family without kernels in this build all fail it.
   if (!qconv_plan_computes(plan, p, residual))
     throw Error("FastQConv2d: the plan " + describe_plan(plan) + " does not compute this conv on this CPU");
 #if NINEGRID_X86_INT8_CONV
@@ -229,8 +227,6 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // read them a stride apart, row by row, and ran these layers at about 60% of the pointwise kernel's rate
   // (bench/REPORT.md, "Strided 1x1 convs on the pointwise kernel").
   subsample_input_ = plan.kernel == ConvKernel::Pointwise && conv_is_strided_pointwise(p);
-  if (plan.kernel == ConvKernel::Pointwise && !conv_is_pointwise(p) && !(subsample_input_ && !stage_input_))
-    throw Error("FastQConv2d: the pointwise kernel does not compute this conv (" + describe_plan(plan) + ")");
   const bool pointwise = conv_is_pointwise(p) || subsample_input_;
   [[maybe_unused]] auto name = [&](const char* direct, const char* pointwise_name, const char* strided) {
     return subsample_input_ ? strided : pointwise ? pointwise_name : direct;
@@ -265,7 +261,6 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
     algorithm_name_ = name("int8-neon-direct", "int8-neon-pointwise", "int8-neon-pointwise-strided");
   }
 #endif
-  if (!kernel_) throw Error("FastQConv2d: no int8 kernel in this build for the plan " + describe_plan(plan));
   const int64_t kernel_channels = staged_icpg_ * p.groups;
   // The zero point of the values the kernels multiply (see kInputShift).
   const int32_t kernel_zero_point = x_zero_point - kInputShift;
@@ -293,11 +288,9 @@ FastQConv2d::FastQConv2d(const Conv2dParams& p, const int8_t* w, const Requantiz
   // vpmaddwd's pointwise tiles on a staged int16 copy of their input where its constraints hold: each pair
   // of input channels is then a broadcast load where the byte tiles shuffle it for every pair of output
   // blocks (the plan's Wide form; qconv_select.cpp's fits_wide_pointwise says where the rules take it: from
-  // 64 output channels). Its
-  // chunk is its own thread_scratch slot, beside the input that run() may have staged or gathered into slot 0.
+  // 64 output channels). Its chunk is its own thread_scratch slot, beside the input that run() may have
+  // staged or gathered into slot 0.
   if (plan.int8_form == QConvForm::Wide) {
-    if (kernel_ != avx2::qconv2d_pointwise || p.groups != 1 || out_block != 8 || a.in_channels % a.in_block != 0)
-      throw Error("FastQConv2d: the wide pointwise kernel does not compute this conv (" + describe_plan(plan) + ")");
     kernel_ = avx2::qconv2d_pointwise_wide;
     algorithm_name_ = subsample_input_ ? "int8-avx2-wide-pointwise-strided" : "int8-avx2-wide-pointwise";
     scratch_floats_ = avx2::qconv2d_pointwise_wide_scratch_floats(a);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops/conv_fast.h"  // the shape classes
+#include "ops/conv_select.h"  // tuned_plan_entry
 
 #if NINEGRID_X86_INT8_CONV
 #include "kernels/x86/qconv_first_layer_x86.h"
@@ -344,6 +345,15 @@ ConvPlan rule_qconv_plan(const ConvKey& key, const ExecSettings& settings) {
   return qconv_forced_plan(key, kernel, winograd);
 }
 
+namespace {
+// Whether a direct or pointwise plan names the kernel its conv runs on: a plain 1x1 conv the pointwise
+// kernel; a strided one either (gathered, where its input is read unstaged at the plan's depth, or not).
+bool direct_family_matches(const ConvPlan& plan, const ConvKey& key) {
+  const ConvKernel family = direct_family_kernel(key, QConvKernel::Auto, qconv_plan_depth(plan));
+  return plan.kernel == family || (plan.kernel == ConvKernel::Direct && conv_is_strided_pointwise(key.p));
+}
+}  // namespace
+
 bool qconv_plan_computes(const ConvPlan& plan, const Conv2dParams& p, bool residual) {
   ConvKey key;  // the plan's blocks, for the helpers above
   key.p = p;
@@ -379,9 +389,7 @@ bool qconv_plan_computes(const ConvPlan& plan, const Conv2dParams& p, bool resid
       if (plan.int8_form == QConvForm::Wide &&
           (plan.kernel != ConvKernel::Pointwise || !wide_pointwise_computes(p, plan.out_block)))
         return false;
-      const ConvKernel family = direct_family_kernel(key, QConvKernel::Auto, qconv_plan_depth(plan));
-      // A plain 1x1 conv runs the pointwise kernel; a strided one either (gathered or not).
-      return plan.kernel == family || (plan.kernel == ConvKernel::Direct && conv_is_strided_pointwise(p));
+      return direct_family_matches(plan, key);
     }
     default: return false;
   }
@@ -390,10 +398,9 @@ bool qconv_plan_computes(const ConvPlan& plan, const Conv2dParams& p, bool resid
   if (depthwise) return true;
   if (plan.kernel != ConvKernel::Direct && plan.kernel != ConvKernel::Pointwise) return false;
   if (p.groups != 1 && p.out_channels_per_group() % dotprod::kInt8Lanes != 0) return false;
-  const ConvKernel family = direct_family_kernel(key, QConvKernel::Auto, qconv_plan_depth(plan));
-  return plan.kernel == family || (plan.kernel == ConvKernel::Direct && conv_is_strided_pointwise(p));
+  return direct_family_matches(plan, key);
 #else
-  (void)direct_family;
+  (void)direct_family, (void)direct_family_matches;
   return false;
 #endif
 }
@@ -453,16 +460,10 @@ std::vector<ConvPlan> qconv_plan_candidates(const ConvKey& key, const ExecSettin
 }
 
 ConvPlan choose_qconv_plan(const ConvKey& key, const ExecSettings& settings, bool* tuned_out) {
-  if (tuned_out) *tuned_out = false;
-  if (settings.tuned_plans) {
-    auto it = settings.tuned_plans->find(format_conv_key(key));
-    if (it != settings.tuned_plans->end() && it->second.kernel != ConvKernel::Ref &&
-        qconv_plan_fits(it->second, key, settings)) {
-      if (tuned_out) *tuned_out = true;
-      return it->second;
-    }
-  }
-  return rule_qconv_plan(key, settings);
+  const ConvPlan* tuned = tuned_plan_entry(key, settings);
+  const bool use = tuned && qconv_plan_fits(*tuned, key, settings);
+  if (tuned_out) *tuned_out = use;
+  return use ? *tuned : rule_qconv_plan(key, settings);
 }
 
 }  // namespace ninegrid
