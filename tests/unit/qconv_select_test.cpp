@@ -123,7 +123,9 @@ TEST(QConvSelect, EveryCandidatePlanMatchesTheReferenceBitForBit) {
     }
     for (const ConvPlan& plan : candidates) {
       ASSERT_TRUE(qconv_plan_fits(plan, key, s)) << describe_plan(plan);
-      if (threads == 1) EXPECT_EQ(plan.split, ConvSplit::Auto) << "one thread has nothing to split";
+      if (threads == 1) {
+        EXPECT_EQ(plan.split, ConvSplit::Auto) << "one thread has nothing to split";
+      }
       std::string algorithm;
       EXPECT_EQ(plan_mismatches(c, plan, threads, &algorithm), 0)
           << describe_plan(plan) << " (" << algorithm << ") on " << c.describe() << ", " << threads << " threads";
@@ -321,7 +323,8 @@ TEST(QConvSelect, PlansNoKernelComputesAreRefused) {
   ConvPlan with_form = float_rules;
   with_form.int8_form = QConvForm::Bytes;
   EXPECT_FALSE(conv_plan_fits(with_form, c.p, s));
-  // A first-layer plan with a fused residual: that kernel takes none.
+  // A first-layer plan with a fused residual: that kernel (x86-64 only) takes none.
+#if defined(__x86_64__)
   Case f;
   f.p = square_conv(3, 16, 1, 12, 12, 3, 2, 1, 1);
   fill(f, rng);
@@ -329,7 +332,6 @@ TEST(QConvSelect, PlansNoKernelComputesAreRefused) {
   ConvKey fk = key_of(f, s);
   fk.residual = false;
   const ConvPlan first = rule_qconv_plan(fk, s);
-#if defined(__x86_64__)
   ASSERT_EQ(first.kernel, ConvKernel::FirstLayer);
   fk.residual = true;
   EXPECT_FALSE(qconv_plan_fits(first, fk, s));
