@@ -426,6 +426,8 @@ bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSetting
   if (plan.isa == Isa::Avx512 && !vnni_runs(key.isa)) return false;
 #elif defined(__aarch64__)
   if (!is_arm_isa(cap) || (plan.isa == Isa::Dotprod && cap != Isa::Dotprod)) return false;
+#else
+  (void)cap;
 #endif
   // The byte kernels' cost is in the key only where its weight class is.
   if (plan.int8_form == QConvForm::Bytes && key.w7_rest_tenths < 0) return false;
