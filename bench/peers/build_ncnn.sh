@@ -39,6 +39,10 @@ done
 [[ -n "$SRC" && -n "$OUT" ]] || { echo "build_ncnn.sh: --src and --out are required (--help)" >&2; exit 2; }
 [[ -f "$SRC/src/net.h" && -f "$SRC/tools/onnx/onnx2ncnn.cpp" ]] ||
   { echo "build_ncnn.sh: $SRC is not an ncnn source tree (src/net.h, tools/onnx/onnx2ncnn.cpp)" >&2; exit 2; }
+# ncnnoptimize's model writer includes the tests' random number generator; a tree extracted without tests/
+# would fail only after the library's half-hour build.
+[[ -f "$SRC/tests/prng.h" ]] ||
+  { echo "build_ncnn.sh: $SRC lacks tests/prng.h, which tools/modelwriter.h includes (extract it too)" >&2; exit 2; }
 SRC="$(cd "$SRC" && pwd)"
 mkdir -p "$OUT/bin"
 OUT="$(cd "$OUT" && pwd)"
