@@ -16,7 +16,8 @@ CACHE="${NINEGRID_CACHE:-$REPO/.cache}"
 SHARED="${NINEGRID_SHARED:-$REPO/../shared}"
 JOBS="${NINEGRID_JOBS:-2}"
 PYTHON=/usr/bin/python3
-ALL_HARNESSES=(onnx_load_fuzzer ncnn_load_fuzzer ncnn_bin_fuzzer npy_fuzzer image_fuzzer onnx_run_fuzzer)
+ALL_HARNESSES=(onnx_load_fuzzer ncnn_load_fuzzer ncnn_bin_fuzzer npy_fuzzer image_fuzzer onnx_run_fuzzer
+               tuning_cache_fuzzer)
 
 seconds=60
 only=""
@@ -38,9 +39,9 @@ log() { echo "[fuzz] $*"; }
 # before it counts as a hang. Loader inputs stay small enough to mutate quickly (the seeds are at most
 # 48 KB); ncnn_bin_fuzzer's input is a whole .bin (mnet.25's is 834 KB).
 declare -A MAX_LEN=([onnx_load_fuzzer]=65536 [onnx_run_fuzzer]=65536 [ncnn_load_fuzzer]=65536
-                    [ncnn_bin_fuzzer]=1048576 [npy_fuzzer]=4096 [image_fuzzer]=16384)
+                    [ncnn_bin_fuzzer]=1048576 [npy_fuzzer]=4096 [image_fuzzer]=16384 [tuning_cache_fuzzer]=16384)
 declare -A TIMEOUT=([onnx_load_fuzzer]=10 [onnx_run_fuzzer]=10 [ncnn_load_fuzzer]=10
-                    [ncnn_bin_fuzzer]=10 [npy_fuzzer]=5 [image_fuzzer]=10)
+                    [ncnn_bin_fuzzer]=10 [npy_fuzzer]=5 [image_fuzzer]=10 [tuning_cache_fuzzer]=10)
 # Memory: libFuzzer reports an input as out-of-memory when one allocation exceeds MALLOC_MB or the process
 # RSS_MB. No small input should need more; the image decoder's own limit (64 Mpixel) is 192 MB of RGB.
 MALLOC_MB=1024
@@ -70,6 +71,13 @@ built=$(date +%s)
 log "writing seed corpora"
 rm -rf "$BUILD/seeds"
 "$PYTHON" "$REPO/fuzz/seeds/make_seeds.py" "$BUILD/seeds" --shared "$SHARED" --cache "$CACHE"
+# The tuning cache harness writes its own seeds: what the tuner writes for its fixture on this build, and
+# every kernel family in place of each entry's plan (fuzz/tuning_cache_fuzzer.cpp).
+if [[ " ${harnesses[*]} " == *" tuning_cache_fuzzer "* ]]; then
+  mkdir -p "$BUILD/seeds/tuning_cache_fuzzer"
+  NINEGRID_FUZZ_TUNING_SEEDS="$BUILD/seeds/tuning_cache_fuzzer" ASAN_OPTIONS=detect_leaks=0 \
+    "$BUILD/fuzz/tuning_cache_fuzzer" 2>&1 | tail -1
+fi
 
 # LeakSanitizer needs ptrace-free support that some containers lack (as in scripts/test.sh).
 leaks=1
