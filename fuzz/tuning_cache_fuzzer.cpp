@@ -72,10 +72,13 @@ std::map<std::string, std::vector<float>> run(const ninegrid::Model& model) {
 // The text with every "cpu THIS" line naming this CPU.
 std::string with_this_cpu(std::string text) {
   const std::string mine = "cpu " + ninegrid::cpu_identity();
-  for (size_t at = text.find(kThisCpu); at != std::string::npos; at = text.find(kThisCpu, at + mine.size())) {
+  size_t at = text.find(kThisCpu);
+  while (at != std::string::npos) {
     const size_t end = at + sizeof(kThisCpu) - 1;
-    if ((at == 0 || text[at - 1] == '\n') && (end == text.size() || text[end] == '\n' || text[end] == '\r'))
-      text.replace(at, sizeof(kThisCpu) - 1, mine);
+    const bool whole_line =
+        (at == 0 || text[at - 1] == '\n') && (end == text.size() || text[end] == '\n' || text[end] == '\r');
+    if (whole_line) text.replace(at, sizeof(kThisCpu) - 1, mine);
+    at = text.find(kThisCpu, whole_line ? at + mine.size() : at + 1);
   }
   return text;
 }
