@@ -2,7 +2,7 @@
 // bench/compare.py --peers mnn; or saves its outputs as .npy for the conversion check.
 //
 //   mnn_runner MODEL.mnn [--threads T] [--runs R] [--warmup W] [--shape NAME=1x3x640x640]
-//              [--input NAME=FILE.npy] [--save-outputs DIR] [--json] [--low-precision]
+//              [--input NAME=FILE.npy] [--save-outputs DIR] [--json] [--low-precision] [--profile]
 //
 // The session is set up as MNN's own benchmark (benchmark/benchmark.cpp) sets it up: CPU backend,
 // Session_Release, Power_High, the model buffer released after the session is made; precision Normal (fp32
@@ -10,24 +10,33 @@
 // the build has it). Load time is createFromFile, createSession and the resize to the given shapes; a timed
 // run is runSession plus copying every output to a plain host tensor in its own layout (what the benchmark's
 // map/unmap of the output does).
+//
+// --profile: instead of the timing report, each op's median time over the runs (runSessionWithCallBackInfo in
+// a debug session, as MNN's own timeProfile tool measures, one op at a time), one JSON line: {"ops": [{"name",
+// "type", "median_ms"}, ...]} in execution order, to set beside `ninegrid profile --json` layer by layer.
 #include <MNN/Interpreter.hpp>
 #include <MNN/MNNForwardType.h>
 #include <MNN/Tensor.hpp>
 
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "runner_common.h"
 
 int main(int argc, char** argv) {
   try {
-    const peer::Args a = peer::parse_args(argc, argv, {"--low-precision"});
+    const peer::Args a = peer::parse_args(argc, argv, {"--low-precision", "--profile"});
     if (a.model.size() != 1) throw std::runtime_error("usage: mnn_runner MODEL.mnn [options] (see the source)");
 
     const double t0 = peer::now_ms();
     std::shared_ptr<MNN::Interpreter> net(MNN::Interpreter::createFromFile(a.model[0].c_str()),
                                           MNN::Interpreter::destroy);
     if (!net) throw std::runtime_error("MNN cannot load " + a.model[0]);
-    net->setSessionMode(MNN::Interpreter::Session_Release);
+    // Op callbacks run only in a debug session (what MNN's timeProfile tool sets too).
+    net->setSessionMode(peer::has_flag(a, "--profile") ? MNN::Interpreter::Session_Debug
+                                                       : MNN::Interpreter::Session_Release);
     MNN::ScheduleConfig config;
     config.type = MNN_FORWARD_CPU;
     config.numThread = a.threads;
@@ -97,6 +106,49 @@ int main(int argc, char** argv) {
       }
     }
     for (int i = 0; i < a.warmup; ++i) run();
+    if (peer::has_flag(a, "--profile")) {
+      std::vector<std::string> names, types;
+      std::vector<std::vector<double>> op_times;
+      size_t op = 0;
+      double started = 0;
+      MNN::TensorCallBackWithInfo before = [&](const std::vector<MNN::Tensor*>&, const MNN::OperatorInfo*) {
+        started = peer::now_ms();
+        return true;
+      };
+      MNN::TensorCallBackWithInfo after = [&](const std::vector<MNN::Tensor*>& outs, const MNN::OperatorInfo* info) {
+        for (MNN::Tensor* t : outs) t->wait(MNN::Tensor::MAP_TENSOR_READ, true);
+        const double ms = peer::now_ms() - started;
+        if (op == names.size()) {
+          names.push_back(info->name());
+          types.push_back(info->type());
+          op_times.emplace_back();
+        }
+        op_times[op++].push_back(ms);
+        return true;
+      };
+      for (int i = 0; i < a.runs; ++i) {
+        op = 0;
+        if (net->runSessionWithCallBackInfo(session, before, after, true) != MNN::NO_ERROR)
+          throw std::runtime_error("MNN runSessionWithCallBackInfo failed");
+      }
+      auto quoted = [](const std::string& v) {
+        std::string q;
+        for (char c : v) {
+          if (c == '"' || c == '\\') q += '\\';
+          if (static_cast<unsigned char>(c) >= 0x20) q += c;
+        }
+        return q;
+      };
+      std::printf("{\"ops\": [");
+      for (size_t i = 0; i < names.size(); ++i) {
+        std::vector<double>& t = op_times[i];
+        std::sort(t.begin(), t.end());
+        std::printf("%s{\"name\": \"%s\", \"type\": \"%s\", \"median_ms\": %.6f}", i ? ", " : "",
+                    quoted(names[i]).c_str(), quoted(types[i]).c_str(), t[t.size() / 2]);
+      }
+      std::printf("]}\n");
+      return 0;
+    }
     std::vector<double> times;
     for (int i = 0; i < a.runs; ++i) {
       const double s = peer::now_ms();
