@@ -16,6 +16,7 @@
 //   start(a, block, kh_begin, kh_end, kw_begin, kw_end)  where a tile's sums start (bias; int8 adds the
 //                           zero-point sums of the taps outside [kh_begin, kh_end) x [kw_begin, kw_end))
 //   store_tile<N>, store<N>, prefetch_output<N>, dense_fits  the epilogue
+//   kPrefetchInputBlocks    whether the dense pointwise tile asks for its next input block's lines ahead
 // Packed weights are [oc block][icpg / kDepth][kh][kw][P][kDepth].
 //
 // Nine-grid: the centre outputs of a row (every kernel column inside the input) run row tiles; each row
@@ -705,8 +706,9 @@ __attribute__((always_inline)) inline void pointwise_tile_dense(const typename A
   const In* x = x_begin;
   const In* const x_end = x + (a.in_channels / PIN) * block_stride;
   for (; x != x_end; x += block_stride) {
-    // The next input block's lines of this tile, a whole plane away, which the hardware does not guess.
-    if (PIN >= 8 && x + block_stride != x_end) {
+    // The next input block's lines of this tile, a whole plane away, which the hardware does not guess
+    // (where the policy asks for it: see kPrefetchInputBlocks).
+    if (A::kPrefetchInputBlocks && PIN >= 8 && x + block_stride != x_end) {
 #pragma GCC unroll 32
       for (int i = 0; i < N; i += kLinePixels)
         __builtin_prefetch(x + block_stride + i * PIN);
@@ -917,6 +919,10 @@ struct FloatConvArith {
   static constexpr int kLanes = V::kLanes;
   static constexpr int kDepth = 1;
   static constexpr bool kHalfBlocks = V::kLanes == 16;
+  // 8-lane (AVX2) tiles leave the next input block's lines to the hardware: the dense pointwise tile ran
+  // faster without the prefetches on Zen 3 (measured: bench/REPORT.md, "The AVX2 pointwise tile without
+  // input prefetches"); 16-lane tiles keep them, not measured without them on the CPUs they run on.
+  static constexpr bool kPrefetchInputBlocks = V::kLanes != 8;
   template <int OCB>
   using Menu = DirectMenu<V::kLanes, OCB>;
 

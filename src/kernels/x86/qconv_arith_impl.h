@@ -107,6 +107,7 @@ struct QuantConvArith {
   static constexpr int kLanes = QV::kLanes;
   static constexpr int kDepth = QV::kDepth;
   static constexpr bool kHalfBlocks = false;
+  static constexpr bool kPrefetchInputBlocks = true;  // (the fp32 policy says why 8-lane fp32 tiles do not)
   static constexpr bool kRest = rest_vectors_of<QV>(0);  // QVecAvx2W7R's (conv_direct_impl.h)
   template <int OCB>
   using Menu = QDirectMenu<QV::kLanes, OCB, (group_elements_of<QV>(0) > 0)>;
