@@ -15,31 +15,22 @@ what bench/peers/convert_models.py wrote. Needs bench/peers/build_mnn.sh's runne
 """
 import argparse
 import collections
-import json
 import os
 import statistics
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from compare import CACHE, MODELS, ROOT  # noqa: E402
+from compare import CACHE, MODELS, ROOT, run_json  # noqa: E402
 import peers as peer_lib  # noqa: E402
-
-
-def last_json(text):
-    for line in reversed(text.strip().splitlines()):
-        if line.startswith("{"):
-            return json.loads(line)
-    return json.loads(text)
 
 
 def ninegrid_layers(binary, path, shape, threads, runs):
     cmd = [binary, "profile", path, "--json", "--threads", str(threads), "--runs", str(runs)]
     if shape:
         cmd += ["--shape", shape]
-    d = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    d = run_json(cmd)
     return {l["name"]: (l["median_ms"], l.get("algorithm", "")) for l in d["layers"]}
 
 
@@ -47,7 +38,7 @@ def mnn_layers(runner, path, shape, threads, runs):
     cmd = [runner, path, "--profile", "--threads", str(threads), "--runs", str(runs), "--warmup", "2"]
     if shape:
         cmd += ["--shape", shape]
-    d = last_json(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    d = run_json(cmd)  # (MNN prints a line of its own before the JSON)
     out = {}
     for op in d["ops"]:
         name = op["name"]
@@ -90,7 +81,7 @@ def main():
         lines.append("| layer | ninegrid kernel | ninegrid ms | MNN op | MNN ms | ninegrid / MNN |")
         lines.append("| --- | --- | ---: | --- | ---: | ---: |")
         by_kind = collections.defaultdict(lambda: [0.0, 0.0])
-        unmatched_ng = unmatched_mnn = 0.0
+        unmatched_ng = 0.0
         for name, (t, algo) in ng.items():
             if name not in mn:
                 unmatched_ng += t
