@@ -8,12 +8,22 @@
 //   layers     the engine's typical small layers (RetinaFace's and MobileNetV2's depthwise and pointwise
 //              convs at small planes), each run as the conv driver splits it: the same tasks (output
 //              channel blocks x row chunks) given to parallel_for or to an OpenMP static loop, the same
-//              AVX-512 (else AVX2) kernels on the same prepacked weights.
+//              AVX-512 (else AVX2) kernels on the same prepacked weights;
+//   handoff    the same layers on the engine's pool, the input freshly written before each run as a layer
+//              before it would leave it: each band of input rows by the thread that then reads it (its own
+//              caches) or by another thread (the lines move between cores). Where two cores share no
+//              cache level the second costs what a read from memory does;
+//   bandwidth  the raw rate of that handoff: one thread pinned to one CPU reads a buffer just written by a
+//              thread pinned to another CPU, against the same buffer written by the reader itself, at sizes
+//              from L2 to beyond it (GB/s, the best of several passes).
 //
 //   ninegrid_threads_bench [--threads N] [--seconds S] [--json]
 //
 // Prints microseconds per region / per layer, median of repeated timing windows.
+#include <immintrin.h>
 #include <omp.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,7 +31,9 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/cpu_features.h"
@@ -51,6 +63,71 @@ double time_us(const std::function<void()>& fn, int per_window, double seconds) 
     if (windows.size() > 2000) break;
   }
   return median(windows);
+}
+
+// Microseconds of run() alone, median over calls each preceded by setup() (untimed), for about `seconds`.
+double time_after_us(const std::function<void()>& setup, const std::function<void()>& run, double seconds) {
+  std::vector<double> calls;
+  const auto start = Clock::now();
+  while (calls.size() < 20 || std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
+    setup();
+    const auto t0 = Clock::now();
+    run();
+    calls.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    if (calls.size() > 20000) break;
+  }
+  return median(calls);
+}
+
+// Sums 64-bit words with four independent 256-bit sums, so that loads are the limit (the AVX2 kernels' reach).
+__attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* p, size_t n) {
+  __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    s0 = _mm256_add_epi64(s0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
+    s1 = _mm256_add_epi64(s1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 4)));
+    s2 = _mm256_add_epi64(s2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 8)));
+    s3 = _mm256_add_epi64(s3, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 12)));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3)));
+  uint64_t sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+  for (; i < n; ++i) sum += p[i];
+  return sum;
+}
+
+bool pin_to_cpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
+// Read rate (GB/s, best of `passes`) of `bytes` on CPU `reader` right after they were written on CPU `writer`
+// (each by a thread pinned there). 0 if either CPU cannot be used.
+double handoff_read_gbs(int writer, int reader, size_t bytes, int passes) {
+  std::vector<uint64_t> buf(bytes / sizeof(uint64_t));
+  double best = 0;
+  bool pinned = true;
+  for (int pass = 0; pass < passes && pinned; ++pass) {
+    std::thread w([&] {
+      pinned = pin_to_cpu(writer) && pinned;
+      for (size_t i = 0; i < buf.size(); ++i) buf[i] = i + static_cast<size_t>(pass);
+    });
+    w.join();
+    double seconds = 0;
+    uint64_t sum = 0;
+    std::thread r([&] {
+      pinned = pin_to_cpu(reader) && pinned;
+      const auto t0 = Clock::now();
+      sum = sum_words_avx2(buf.data(), buf.size());
+      seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    });
+    r.join();
+    if (sum == 1) std::printf(" ");  // keeps the sums
+    best = std::max(best, static_cast<double>(bytes) / seconds * 1e-9);
+  }
+  return pinned ? best : 0;
 }
 
 // One small conv layer with everything prepared for the kernels.
@@ -166,6 +243,7 @@ int main(int argc, char** argv) {
   struct Row {
     std::string name;
     double serial, ours, omp;
+    double fresh_own = 0, fresh_other = 0;  // the pool's run after the input was written by its reader / by another thread
     int64_t tasks;
   };
   std::vector<Row> rows;
@@ -203,27 +281,81 @@ int main(int argc, char** argv) {
           for (int64_t t = 0; t < tasks; ++t) task(t);
         },
         20, seconds);
+    // The pool gives chunk k of a loop to thread k when all are running, so the kernel's thread k reads
+    // about the k-th band of input rows (rows are the tasks' outer index). Write band b by thread
+    // (b + shift) % threads: shift 0 is the reader itself, shift 1 another core.
+    const int64_t in_blocks = static_cast<int64_t>(p.x.size()) / (l.hw * l.hw * (avx512 ? 16 : 8));
+    const int64_t row_floats = l.hw * (avx512 ? 16 : 8);
+    float stamp = 0;
+    auto write_input = [&](int shift) {
+      stamp += 1e-6f;
+      pool.parallel_for(threads, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) {
+          const int64_t band = (k + threads - shift) % threads;
+          const int64_t r0 = l.hw * band / threads, r1 = l.hw * (band + 1) / threads;
+          for (int64_t cb = 0; cb < in_blocks; ++cb) {
+            float* row = p.x.data() + (cb * l.hw + r0) * row_floats;
+            for (int64_t i = 0; i < (r1 - r0) * row_floats; ++i) row[i] = stamp;
+          }
+        }
+      });
+    };
+    auto run_pool = [&] {
+      pool.parallel_for(tasks, [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) task(t);
+      });
+    };
+    row.fresh_own = time_after_us([&] { write_input(0); }, run_pool, seconds);
+    row.fresh_other = time_after_us([&] { write_input(1); }, run_pool, seconds);
     rows.push_back(row);
   }
+
+  // ---- Handoff bandwidth between the first two CPUs this process may use ----
+  std::vector<int> cpus;
+  {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+      for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
+        if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  struct Handoff {
+    size_t kib;
+    double own, other;
+  };
+  std::vector<Handoff> handoffs;
+  if (cpus.size() == 2)
+    for (size_t kib : {256, 2048, 8192})
+      handoffs.push_back({kib, handoff_read_gbs(cpus[0], cpus[0], kib << 10, 9), handoff_read_gbs(cpus[1], cpus[0], kib << 10, 9)});
 
   if (json) {
     std::printf("{\"threads\": %d, \"isa\": \"%s\", \"empty_us\": {\"ours\": %.3f, \"omp_for\": %.3f, \"omp_parallel\": %.3f, "
                 "\"serial_call\": %.4f}, \"layers\": [",
                 threads, isa_name(hardware_isa()), ours_empty, omp_for_empty, omp_region_empty, serial_empty);
     for (size_t i = 0; i < rows.size(); ++i)
-      std::printf("%s{\"layer\": \"%s\", \"tasks\": %lld, \"serial_us\": %.2f, \"ours_us\": %.2f, \"omp_us\": %.2f}",
+      std::printf("%s{\"layer\": \"%s\", \"tasks\": %lld, \"serial_us\": %.2f, \"ours_us\": %.2f, \"omp_us\": %.2f, "
+                  "\"fresh_own_us\": %.2f, \"fresh_other_us\": %.2f}",
                   i ? ", " : "", rows[i].name.c_str(), static_cast<long long>(rows[i].tasks), rows[i].serial,
-                  rows[i].ours, rows[i].omp);
+                  rows[i].ours, rows[i].omp, rows[i].fresh_own, rows[i].fresh_other);
+    std::printf("], \"handoff_read_gbs\": [");
+    for (size_t i = 0; i < handoffs.size(); ++i)
+      std::printf("%s{\"kib\": %zu, \"written_by_reader\": %.1f, \"written_by_other_cpu\": %.1f}", i ? ", " : "",
+                  handoffs[i].kib, handoffs[i].own, handoffs[i].other);
     std::printf("]}\n");
     return 0;
   }
   std::printf("threads %d, %s kernels\n\n", threads, isa_name(hardware_isa()));
   std::printf("empty parallel region (us):  ours %.3f   omp parallel for %.3f   omp parallel %.3f   (plain call %.4f)\n\n",
               ours_empty, omp_for_empty, omp_region_empty, serial_empty);
-  std::printf("%-34s %6s %11s %11s %11s %9s\n", "layer (same tasks both ways)", "tasks", "1 thread us", "ours us",
-              "OpenMP us", "omp/ours");
+  std::printf("%-34s %6s %11s %11s %11s %9s %11s %11s\n", "layer (same tasks both ways)", "tasks", "1 thread us",
+              "ours us", "OpenMP us", "omp/ours", "fresh own", "fresh other");
   for (const Row& r : rows)
-    std::printf("%-34s %6lld %11.2f %11.2f %11.2f %9.2f\n", r.name.c_str(), static_cast<long long>(r.tasks), r.serial,
-                r.ours, r.omp, r.omp / r.ours);
+    std::printf("%-34s %6lld %11.2f %11.2f %11.2f %9.2f %11.2f %11.2f\n", r.name.c_str(), static_cast<long long>(r.tasks),
+                r.serial, r.ours, r.omp, r.omp / r.ours, r.fresh_own, r.fresh_other);
+  std::printf("\n(fresh own / other: the pool's run right after its input rows were written by the thread that reads\n"
+              " them / by another thread, as a previous layer split differently would leave them)\n");
+  if (!handoffs.empty()) {
+    std::printf("\nreading a buffer on CPU %d (GB/s)   written there   written on CPU %d\n", cpus[0], cpus[1]);
+    for (const Handoff& h : handoffs) std::printf("%8zu KiB %30.1f %17.1f\n", h.kib, h.own, h.other);
+  }
   return 0;
 }
