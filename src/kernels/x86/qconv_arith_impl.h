@@ -37,7 +37,11 @@ constexpr bool quad_channel_major_of(long) {
 // VNNI (32 zmm registers): vpdpbusd accumulates in place, so the fp32 kernels' shapes fit as they are:
 // 2 blocks x 12 pixels = 24 accumulators beside 2 weight vectors and the broadcast input (27 of 32), with
 // enough independent sums (24) to cover the instruction's latency many times over. Each step is one
-// broadcast shared by the two blocks' vpdpbusd, 64 multiply-adds each.
+// broadcast shared by the two blocks' vpdpbusd, 64 multiply-adds each. The 5-pixel tile is for 7x7 planes
+// (3x3, padding 1): their 5 centre columns and the 5 rows of each border column become one tile each, where
+// 4 + 1 left a 1-pixel tile of 2 sums, too few to cover vpdpbusd's latency (ResNet's 512-channel 3x3 layers
+// went from 0.58 to 0.91 of the core's vpdpbusd peak; bench/REPORT.md, "Zen 5"). The fp32 menus did not take
+// it: the same two widths added there made the other fp32 direct layers 15-23% slower (same REPORT section).
 // AVX2 (16 ymm registers) without pixel groups (the vpmaddubsw policies; QVecAvx2's tiles of stride 2 or
 // more take the grouped menu below): a multiply-add is vpmaddwd into a temporary, then vpaddd into the sum,
 // so each tile needs a register more than fp32's FMA: 2 blocks x 5 pixels = 10 accumulators + 2 weights +
@@ -55,9 +59,9 @@ template <int LANES, int OCB, bool GROUPED = false>
 struct QDirectMenu : QDirectMenu<LANES, OCB, false> {};
 template <>
 struct QDirectMenu<16, 2> {
-  using Full = TileWidths<12, 13, 10, 8, 6, 4, 3, 2, 1>;
+  using Full = TileWidths<12, 13, 10, 8, 6, 5, 4, 3, 2, 1>;
   using Reduced = TileWidths<12, 4, 2, 1>;
-  using Column = TileWidths<6, 4, 3, 2, 1>;
+  using Column = TileWidths<6, 5, 4, 3, 2, 1>;
 };
 template <>
 struct QDirectMenu<16, 1> {
