@@ -103,8 +103,11 @@ def check_peers(name, path, shape, peer_names, pdir, ort_runner, min_cosine, che
         subprocess.run(cmd + ["--save-inputs", inputs] + (["--shape", shape] if shape else []), check=True,
                        capture_output=True)
         peer_lib.pixel_like_inputs(inputs, name)  # an int8 model needs inputs in its calibrated range
+        # The files are named after the inputs in a file-system-safe form; names.json maps them back.
+        names_file = os.path.join(inputs, "names.json")
+        names = json.load(open(names_file)) if os.path.exists(names_file) else {}
         given = [a for f in sorted(os.listdir(inputs)) if f.endswith(".npy")
-                 for a in ("--input", f[:-4] + "=" + os.path.join(inputs, f))]
+                 for a in ("--input", names.get(f[:-4], f[:-4]) + "=" + os.path.join(inputs, f))]
         subprocess.run(cmd + given + ["--save-outputs", ort_out], check=True, capture_output=True)
         shapes = peer_lib.input_shapes(inputs)
         if ninegrid:

@@ -5,7 +5,8 @@
 //   node ort_runner.js MODEL [--threads T] [--runs R] [--warmup W] [--shape NAME=1x3x640x640]
 //                            [--input NAME=FILE.npy] [--save-outputs DIR] [--save-inputs DIR] [--json]
 // --save-inputs writes the inputs it ran on (given or generated) as .npy, so that the peers' conversion check
-// (bench/compare.py --peers) runs every engine on the same values.
+// (bench/compare.py --peers) runs every engine on the same values; the files take the input names with characters
+// other than letters, digits, ".", "_" and "-" as "_", and names.json beside them maps each file name back.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -105,7 +106,13 @@ async function main() {
 
   if (args.saveInputs) {
     fs.mkdirSync(args.saveInputs, {recursive: true});
-    for (const [name, t] of Object.entries(feeds)) writeNpy(path.join(args.saveInputs, name.replace(/[^A-Za-z0-9._-]/g, '_') + '.npy'), t);
+    const names = {};  // file name -> input name, for names the file system form changes ('input:0')
+    for (const [name, t] of Object.entries(feeds)) {
+      const file = name.replace(/[^A-Za-z0-9._-]/g, '_');
+      writeNpy(path.join(args.saveInputs, file + '.npy'), t);
+      names[file] = name;
+    }
+    fs.writeFileSync(path.join(args.saveInputs, 'names.json'), JSON.stringify(names));
   }
   if (args.save) {
     const out = await session.run(feeds);

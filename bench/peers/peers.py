@@ -110,7 +110,7 @@ def pixel_like_inputs(inputs_dir, model):
     Only 3-channel NCHW inputs; returns whether any input changed."""
     pre = preprocess(model)
     changed = False
-    for f in sorted(os.listdir(inputs_dir)) if pre else []:
+    for f in sorted(f for f in os.listdir(inputs_dir) if f.endswith(".npy")) if pre else []:
         path = os.path.join(inputs_dir, f)
         shape, values = read_npy(path)
         if len(shape) != 4 or shape[1] != 3:
