@@ -30,8 +30,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,6 +96,8 @@ __attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* p, size_
   return sum;
 }
 
+volatile uint64_t g_sum_sink;
+
 bool pin_to_cpu(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -124,7 +126,7 @@ double handoff_read_gbs(int writer, int reader, size_t bytes, int passes) {
       seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     });
     r.join();
-    if (sum == 1) std::printf(" ");  // keeps the sums
+    g_sum_sink = sum;  // the sum is used, so the reads stay
     best = std::max(best, static_cast<double>(bytes) / seconds * 1e-9);
   }
   return pinned ? best : 0;
@@ -284,8 +286,8 @@ int main(int argc, char** argv) {
     // The pool gives chunk k of a loop to thread k when all are running, so the kernel's thread k reads
     // about the k-th band of input rows (rows are the tasks' outer index). Write band b by thread
     // (b + shift) % threads: shift 0 is the reader itself, shift 1 another core.
-    const int64_t in_blocks = static_cast<int64_t>(p.x.size()) / (l.hw * l.hw * (avx512 ? 16 : 8));
-    const int64_t row_floats = l.hw * (avx512 ? 16 : 8);
+    const int64_t row_floats = l.hw * p.args.in_block;
+    const int64_t in_blocks = static_cast<int64_t>(p.x.size()) / (l.hw * row_floats);
     float stamp = 0;
     auto write_input = [&](int shift) {
       stamp += 1e-6f;
