@@ -40,7 +40,7 @@ constexpr bool quad_channel_major_of(long) {
 // broadcast shared by the two blocks' vpdpbusd, 64 multiply-adds each. The 5-pixel tile is for 7x7 planes
 // (3x3, padding 1): their 5 centre columns and the 5 rows of each border column become one tile each, where
 // 4 + 1 left a 1-pixel tile of 2 sums, too few to cover vpdpbusd's latency (ResNet's 512-channel 3x3 layers
-// went from 0.58 to 0.91 of the core's vpdpbusd peak; bench/REPORT.md, "Zen 5"). The fp32 menus did not take
+// went from 0.58 to 0.91 of the core's vpdpbusd peak; bench/REPORT.md, "A Zen 5 machine"). The fp32 menus did not take
 // it: the same two widths added there made the other fp32 direct layers 15-23% slower (same REPORT section).
 // AVX2 (16 ymm registers) without pixel groups (the vpmaddubsw policies; QVecAvx2's tiles of stride 2 or
 // more take the grouped menu below): a multiply-add is vpmaddwd into a temporary, then vpaddd into the sum,
