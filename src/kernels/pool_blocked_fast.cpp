@@ -46,8 +46,12 @@ Isa pool_blocked_isa(int64_t block, Isa isa) {
   return Isa::Ref;
 }
 
-void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const float* x, float* y, int64_t row_begin,
-                           int64_t row_end) {
+namespace {
+
+// The fp32 and int8 MaxPool share one dispatch: the ISA files overload max_pool_blocked on the element type.
+template <class E>
+void max_pool_blocked_dispatch(Isa isa, const PoolParams& p, int64_t block, const E* x, E* y, int64_t row_begin,
+                               int64_t row_end) {
   if (row_begin >= row_end) return;
 #if NINEGRID_POOL_KERNELS
   isa = pool_blocked_isa(block, isa);
@@ -63,6 +67,23 @@ void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const fl
   }
 #endif
   max_pool_blocked_ref(p, block, x, y, row_begin, row_end);
+}
+
+}  // namespace
+
+void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const float* x, float* y, int64_t row_begin,
+                           int64_t row_end) {
+  max_pool_blocked_dispatch(isa, p, block, x, y, row_begin, row_end);
+}
+
+void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const uint8_t* x, uint8_t* y,
+                           int64_t row_begin, int64_t row_end) {
+  max_pool_blocked_dispatch(isa, p, block, x, y, row_begin, row_end);
+}
+
+void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const int8_t* x, int8_t* y, int64_t row_begin,
+                           int64_t row_end) {
+  max_pool_blocked_dispatch(isa, p, block, x, y, row_begin, row_end);
 }
 
 void average_pool_blocked_fast(Isa isa, const PoolParams& p, bool count_include_pad, int64_t block, const float* x,

@@ -18,6 +18,11 @@ Isa pool_blocked_isa(int64_t block, Isa isa);
 // bit-identical results (the same operations in the same order per output), NaN and signed zeros included.
 void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const float* x, float* y, int64_t row_begin,
                            int64_t row_end);
+// The MaxPool on uint8 / int8 tensors: the same kernels' byte twins (the ISA's int8 block is its float block).
+void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const uint8_t* x, uint8_t* y,
+                           int64_t row_begin, int64_t row_end);
+void max_pool_blocked_fast(Isa isa, const PoolParams& p, int64_t block, const int8_t* x, int8_t* y, int64_t row_begin,
+                           int64_t row_end);
 void average_pool_blocked_fast(Isa isa, const PoolParams& p, bool count_include_pad, int64_t block, const float* x,
                                float* y, int64_t row_begin, int64_t row_end);
 // As global_average_pool_blocked_ref, bit for bit, for block planes [begin, end).

@@ -2,8 +2,7 @@
 // and the optional Indices output (flattened positions, storage_order 0 row-major or 1 column-major).
 // float32, uint8 and int8 inputs. With ng.in_block = ng.out_block = B > 1 (set by the layout pass) X and Y
 // are channel-blocked NCHW[B]c: 2-D pooling without the Indices output, on the vector kernels of
-// pool_blocked_fast.h when the data is float and the block is the vector width (uint8 and int8: the
-// blocked reference kernel, whose lane loop the compiler vectorises).
+// pool_blocked_fast.h when the block is the vector width (float, uint8 and int8 alike).
 #include "kernels/pool_blocked_fast.h"
 #include "kernels/ref/pool_blocked_ref.h"
 #include "ops/blocked_layout.h"
@@ -46,7 +45,7 @@ class MaxPool final : public PoolOp {
   }
 
   void prepare(const std::vector<TensorDesc>& in, const ExecSettings& settings) override {
-    if (block_ > 1 && in[0].dtype == DataType::Float32) isa_ = pool_blocked_isa(block_, settings.isa);
+    if (block_ > 1) isa_ = pool_blocked_isa(block_, settings.isa);
   }
 
   void run(OpContext& ctx) override {
@@ -66,12 +65,12 @@ class MaxPool final : public PoolOp {
           break;
         case DataType::UInt8:
           fn = [&](int64_t b, int64_t e) {
-            max_pool_blocked_ref(p, block_, x.data_as<uint8_t>(), ctx.output(0).data_as<uint8_t>(), b, e);
+            max_pool_blocked_fast(isa_, p, block_, x.data_as<uint8_t>(), ctx.output(0).data_as<uint8_t>(), b, e);
           };
           break;
         default:
           fn = [&](int64_t b, int64_t e) {
-            max_pool_blocked_ref(p, block_, x.data_as<int8_t>(), ctx.output(0).data_as<int8_t>(), b, e);
+            max_pool_blocked_fast(isa_, p, block_, x.data_as<int8_t>(), ctx.output(0).data_as<int8_t>(), b, e);
           };
           break;
       }

@@ -4,7 +4,7 @@
 // dilation 1 or 2, pads up to the kernel, so that edge windows can be partly or wholly outside, ceil_mode
 // windows past the end padding), planes from 1x1 to 57x61, channels that fill the last block or leave it
 // zero-padded as the layout does, and inputs sprinkled with NaN (two payloads), +-0 and +-inf, whose
-// results depend on the order of the taps.
+// results depend on the order of the taps; and the int8 MaxPool on uint8 and int8 bytes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/pool_blocked_fast.h"
@@ -234,6 +235,62 @@ TEST_P(PoolBlockedX86, GlobalAveragePoolMatchesReferenceBitForBit) {
   }
 }
 
+// The int8 MaxPool (uint8 activations of quantised models, and int8) on the same random windows: bytes
+// drawn over the whole range, with the extremes (0 and 255, -128 and 127) often, so that a signed max on
+// unsigned data, an unsigned one on signed data or a wrong start value for a window all show; output rows
+// in up to three pieces. Integer max is exact: bit for bit.
+template <class E>
+void expect_int8_max_pool_same_as_ref(Isa isa, const Case& c, std::mt19937& rng) {
+  const int64_t plane = c.p.in[1] * c.p.in[2], blocks = c.p.planes / c.block, blocks_per_image = blocks / c.batch;
+  const int lo = std::numeric_limits<E>::lowest(), hi = std::numeric_limits<E>::max();
+  std::vector<E> x(static_cast<size_t>(c.p.planes * plane));
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = 0; i < plane; ++i)
+      for (int64_t l = 0; l < c.block; ++l) {
+        const bool real = (b % blocks_per_image) * c.block + l < c.channels;
+        const int k = static_cast<int>(uniform(rng, 0, 9));
+        const int v = !real ? 0 : k == 0 ? lo : k == 1 ? hi : static_cast<int>(uniform(rng, lo, hi));
+        x[static_cast<size_t>((b * plane + i) * c.block + l)] = static_cast<E>(v);
+      }
+  const int64_t rows = blocks * c.p.out[1];
+  const size_t size = static_cast<size_t>(c.p.planes * c.p.out[1] * c.p.out[2]);
+  std::vector<E> want(size, E(7)), got(size, E(7));
+  max_pool_blocked_ref(c.p, c.block, x.data(), want.data(), 0, rows);
+  const int64_t cut1 = uniform(rng, 0, rows), cut2 = uniform(rng, cut1, rows);
+  max_pool_blocked_fast(isa, c.p, c.block, x.data(), got.data(), 0, cut1);
+  max_pool_blocked_fast(isa, c.p, c.block, x.data(), got.data(), cut1, cut2);
+  max_pool_blocked_fast(isa, c.p, c.block, x.data(), got.data(), cut2, rows);
+  for (size_t i = 0; i < size; ++i) {
+    if (got[i] != want[i]) {
+      ADD_FAILURE() << (std::is_signed<E>::value ? "int8" : "uint8") << " MaxPool " << isa_name(isa) << ", "
+                    << c.describe() << ": element " << i << " is " << int(got[i]) << ", the reference "
+                    << int(want[i]);
+      return;
+    }
+  }
+}
+
+TEST_P(PoolBlockedX86, Int8MaxPoolMatchesReferenceBitForBit) {
+  const Isa isa = GetParam();
+  SKIP_WITHOUT(isa);
+  std::mt19937 rng(15);
+  for (int t = 0; t < 300 && !HasFailure(); ++t) {
+    const Case c = random_case(rng, isa_block(isa));
+    if (t % 2 == 0) expect_int8_max_pool_same_as_ref<uint8_t>(isa, c, rng);
+    else expect_int8_max_pool_same_as_ref<int8_t>(isa, c, rng);
+  }
+  // ResNet's stem pool (3x3, stride 2, pad 1, 112x112 to 56x56) on uint8, the shape of quantised ResNets.
+  Case c;
+  c.block = isa_block(isa);
+  c.channels = c.p.planes = 64;
+  c.p.in[1] = c.p.in[2] = 112;
+  c.p.kernel[1] = c.p.kernel[2] = 3;
+  c.p.stride[1] = c.p.stride[2] = 2;
+  c.p.pad_begin[1] = c.p.pad_begin[2] = c.p.pad_end[1] = c.p.pad_end[2] = 1;
+  c.p.out[1] = c.p.out[2] = 56;
+  expect_int8_max_pool_same_as_ref<uint8_t>(isa, c, rng);
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, PoolBlockedX86, ::testing::ValuesIn(vector_isas()),
                          [](const ::testing::TestParamInfo<Isa>& i) { return std::string(isa_name(i.param)); });
 
@@ -260,6 +317,8 @@ TEST(PoolBlockedFast, OtherBlocksMatchReference) {
       const std::vector<float> x = random_input(rng, c, true);
       expect_same_as_ref(Kind::Max, Isa::Avx512, c, x, rng);
       expect_same_as_ref(Kind::Average, Isa::Avx512, c, x, rng);
+      expect_int8_max_pool_same_as_ref<uint8_t>(Isa::Avx512, c, rng);
+      expect_int8_max_pool_same_as_ref<int8_t>(Isa::Avx512, c, rng);
     }
 }
 

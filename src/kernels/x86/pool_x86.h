@@ -24,6 +24,12 @@ struct PoolBlockedWindows {
      ISA's lane count, bit for bit: output rows [row_begin, row_end) of the block planes. */                           \
   void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const float* x, float* y, int64_t row_begin, \
                         int64_t row_end);                                                                              \
+  /* The MaxPool on uint8 / int8 tensors (quantised models), with the same block (the ISA's int8 block is its     \
+     float block), bit for bit max_pool_blocked_ref's. */                                                              \
+  void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const uint8_t* x, uint8_t* y,               \
+                        int64_t row_begin, int64_t row_end);                                                           \
+  void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const int8_t* x, int8_t* y,                 \
+                        int64_t row_begin, int64_t row_end);                                                           \
   void average_pool_blocked(const PoolParams& p, bool count_include_pad, const PoolBlockedWindows& w, const float* x,  \
                             float* y, int64_t row_begin, int64_t row_end);                                             \
   /* As global_average_pool_blocked_ref with the block the ISA's lane count, bit for bit (each lane's sum in          \

@@ -1,6 +1,8 @@
-// NEON instantiation of the blocked MaxPool / AveragePool kernels (kernels/x86/pool_impl.h) on NCHW4c.
+// NEON instantiation of the blocked pool kernels (kernels/x86/pool_impl.h) on NCHW4c: fp32 MaxPool and
+// AveragePool, and the int8 MaxPool.
 #include "kernels/arm/simd_neon.h"
-// (the vector type must be declared before the kernels that use it)
+#include "kernels/arm/simd_int8_pixel_neon.h"
+// (the vector types must be declared before the kernels that use them)
 #include "kernels/x86/pool_impl.h"
 #include "kernels/x86/pool_x86.h"
 
@@ -10,6 +12,16 @@ namespace neon {
 void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const float* x, float* y, int64_t row_begin,
                       int64_t row_end) {
   max_pool_rows<VecNeon>(p, w, x, y, row_begin, row_end);
+}
+
+void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const uint8_t* x, uint8_t* y,
+                      int64_t row_begin, int64_t row_end) {
+  max_pool_rows<Int8PixelNeon<uint8_t>>(p, w, x, y, row_begin, row_end);
+}
+
+void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const int8_t* x, int8_t* y,
+                      int64_t row_begin, int64_t row_end) {
+  max_pool_rows<Int8PixelNeon<int8_t>>(p, w, x, y, row_begin, row_end);
 }
 
 void average_pool_blocked(const PoolParams& p, bool count_include_pad, const PoolBlockedWindows& w, const float* x,

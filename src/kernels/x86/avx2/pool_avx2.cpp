@@ -1,6 +1,8 @@
-// avx2 instantiation of the blocked MaxPool / AveragePool kernels (kernels/x86/pool_impl.h).
+// avx2 instantiation of the blocked pool kernels (kernels/x86/pool_impl.h): fp32 MaxPool and AveragePool,
+// and the int8 MaxPool.
 #include "kernels/x86/simd_avx2.h"
-// (the vector type must be declared before the kernels that use it)
+#include "kernels/x86/simd_int8_pixel.h"
+// (the vector types must be declared before the kernels that use them)
 #include "kernels/x86/pool_impl.h"
 #include "kernels/x86/pool_x86.h"
 
@@ -10,6 +12,16 @@ namespace avx2 {
 void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const float* x, float* y, int64_t row_begin,
                       int64_t row_end) {
   max_pool_rows<VecAvx2>(p, w, x, y, row_begin, row_end);
+}
+
+void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const uint8_t* x, uint8_t* y,
+                      int64_t row_begin, int64_t row_end) {
+  max_pool_rows<Int8PixelSse<uint8_t, 8>>(p, w, x, y, row_begin, row_end);
+}
+
+void max_pool_blocked(const PoolParams& p, const PoolBlockedWindows& w, const int8_t* x, int8_t* y,
+                      int64_t row_begin, int64_t row_end) {
+  max_pool_rows<Int8PixelSse<int8_t, 8>>(p, w, x, y, row_begin, row_end);
 }
 
 void average_pool_blocked(const PoolParams& p, bool count_include_pad, const PoolBlockedWindows& w, const float* x,
