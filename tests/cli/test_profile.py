@@ -40,6 +40,10 @@ class ProfileTest(unittest.TestCase):
         self.assertGreater(len(layers), 20)
         self.assertAlmostEqual(sum(l["share"] for l in layers), 1.0, places=6)
         self.assertAlmostEqual(sum(l["median_ms"] for l in layers), self.data["total_ms"], places=6)
+        # The runs' summed layer times and the layers' medians describe the same three runs: their medians
+        # differ by noise, not by a factor of two (as a sum over all runs, or a single layer, would).
+        self.assertGreaterEqual(self.data["run_median_ms"], 0.5 * self.data["total_ms"])
+        self.assertLessEqual(self.data["run_median_ms"], 2 * self.data["total_ms"])
         self.assertGreater(self.data["peak_gflops"], 0)
         self.assertGreater(self.data["bandwidth_gbs"], 0)
 
