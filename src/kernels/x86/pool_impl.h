@@ -1,11 +1,11 @@
 // MaxPool and AveragePool on channel-blocked tensors NCHW[B]c for a vector type V with B = V::kLanes: one
 // vector holds the B channels of one pixel, so every tap is one load and one max (or add) into the pixel's
 // accumulator, which stays in a register across the window. The elements are floats, or for MaxPool also
-// the bytes of int8 tensors (V::Elem uint8_t or int8_t: kernels/x86/simd_int8_pixel.h), whose max is exact. Bit for bit the results of
-// max_pool_blocked_ref / average_pool_blocked_ref: each pixel visits its valid taps in the reference's
-// order (kernel rows, then columns) with the same operation on each, and neither operation reassociates
-// (max(v, acc) = v > acc ? v : acc is not commutative for NaN and signed zeros, float addition is not
-// associative). Include only from ISA files, after the simd header.
+// the bytes of int8 tensors (V::Elem uint8_t or int8_t: kernels/x86/simd_int8_pixel.h), whose max is exact.
+// Bit for bit the results of max_pool_blocked_ref / average_pool_blocked_ref: each pixel visits its valid
+// taps in the reference's order (kernel rows, then columns) with the same operation on each, and neither
+// operation reassociates (max(v, acc) = v > acc ? v : acc is not commutative for NaN and signed zeros, float
+// addition is not associative). Include only from ISA files, after the simd header.
 #pragma once
 
 #include <cstdint>
@@ -100,8 +100,7 @@ void full_pixels(const PoolParams& p, const PoolAxisWindow& wh, const PoolElem<V
 // Output columns [begin, end) of one row, all with whole windows along the width.
 template <class Taps, class V, int kKw>
 void full_run(const PoolParams& p, const PoolAxisWindow& wh, const PoolElem<V>* xp, PoolElem<V>* yr, int64_t begin,
-              int64_t end,
-              typename V::T divisor, bool prefetch) {
+              int64_t end, typename V::T divisor, bool prefetch) {
   // Four pixels at a time: each window is a chain of dependent maxes (or adds), and four independent
   // chains hide their latency behind the loads. Eight on AVX-512 ran slower in the kernel bench (measured:
   // bench/REPORT.md, "Design decisions and their measurements").
