@@ -38,7 +38,7 @@ DEBIAN_PACKAGES=(
   nodejs npm
   chromium  # headless, to check that `ninegrid profile --html` renders (tests/cli/test_profile.py)
   # scripts/fuzz.sh: clang 14 with libFuzzer (its runtime, libclang_rt.fuzzer, is in libclang-rt-14-dev),
-  # and Pillow for the image seeds
+  # and Pillow for the image seeds (and the quantize tests' shrunk calibration photos)
   clang libclang-rt-14-dev python3-pil
   # `pip install .` (setup.py drives CMake; no build isolation, so the build tools come from Debian) and its
   # test in a venv; pkg-config for the installed-package test's C consumer
