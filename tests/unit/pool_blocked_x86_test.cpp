@@ -175,22 +175,26 @@ TEST_P(PoolBlockedX86, AveragePoolMatchesReferenceBitForBit) {
   }
 }
 
-// ResNet's stem pool (3x3, stride 2, pad 1 on 112x112) and the 2x2 stride-2 downsampling pool: the
-// shapes the unrolled whole-window path was written for.
+// A k x k, stride-2 pool of 64 channels from 112x112 to 56x56: ResNet's stem pool for k = 3 (pad 1) and
+// the 2x2 downsampling pool for k = 2 (no pad), the shapes the unrolled whole-window path was written for.
+Case stride2_pool_112(int64_t block, int64_t k) {
+  Case c;
+  c.block = block;
+  c.channels = c.p.planes = 64;
+  c.p.in[1] = c.p.in[2] = 112;
+  c.p.kernel[1] = c.p.kernel[2] = k;
+  c.p.stride[1] = c.p.stride[2] = 2;
+  c.p.pad_begin[1] = c.p.pad_begin[2] = c.p.pad_end[1] = c.p.pad_end[2] = k == 3 ? 1 : 0;
+  c.p.out[1] = c.p.out[2] = 56;
+  return c;
+}
+
 TEST_P(PoolBlockedX86, CommonPoolsMatchReference) {
   const Isa isa = GetParam();
   SKIP_WITHOUT(isa);
   std::mt19937 rng(13);
   for (int64_t k : {2, 3}) {
-    Case c;
-    c.block = isa_block(isa);
-    c.channels = 64;
-    c.p.planes = 64;
-    c.p.in[1] = c.p.in[2] = 112;
-    c.p.kernel[1] = c.p.kernel[2] = k;
-    c.p.stride[1] = c.p.stride[2] = 2;
-    c.p.pad_begin[1] = c.p.pad_begin[2] = c.p.pad_end[1] = c.p.pad_end[2] = k == 3 ? 1 : 0;
-    c.p.out[1] = c.p.out[2] = 56;
+    const Case c = stride2_pool_112(isa_block(isa), k);
     for (bool specials : {false, true}) {
       const std::vector<float> x = random_input(rng, c, specials);
       expect_same_as_ref(Kind::Max, isa, c, x, rng);
@@ -279,16 +283,8 @@ TEST_P(PoolBlockedX86, Int8MaxPoolMatchesReferenceBitForBit) {
     if (t % 2 == 0) expect_int8_max_pool_same_as_ref<uint8_t>(isa, c, rng);
     else expect_int8_max_pool_same_as_ref<int8_t>(isa, c, rng);
   }
-  // ResNet's stem pool (3x3, stride 2, pad 1, 112x112 to 56x56) on uint8, the shape of quantised ResNets.
-  Case c;
-  c.block = isa_block(isa);
-  c.channels = c.p.planes = 64;
-  c.p.in[1] = c.p.in[2] = 112;
-  c.p.kernel[1] = c.p.kernel[2] = 3;
-  c.p.stride[1] = c.p.stride[2] = 2;
-  c.p.pad_begin[1] = c.p.pad_begin[2] = c.p.pad_end[1] = c.p.pad_end[2] = 1;
-  c.p.out[1] = c.p.out[2] = 56;
-  expect_int8_max_pool_same_as_ref<uint8_t>(isa, c, rng);
+  // ResNet's stem pool on uint8, the shape of quantised ResNets.
+  expect_int8_max_pool_same_as_ref<uint8_t>(isa, stride2_pool_112(isa_block(isa), 3), rng);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, PoolBlockedX86, ::testing::ValuesIn(vector_isas()),
