@@ -126,7 +126,7 @@ class QuantizeTest(unittest.TestCase):
         os.makedirs(cls.calib)
         # The photos shrunk to at most CALIB_SIDE pixels on a side (PNG), since the model reads 48x48 anyway:
         # decoding and resizing the full-size photos in every quantize run was most of this suite's time
-        # under the sanitizers (about 0.6 s per photo and run under TSan).
+        # under the sanitizers (bench/REPORT.md, "int8 MaxPool on the vector kernels; CI time; ...").
         from PIL import Image
         for p in PHOTOS:
             with Image.open(os.path.join(SKIMAGE_DATA, p)) as img:
