@@ -1,6 +1,7 @@
 // Microbenchmarks of the alternative conv algorithms against the direct conv (ops/conv_fast.h), one
 // thread, blocked in/out as the layout plan gives them:
-//   winograd/...  Winograd (ops/conv_winograd.h) F(2x2), F(4x4), F(6x6) and the automatic tile on the dense
+//   winograd/...  Winograd (ops/conv_winograd.h) F(2x2), F(4x4), F(6x6), the automatic tile and F(2x2),
+//                 F(4x4) with each register tile forced (_tile1 tall, _tile2 wide) on the dense
 //                 3x3 stride-1 layers of ResNet-18/50, VGG and RetinaFace;
 //   indirect/...  indirect convolution (ops/conv_indirect.h) on the general shapes it is meant for;
 //   strassen/...  1x1 convs (ops/conv_strassen.h) as one GEMM, with one level of Strassen, and as the
@@ -110,8 +111,11 @@ void bench_layer(benchmark::State& state, Layer layer, Isa isa, int algorithm) {
     label = std::string(conv.algorithm()) + "/" + conv.isa();
   } else {
     if (!WinogradConv2d::supports(p, in_block, out_block, isa)) return state.SkipWithError("no Winograd kernel");
-    const WinogradConv2d conv(p, w.data(), bias.data(), Activation::relu(),
-                              winograd_plan(p, in_block, out_block, isa, algorithm == kWinogradAuto ? 0 : algorithm));
+    // 10 * m + r: F(m x m) with register tile r forced (1 tall, 2 wide; winograd_group_vectors).
+    const int m = algorithm == kWinogradAuto ? 0 : algorithm >= 10 ? algorithm / 10 : algorithm;
+    ConvPlan plan = winograd_plan(p, in_block, out_block, isa, m);
+    if (algorithm >= 10) plan.oc_tile = algorithm % 10;
+    const WinogradConv2d conv(p, w.data(), bias.data(), Activation::relu(), plan);
     for (auto _ : state) {
       conv.run(x.data(), y.data(), residual.data(), nullptr);
       benchmark::ClobberMemory();
@@ -135,6 +139,7 @@ const std::vector<Layer>& winograd_layers() {
   static const std::vector<Layer> l = {
       {"resnet/3x3_64to64_56", 64, 64, 56, 56},     {"resnet/3x3_128to128_28", 128, 128, 28, 28},
       {"resnet/3x3_256to256_14", 256, 256, 14, 14}, {"resnet/3x3_512to512_7", 512, 512, 7, 7},
+      {"3x3_128to128_14", 128, 128, 14, 14},        {"3x3_256to256_7", 256, 256, 7, 7},
       {"vgg/3x3_64to64_112", 64, 64, 112, 112},     {"retina/ssh_3x3_64to32_80", 64, 32, 80, 80},
       {"retina/ssh_3x3_64to32_40", 64, 32, 40, 40},  {"retina/ssh_3x3_64to16_80", 64, 16, 80, 80},
       {"retina/ssh_3x3_16to16_80", 16, 16, 80, 80},  {"retina/ssh_3x3_64to64_80", 64, 64, 80, 80},
@@ -195,13 +200,15 @@ int main(int argc, char** argv) {
                              : algorithm == kGemm          ? "gemm"
                              : algorithm == kStrassen1     ? "strassen1"
                              : algorithm == kStrassenAuto  ? "strassen_auto"
+                             : algorithm >= 10 ? "winograd" + std::to_string(algorithm / 10) + "3_tile" + std::to_string(algorithm % 10)
                                                            : "winograd" + std::to_string(algorithm) + "3";
     const std::string name = std::string(isa_name(isa)) + "/" + family + "/" + l.name + "/" + what;
     benchmark::RegisterBenchmark(name.c_str(), bench_layer, l, isa, algorithm)->Unit(benchmark::kMicrosecond);
   };
   for (Isa isa : isas) {
     for (const Layer& l : winograd_layers())
-      for (int algorithm : {kWinograd2, kWinograd4, kWinograd6, kWinogradAuto, kDirect}) add(isa, "winograd", l, algorithm);
+      for (int algorithm : {int(kWinograd2), int(kWinograd4), int(kWinograd6), int(kWinogradAuto), int(kDirect), 21, 22, 41, 42})
+        add(isa, "winograd", l, algorithm);
     for (const Layer& l : indirect_layers())
       for (int algorithm : {kIndirect, kDirect}) add(isa, "indirect", l, algorithm);
     for (const Layer& l : strassen_layers())

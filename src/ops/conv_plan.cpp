@@ -59,7 +59,7 @@ std::string describe_plan(const ConvPlan& plan) {
   if (plan.kernel == ConvKernel::Strassen) s = plan.strassen_levels ? "strassen1" : "gemm";
   if (plan.kernel == ConvKernel::Ref) return s;
   s += std::string("/") + isa_name(plan.isa) + " " + std::to_string(plan.in_block) + ">" + std::to_string(plan.out_block);
-  if (plan.oc_tile == 1) s += " tile1";
+  if (plan.oc_tile != 0) s += " tile" + std::to_string(plan.oc_tile);
   if (plan.int8_form != QConvForm::None) s += std::string(" ") + qconv_form_name(plan.int8_form);
   if (plan.split != ConvSplit::Auto) s += std::string(" ") + conv_split_name(plan.split);
   return s;

@@ -51,6 +51,8 @@ struct ConvPlan {
   Isa isa = Isa::Ref;
   int64_t in_block = 1, out_block = 1;  // channel blocks of X and Y (1: plain NCHW)
   // Direct and pointwise kernels: output channel blocks per register tile, 2 (the kernels' widest) or 1.
+  // Winograd: vectors of output channels per register tile of the multiply, 1 ("tall") or 2 ("wide"),
+  // on planes whose chunks fit the tall tile (ops/conv_winograd.h, winograd_group_vectors). 0: the rule.
   int oc_tile = 0;
   int winograd_tile = 0;    // Winograd: the output tile m of F(m x m, 3 x 3), 2, 4 or 6
   int strassen_levels = 0;  // Strassen: 0 (one GEMM) or 1 level of recursion

@@ -249,7 +249,8 @@ bool conv_plan_fits(const ConvPlan& plan, const Conv2dParams& p, const ExecSetti
     case ConvKernel::Winograd:
       return WinogradConv2d::supports(p, in, out, plan.isa) && runnable_isa(plan.isa) == plan.isa &&
              (plan.winograd_tile == 2 || plan.winograd_tile == 4 || plan.winograd_tile == 6) &&
-             (settings.winograd_tile == 0 || settings.winograd_tile == plan.winograd_tile) && plan.oc_tile == 0 &&
+             (settings.winograd_tile == 0 || settings.winograd_tile == plan.winograd_tile) && plan.oc_tile >= 0 &&
+             plan.oc_tile <= 2 &&
              plan.strassen_levels == 0 && plan.split != ConvSplit::Rows;
     case ConvKernel::Strassen:
       return StrassenConv1x1::supports(p, in, out, plan.isa) &&
@@ -286,7 +287,14 @@ std::vector<ConvPlan> conv_plan_candidates(const Conv2dParams& p, int64_t in_blo
       if (tile == 6 && settings.winograd_tile != 6) continue;
       ConvPlan plan = plan_of(ConvKernel::Winograd, isa, in_block, out_block);
       plan.winograd_tile = tile;
-      add(plan, all_splits);
+      // Both register tiles where the chunks fit the tall one; elsewhere the rule's (always wide).
+      const WinogradVectors vectors = winograd_vectors(isa);
+      const bool fits_tall = WinogradConv2d::applicable(p) && winograd_chunks(p, tile, vectors).chunk_tiles <= vectors.tall_rows;
+      for (int oc_tile : {0, 1, 2}) {
+        if ((oc_tile == 0) == fits_tall) continue;
+        plan.oc_tile = oc_tile;
+        add(plan, all_splits);
+      }
     }
     for (int levels : {0, 1}) {
       ConvPlan plan = plan_of(ConvKernel::Strassen, isa, in_block, out_block);

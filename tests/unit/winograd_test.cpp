@@ -139,8 +139,9 @@ std::vector<double> tolerance(const Case& c, int m, const std::vector<float>& wa
 }
 
 // Runs WinogradConv2d on blocked copies of the case's tensors; returns y in plain NCHW.
+// oc_tile: the plan's register tile (0 the rule, 1 tall, 2 wide).
 std::vector<float> run_fast(const Case& c, Isa isa, int tile, int64_t in_block, int64_t out_block,
-                            ThreadPool* pool = nullptr, bool in_place_residual = false) {
+                            ThreadPool* pool = nullptr, bool in_place_residual = false, int oc_tile = 0) {
   const Conv2dParams& p = c.p;
   const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
   std::vector<float> xb(c.x.size()), yb(static_cast<size_t>(p.batch * p.out_channels * out_plane)), rb;
@@ -150,7 +151,9 @@ std::vector<float> run_fast(const Case& c, Isa isa, int tile, int64_t in_block, 
     reorder_blocks_ref(c.residual.data(), rb.data(), p.batch, p.out_channels, out_plane, 1, out_block);
     if (in_place_residual) yb = rb;
   }
-  WinogradConv2d conv(p, c.w.data(), c.bias.data(), c.act, winograd_plan(p, in_block, out_block, isa, tile));
+  ConvPlan plan = winograd_plan(p, in_block, out_block, isa, tile);
+  plan.oc_tile = oc_tile;
+  WinogradConv2d conv(p, c.w.data(), c.bias.data(), c.act, plan);
   const float* residual = c.with_residual ? (in_place_residual ? yb.data() : rb.data()) : nullptr;
   conv.run(xb.data(), yb.data(), residual, pool);
   std::vector<float> y(yb.size());
@@ -485,6 +488,54 @@ TEST_P(WinogradX86, TallTileBothSidesOfThePackingLimit) {
       check_within(got, want, tolerance(c, 2, want), "tall tile, " + describe(p));
     }
   }
+}
+
+// Either register tile on planes whose chunks fit the tall one (up to 16 tiles), whichever the rule would
+// pick: tall (all tiles x one vector) and wide (row blocks x two vectors), odd tile and channel counts,
+// narrow last groups of output channels.
+TEST_P(WinogradX86, BothRegisterTilesOnSmallPlanes) {
+  std::mt19937 rng(GetParam() == Isa::Avx512 ? 47 : 48);
+  const WinogradVectors vectors = winograd_vectors(GetParam());
+  int tested = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    Conv2dParams p;
+    p.batch = 1;
+    p.in_channels = pick(rng, {16, 24, 40, 64, 136});
+    p.out_channels = pick(rng, {16, 24, 40, 56, 72});
+    p.kernel_h = p.kernel_w = 3;
+    const int tile = trial % 2 == 0 ? 2 : 4;
+    // Mostly 13-16 tiles (the wide tile's two row blocks), some fewer.
+    p.in_h = tile == 2 ? pick(rng, {7, 8, 8, 5}) : pick(rng, {13, 14, 16, 9});
+    p.in_w = tile == 2 ? pick(rng, {7, 8, 6, 3}) : pick(rng, {13, 14, 15, 5});
+    p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+    ASSERT_TRUE(finish_shape(p));
+    if (winograd_chunks(p, tile, vectors).chunk_tiles > vectors.tall_rows) continue;
+    const int64_t in_block = random_block(rng, p.in_channels, GetParam());
+    const int64_t out_block = random_block(rng, p.out_channels, GetParam());
+    for (int oc_tile : {1, 2}) {
+      // A case of its own for each tile: the per-thread scratch keeps the other run's products, which
+      // would hide tiles a run leaves out.
+      const Case c = make_case(rng, p, trial, trial % 3 == 0);
+      const std::vector<float> want = expected(c);
+      const std::vector<float> got = run_fast(c, GetParam(), tile, in_block, out_block, nullptr, false, oc_tile);
+      check_within(got, want, tolerance(c, tile, want),
+                   "F(" + std::to_string(tile) + ") register tile " + std::to_string(oc_tile) + " " + describe(p));
+    }
+    ++tested;
+  }
+  EXPECT_GE(tested, 12);
+  // The plan's choice is what the kernel gets; 0 leaves it to the rule, which takes one of the two.
+  Conv2dParams p;
+  p.in_channels = p.out_channels = 256;
+  p.kernel_h = p.kernel_w = 3;
+  p.in_h = p.in_w = 14;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  ASSERT_TRUE(finish_shape(p));
+  EXPECT_EQ(winograd_group_vectors(p, 16, vectors, 1), 1);
+  EXPECT_EQ(winograd_group_vectors(p, 16, vectors, 2), vectors.oc_vectors);
+  const int64_t rule = winograd_group_vectors(p, 16, vectors, 0);
+  EXPECT_TRUE(rule == 1 || rule == vectors.oc_vectors);
+  EXPECT_EQ(winograd_group_vectors(p, vectors.tall_rows + 1, vectors, 0), vectors.oc_vectors);
 }
 
 TEST_P(WinogradX86, ThreadedRunEqualsSingleThread) {
