@@ -51,11 +51,14 @@ WinogradChunks winograd_chunks(const Conv2dParams& p, int m, const WinogradVecto
 
 // The rule: a chunk that fits a tall register tile runs tall when the wide tile would read its panel of
 // weights (the input channels x two vectors of output channels) from beyond L1 on its second pass over
-// the chunk's tiles; with a panel that L1 holds, the wide tile's fewer loads per FMA win (bench/REPORT.md,
-// "The Winograd register tile as a plan choice").
-int64_t winograd_group_vectors(const Conv2dParams& p, int64_t chunk_tiles, const WinogradVectors& vectors, int oc_tile) {
+// the chunk's tiles; with a panel that L1 holds, the wide tile's fewer loads per FMA win on x86
+// (bench/REPORT.md, "The Winograd register tile as a plan choice"). NEON keeps the tall tile wherever it
+// fits, as before: not measured on an Arm core.
+int64_t winograd_group_vectors(const Conv2dParams& p, Isa isa, int64_t chunk_tiles, int oc_tile) {
+  const WinogradVectors vectors = winograd_vectors(isa);
   if (oc_tile == 1) return 1;
   if (oc_tile == 2) return vectors.oc_vectors;
+  if (is_arm_isa(isa)) return chunk_tiles <= vectors.tall_rows ? 1 : vectors.oc_vectors;
   constexpr int64_t kL1PanelBytes = 32 * 1024;
   const int64_t panel_bytes =
       round_up_to_block(p.in_channels, vectors.lanes) * vectors.oc_vectors * vectors.lanes * int64_t(sizeof(float));
@@ -107,7 +110,7 @@ WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, cons
 
   const WinogradChunks chunks = winograd_chunks(p, tile_, vectors);
   chunk_tiles_ = chunks.chunk_tiles;
-  u_group_vectors_ = winograd_group_vectors(p, chunk_tiles_, vectors, plan.oc_tile);
+  u_group_vectors_ = winograd_group_vectors(p, isa_, chunk_tiles_, plan.oc_tile);
   const int64_t group_lanes = lanes_ * u_group_vectors_;
 
   // u[pos][group][ic][lane of the group], zeros for the padding channels. Built a group of output

@@ -39,10 +39,11 @@ struct WinogradChunks {
 WinogradChunks winograd_chunks(const Conv2dParams& p, int m, const WinogradVectors& vectors);
 
 // Vectors of output channels per group of the transformed weights, which picks the multiply's register
-// tile (kernels/x86/winograd_x86.h): 1 runs chunks of at most vectors.tall_rows tiles "tall" (all tiles x
-// one vector: each weight loaded once per chunk), vectors.oc_vectors runs them "wide" (fewer loads per
-// FMA, the weights read once per row block). oc_tile is the plan's: 1 or 2 forces one, 0 takes the rule.
-int64_t winograd_group_vectors(const Conv2dParams& p, int64_t chunk_tiles, const WinogradVectors& vectors, int oc_tile);
+// tile (kernels/x86/winograd_x86.h): 1 runs chunks of at most tall_rows tiles "tall" (all tiles x one
+// vector: each weight loaded once per chunk), oc_vectors runs them "wide" (fewer loads per FMA, the
+// weights read once per row block); winograd_vectors(isa) has both counts. oc_tile is the plan's: 1 or 2
+// forces one, 0 takes the rule.
+int64_t winograd_group_vectors(const Conv2dParams& p, Isa isa, int64_t chunk_tiles, int oc_tile);
 
 class WinogradConv2d {
  public:

@@ -531,11 +531,11 @@ TEST_P(WinogradX86, BothRegisterTilesOnSmallPlanes) {
   p.in_h = p.in_w = 14;
   p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
   ASSERT_TRUE(finish_shape(p));
-  EXPECT_EQ(winograd_group_vectors(p, 16, vectors, 1), 1);
-  EXPECT_EQ(winograd_group_vectors(p, 16, vectors, 2), vectors.oc_vectors);
-  const int64_t rule = winograd_group_vectors(p, 16, vectors, 0);
+  EXPECT_EQ(winograd_group_vectors(p, GetParam(), 16, 1), 1);
+  EXPECT_EQ(winograd_group_vectors(p, GetParam(), 16, 2), vectors.oc_vectors);
+  const int64_t rule = winograd_group_vectors(p, GetParam(), 16, 0);
   EXPECT_TRUE(rule == 1 || rule == vectors.oc_vectors);
-  EXPECT_EQ(winograd_group_vectors(p, vectors.tall_rows + 1, vectors, 0), vectors.oc_vectors);
+  EXPECT_EQ(winograd_group_vectors(p, GetParam(), vectors.tall_rows + 1, 0), vectors.oc_vectors);
 }
 
 TEST_P(WinogradX86, ThreadedRunEqualsSingleThread) {
