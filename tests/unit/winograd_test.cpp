@@ -468,9 +468,9 @@ TEST_P(WinogradX86, LargePlaneSpansChunks) {
   }
 }
 
-// Small planes run the "tall" register tile (all of a chunk's tiles x one vector), which transposes v
-// to k-major on the stack up to kMaxPackedChannels (1024) input channels and reads it as it is beyond:
-// both sides of that limit, odd tile counts included.
+// The "tall" register tile (all of a chunk's tiles x one vector) transposes v to k-major on the stack up
+// to kMaxPackedChannels (1024) input channels and reads it as it is beyond: both sides of that limit, odd
+// tile counts included; and the wide tile on the same convs.
 TEST_P(WinogradX86, TallTileBothSidesOfThePackingLimit) {
   std::mt19937 rng(45);
   for (int64_t in_channels : {1024, 1040}) {
@@ -481,11 +481,14 @@ TEST_P(WinogradX86, TallTileBothSidesOfThePackingLimit) {
       p.in_h = p.in_w = side;
       p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
       ASSERT_TRUE(finish_shape(p));
-      const Case c = make_case(rng, p, 2, side == 7);
-      const std::vector<float> want = expected(c);
       const int64_t out_block = GetParam() == Isa::Avx512 ? 8 : 1;
-      const std::vector<float> got = run_fast(c, GetParam(), 2, 16, out_block);
-      check_within(got, want, tolerance(c, 2, want), "tall tile, " + describe(p));
+      // Each register tile forced, a case for each (see BothRegisterTilesOnSmallPlanes).
+      for (int oc_tile : {1, 2}) {
+        const Case c = make_case(rng, p, 2, side == 7);
+        const std::vector<float> want = expected(c);
+        const std::vector<float> got = run_fast(c, GetParam(), 2, 16, out_block, nullptr, false, oc_tile);
+        check_within(got, want, tolerance(c, 2, want), "register tile " + std::to_string(oc_tile) + ", " + describe(p));
+      }
     }
   }
 }
@@ -500,7 +503,7 @@ TEST_P(WinogradX86, BothRegisterTilesOnSmallPlanes) {
   for (int trial = 0; trial < 24; ++trial) {
     Conv2dParams p;
     p.batch = 1;
-    p.in_channels = pick(rng, {16, 24, 40, 64, 136});
+    p.in_channels = pick(rng, {16, 24, 40, 64, 136, 520});
     p.out_channels = pick(rng, {16, 24, 40, 56, 72});
     p.kernel_h = p.kernel_w = 3;
     const int tile = trial % 2 == 0 ? 2 : 4;
