@@ -288,8 +288,7 @@ std::vector<ConvPlan> conv_plan_candidates(const Conv2dParams& p, int64_t in_blo
       ConvPlan plan = plan_of(ConvKernel::Winograd, isa, in_block, out_block);
       plan.winograd_tile = tile;
       // Both register tiles where the chunks fit the tall one; elsewhere the rule's (always wide).
-      const WinogradVectors vectors = winograd_vectors(isa);
-      const bool fits_tall = WinogradConv2d::applicable(p) && winograd_chunks(p, tile, vectors).chunk_tiles <= vectors.tall_rows;
+      const bool fits_tall = WinogradConv2d::applicable(p) && winograd_fits_tall_tile(p, tile, isa);
       for (int oc_tile : {0, 1, 2}) {
         if ((oc_tile == 0) == fits_tall) continue;
         plan.oc_tile = oc_tile;

@@ -49,20 +49,25 @@ WinogradChunks winograd_chunks(const Conv2dParams& p, int m, const WinogradVecto
   return c;
 }
 
+bool winograd_fits_tall_tile(const Conv2dParams& p, int m, Isa isa) {
+  const WinogradVectors vectors = winograd_vectors(isa);
+  return winograd_chunks(p, m, vectors).chunk_tiles <= vectors.tall_rows;
+}
+
 // The rule: a chunk that fits a tall register tile runs tall when the wide tile would read its panel of
 // weights (the input channels x two vectors of output channels) from beyond L1 on its second pass over
 // the chunk's tiles; with a panel that L1 holds, the wide tile's fewer loads per FMA win on x86
 // (bench/REPORT.md, "The Winograd register tile as a plan choice"). NEON keeps the tall tile wherever it
 // fits, as before: not measured on an Arm core.
-int64_t winograd_group_vectors(const Conv2dParams& p, Isa isa, int64_t chunk_tiles, int oc_tile) {
+int64_t winograd_group_vectors(const Conv2dParams& p, Isa isa, int m, int oc_tile) {
   const WinogradVectors vectors = winograd_vectors(isa);
   if (oc_tile == 1) return 1;
-  if (oc_tile == 2) return vectors.oc_vectors;
-  if (is_arm_isa(isa)) return chunk_tiles <= vectors.tall_rows ? 1 : vectors.oc_vectors;
+  if (oc_tile == 2 || !winograd_fits_tall_tile(p, m, isa)) return vectors.oc_vectors;
+  if (is_arm_isa(isa)) return 1;
   constexpr int64_t kL1PanelBytes = 32 * 1024;
   const int64_t panel_bytes =
       round_up_to_block(p.in_channels, vectors.lanes) * vectors.oc_vectors * vectors.lanes * int64_t(sizeof(float));
-  return chunk_tiles <= vectors.tall_rows && panel_bytes > kL1PanelBytes ? 1 : vectors.oc_vectors;
+  return panel_bytes > kL1PanelBytes ? 1 : vectors.oc_vectors;
 }
 
 bool WinogradConv2d::applicable(const Conv2dParams& p) { return winograd_applicable(p); }
@@ -110,7 +115,7 @@ WinogradConv2d::WinogradConv2d(const Conv2dParams& p, const float* weights, cons
 
   const WinogradChunks chunks = winograd_chunks(p, tile_, vectors);
   chunk_tiles_ = chunks.chunk_tiles;
-  u_group_vectors_ = winograd_group_vectors(p, isa_, chunk_tiles_, plan.oc_tile);
+  u_group_vectors_ = winograd_group_vectors(p, isa_, tile_, plan.oc_tile);
   const int64_t group_lanes = lanes_ * u_group_vectors_;
 
   // u[pos][group][ic][lane of the group], zeros for the padding channels. Built a group of output

@@ -38,12 +38,16 @@ struct WinogradChunks {
 };
 WinogradChunks winograd_chunks(const Conv2dParams& p, int m, const WinogradVectors& vectors);
 
+// Whether F(m x m)'s chunks on this conv have at most winograd_vectors(isa).tall_rows tiles, so that the
+// "tall" register tile (all of a chunk's tiles x one vector) can run them.
+bool winograd_fits_tall_tile(const Conv2dParams& p, int m, Isa isa);
+
 // Vectors of output channels per group of the transformed weights, which picks the multiply's register
-// tile (kernels/x86/winograd_x86.h): 1 runs chunks of at most tall_rows tiles "tall" (all tiles x one
-// vector: each weight loaded once per chunk), oc_vectors runs them "wide" (fewer loads per FMA, the
+// tile (kernels/x86/winograd_x86.h): 1 runs chunks that fit the tall tile "tall" (each weight loaded once
+// per chunk), oc_vectors runs them "wide" (row blocks x oc_vectors vectors: fewer loads per FMA, the
 // weights read once per row block); winograd_vectors(isa) has both counts. oc_tile is the plan's: 1 or 2
 // forces one, 0 takes the rule.
-int64_t winograd_group_vectors(const Conv2dParams& p, Isa isa, int64_t chunk_tiles, int oc_tile);
+int64_t winograd_group_vectors(const Conv2dParams& p, Isa isa, int m, int oc_tile);
 
 class WinogradConv2d {
  public:

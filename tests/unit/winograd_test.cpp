@@ -126,6 +126,18 @@ Conv2dParams random_params(std::mt19937& rng, std::initializer_list<int64_t> cha
   }
 }
 
+// A 3x3 stride-1 conv padded by 1 on every side, so the output plane is the input's: the dense layers
+// Winograd is for.
+Conv2dParams same_3x3(int64_t in_channels, int64_t out_channels, int64_t h, int64_t w) {
+  Conv2dParams p;
+  p.in_channels = in_channels, p.out_channels = out_channels;
+  p.kernel_h = p.kernel_w = 3;
+  p.in_h = h, p.in_w = w;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  EXPECT_TRUE(finish_shape(p)) << describe(p);
+  return p;
+}
+
 // Per output: the tolerance described at the top of the file, for tile m.
 std::vector<double> tolerance(const Case& c, int m, const std::vector<float>& want) {
   const Conv2dParams& p = c.p;
@@ -453,12 +465,7 @@ TEST_P(WinogradX86, FewAndOddChannels) {
 // Planes of several chunks (the scratch holds a bounded number of tiles) and ResNet-like padding.
 TEST_P(WinogradX86, LargePlaneSpansChunks) {
   std::mt19937 rng(41);
-  Conv2dParams p;
-  p.in_channels = 64, p.out_channels = 48;
-  p.kernel_h = p.kernel_w = 3;
-  p.in_h = 61, p.in_w = 59;
-  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-  ASSERT_TRUE(finish_shape(p));
+  const Conv2dParams p = same_3x3(64, 48, 61, 59);
   const Case c = make_case(rng, p, 1, true);
   const std::vector<float> want = expected(c);
   for (int tile : {2, 4, 6}) {
@@ -475,12 +482,7 @@ TEST_P(WinogradX86, TallTileBothSidesOfThePackingLimit) {
   std::mt19937 rng(45);
   for (int64_t in_channels : {1024, 1040}) {
     for (int64_t side : {7, 5}) {
-      Conv2dParams p;
-      p.in_channels = in_channels, p.out_channels = 40;
-      p.kernel_h = p.kernel_w = 3;
-      p.in_h = p.in_w = side;
-      p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-      ASSERT_TRUE(finish_shape(p));
+      const Conv2dParams p = same_3x3(in_channels, 40, side, side);
       const int64_t out_block = GetParam() == Isa::Avx512 ? 8 : 1;
       // Each register tile forced, a case for each (see BothRegisterTilesOnSmallPlanes).
       for (int oc_tile : {1, 2}) {
@@ -501,18 +503,14 @@ TEST_P(WinogradX86, BothRegisterTilesOnSmallPlanes) {
   const WinogradVectors vectors = winograd_vectors(GetParam());
   int tested = 0;
   for (int trial = 0; trial < 24; ++trial) {
-    Conv2dParams p;
-    p.batch = 1;
-    p.in_channels = pick(rng, {16, 24, 40, 64, 136, 520});
-    p.out_channels = pick(rng, {16, 24, 40, 56, 72});
-    p.kernel_h = p.kernel_w = 3;
+    const int64_t in_channels = pick(rng, {16, 24, 40, 64, 136, 520});
+    const int64_t out_channels = pick(rng, {16, 24, 40, 56, 72});
     const int tile = trial % 2 == 0 ? 2 : 4;
     // Mostly 13-16 tiles (the wide tile's two row blocks), some fewer.
-    p.in_h = tile == 2 ? pick(rng, {7, 8, 8, 5}) : pick(rng, {13, 14, 16, 9});
-    p.in_w = tile == 2 ? pick(rng, {7, 8, 6, 3}) : pick(rng, {13, 14, 15, 5});
-    p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-    ASSERT_TRUE(finish_shape(p));
-    if (winograd_chunks(p, tile, vectors).chunk_tiles > vectors.tall_rows) continue;
+    const int64_t h = tile == 2 ? pick(rng, {7, 8, 8, 5}) : pick(rng, {13, 14, 16, 9});
+    const int64_t w = tile == 2 ? pick(rng, {7, 8, 6, 3}) : pick(rng, {13, 14, 15, 5});
+    const Conv2dParams p = same_3x3(in_channels, out_channels, h, w);
+    if (!winograd_fits_tall_tile(p, tile, GetParam())) continue;
     const int64_t in_block = random_block(rng, p.in_channels, GetParam());
     const int64_t out_block = random_block(rng, p.out_channels, GetParam());
     for (int oc_tile : {1, 2}) {
@@ -527,18 +525,15 @@ TEST_P(WinogradX86, BothRegisterTilesOnSmallPlanes) {
     ++tested;
   }
   EXPECT_GE(tested, 12);
-  // The plan's choice is what the kernel gets; 0 leaves it to the rule, which takes one of the two.
-  Conv2dParams p;
-  p.in_channels = p.out_channels = 256;
-  p.kernel_h = p.kernel_w = 3;
-  p.in_h = p.in_w = 14;
-  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-  ASSERT_TRUE(finish_shape(p));
-  EXPECT_EQ(winograd_group_vectors(p, GetParam(), 16, 1), 1);
-  EXPECT_EQ(winograd_group_vectors(p, GetParam(), 16, 2), vectors.oc_vectors);
-  const int64_t rule = winograd_group_vectors(p, GetParam(), 16, 0);
+  // The plan's choice is what the kernel gets; 0 leaves it to the rule, which takes one of the two, and
+  // wide where the chunks do not fit the tall tile (F(2x2) on 14x14: 49 tiles).
+  const Conv2dParams p = same_3x3(256, 256, 14, 14);
+  EXPECT_EQ(winograd_group_vectors(p, GetParam(), 4, 1), 1);
+  EXPECT_EQ(winograd_group_vectors(p, GetParam(), 4, 2), vectors.oc_vectors);
+  const int64_t rule = winograd_group_vectors(p, GetParam(), 4, 0);
   EXPECT_TRUE(rule == 1 || rule == vectors.oc_vectors);
-  EXPECT_EQ(winograd_group_vectors(p, GetParam(), vectors.tall_rows + 1, 0), vectors.oc_vectors);
+  ASSERT_FALSE(winograd_fits_tall_tile(p, 2, GetParam()));
+  EXPECT_EQ(winograd_group_vectors(p, GetParam(), 2, 0), vectors.oc_vectors);
 }
 
 TEST_P(WinogradX86, ThreadedRunEqualsSingleThread) {
@@ -585,12 +580,7 @@ TEST_P(WinogradX86, ResidualMayBeTheOutput) {
 // (oc, ic) pair must fail somewhere.
 TEST_P(WinogradX86, BoundDetectsOneMissingTap) {
   std::mt19937 rng(71);
-  Conv2dParams p;
-  p.in_channels = p.out_channels = 64;
-  p.kernel_h = p.kernel_w = 3;
-  p.in_h = p.in_w = 14;
-  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
-  ASSERT_TRUE(finish_shape(p));
+  const Conv2dParams p = same_3x3(64, 64, 14, 14);
   Case c = make_case(rng, p, 0, false);
   const size_t tap = (5 * p.in_channels + 9) * 9 + 4;  // oc 5, ic 9, centre tap
   c.w[tap] = 0.75f;
