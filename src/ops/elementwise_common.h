@@ -73,6 +73,26 @@ void parallel_range(ThreadPool* pool, int64_t n, int64_t work, Fn&& fn) {
   pool->parallel_for(n, fn);
 }
 
+// fn(begin, end) over the rows [0, planes * h) of `planes` planes (a batch's channels, or its channel
+// blocks) of `h` rows each, split across the pool so that every thread takes the same band of rows in
+// each plane: the band the direct-family convs give it on both sides of this op (ops/conv_fast.cpp,
+// FastConv2d::run_kernel). A flat split would give each thread whole planes, half of them written by
+// the other core.
+template <class Fn>
+void parallel_row_bands(ThreadPool* pool, int64_t planes, int64_t h, int64_t work, Fn&& fn) {
+  const int64_t threads = pool ? pool->size() : 1;
+  if (threads <= 1 || h < threads || work < kParallelGrain) {
+    parallel_range(pool, planes * h, work, fn);
+    return;
+  }
+  pool->parallel_for(threads, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t r0 = h * t / threads, r1 = h * (t + 1) / threads;
+      for (int64_t plane = 0; plane < planes; ++plane) fn(plane * h + r0, plane * h + r1);
+    }
+  });
+}
+
 // y = f(a, b) with numpy broadcasting; y already has the broadcast shape.
 template <class A, class B, class Y, class F>
 void run_broadcast_binary(ThreadPool* pool, const Tensor& a, const Tensor& b, Tensor& y, F f) {

@@ -29,6 +29,7 @@
 #include "kernels/ref/resize_nearest_ref.h"
 #include "kernels/ref/resize_ref.h"
 #include "ops/blocked_layout.h"
+#include "ops/elementwise_common.h"
 #include "ops/op.h"
 #include "core/thread_pool.h"
 
@@ -244,13 +245,11 @@ class Resize final : public Op {
     if (block_ > 1) {
       // Work in output rows of the block planes ((batch, channel block) pairs).
       const Shape& y_shape = ctx.output(0).shape();
-      const int64_t rows = y_shape[0] * (y_shape[1] / block_) * y_shape[2];
       auto fn = [&](int64_t b, int64_t e) {
         resize_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3], block_, options_.extrapolation_value, x, y,
                            b, e);
       };
-      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
-      else fn(0, rows);
+      parallel_row_bands(ctx.pool, y_shape[0] * (y_shape[1] / block_), y_shape[2], n, fn);
       return;
     }
     auto fn = [&](int64_t b, int64_t e) { resize_ref(in_shape_, taps_, options_.extrapolation_value, x, y, b, e); };
@@ -265,13 +264,11 @@ class Resize final : public Op {
     void* y = ctx.output(0).data();
     const Shape& y_shape = ctx.output(0).shape();
     if (block_ > 1) {
-      const int64_t rows = y_shape[0] * (y_shape[1] / block_) * y_shape[2];
       auto fn = [&](int64_t b, int64_t e) {
         resize_nearest_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3],
                                    block_ * static_cast<int64_t>(elem_size_), x, y, b, e);
       };
-      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
-      else fn(0, rows);
+      parallel_row_bands(ctx.pool, y_shape[0] * (y_shape[1] / block_), y_shape[2], ctx.output(0).numel(), fn);
       return;
     }
     const int64_t rows = ctx.output(0).numel() / y_shape.back();

@@ -52,7 +52,10 @@ void expect_blocked_matches_plain(const std::string& op, const Tensor& a, const 
   OpSpec plain{op, {arg(a), b_constant ? konst(b) : arg(b)}, {}};
   const Tensor want = eltest::run_op(plain).at(0);
   ASSERT_EQ(want.shape().size(), 4u);
-  for (int threads : {1, 2}) {
+  // Every run's output is kept to the end, so that no run's output lands in memory a run before it left
+  // holding the right answer (that would hide a part of the output left unwritten).
+  std::vector<Tensor> kept;
+  for (int threads : {1, 2, 3}) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
     OpSpec blocked = plain;
     blocked.threads = threads;
@@ -67,6 +70,7 @@ void expect_blocked_matches_plain(const std::string& op, const Tensor& a, const 
       FAIL() << "blocked run failed: " << e.what();
     }
     expect_same_bits(want, from_blocked(got, block));
+    kept.push_back(got);
   }
 }
 
@@ -105,11 +109,26 @@ TEST(BlockedBroadcast, ChannelOperandMatchesPlainBitForBit) {
 }
 
 TEST(BlockedBroadcast, SameShapeOperandsBothBlocked) {
-  const Tensor a = random_tensor({2, 32, 5, 7}, 1), b = random_tensor({2, 32, 5, 7}, 2, 0.5f, 2.f);
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
-    SCOPED_TRACE(op);
-    expect_blocked_matches_plain(op, a, b, false, 16);
-    expect_blocked_matches_plain(op, b, a, false, 8);
+  // The second shape is large enough (past kParallelGrain) that threads split it in bands of rows.
+  for (const Shape& shape : {Shape{2, 32, 5, 7}, Shape{1, 32, 37, 29}}) {
+    const Tensor a = random_tensor(shape, 1), b = random_tensor(shape, 2, 0.5f, 2.f);
+    for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+      SCOPED_TRACE(std::string(op) + " " + shape_str(shape));
+      expect_blocked_matches_plain(op, a, b, false, 16);
+      expect_blocked_matches_plain(op, b, a, false, 8);
+    }
+  }
+}
+
+TEST(BlockedBroadcast, ChannelOperandOnPlanesThreadsSplitInRowBands) {
+  const Tensor x = random_tensor({2, 32, 23, 37}, 11);
+  for (const Shape& vs : {Shape{2, 32, 1, 1}, Shape{1, 32, 1, 1}}) {
+    const Tensor v = random_tensor(vs, 12, 0.25f, 3.f);
+    for (const char* op : {"Sub", "Div"}) {
+      SCOPED_TRACE(std::string(op) + " v" + shape_str(vs));
+      expect_blocked_matches_plain(op, x, v, false, 16);
+      expect_blocked_matches_plain(op, v, x, true, 8);
+    }
   }
 }
 

@@ -42,7 +42,10 @@ OpSpec with_block(OpSpec spec, int64_t block) {
 void expect_blocked_matches_plain(const OpSpec& spec, int64_t block, const std::string& what) {
   SCOPED_TRACE(what + ", block " + std::to_string(block));
   const Tensor want = eltest::run_op(spec).at(0);
-  for (int threads : {1, 2}) {
+  // Every run's output is kept to the end, so that no run's output lands in memory a run before it left
+  // holding the right answer (that would hide a part of the output left unwritten).
+  std::vector<Tensor> kept;
+  for (int threads : {1, 2, 3}) {
     OpSpec blocked = with_block(spec, block);
     blocked.threads = threads;
     Tensor got_blocked;
@@ -61,6 +64,7 @@ void expect_blocked_matches_plain(const OpSpec& spec, int64_t block, const std::
       if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0 && bad++ < 5)
         ADD_FAILURE() << "element " << i << ": plain " << a[i] << ", blocked " << b[i];
     EXPECT_EQ(bad, 0) << "of " << want.numel() << " (" << threads << " threads)";
+    kept.push_back(got_blocked);
   }
 }
 
@@ -254,6 +258,18 @@ TEST(BlockedResize, NearestEveryRoundingAndCoordinateMode) {
         expect_blocked_matches_plain(resize_by_sizes(x, {2, 16, 11, 3}, resize_attrs("nearest", coords, nearest)),
                                      block, what + " sizes 11x3");
       }
+}
+
+TEST(BlockedResize, LargePlanesSplitInRowBands) {
+  // Outputs past kParallelGrain elements, which threads split in bands of each plane's rows (odd heights,
+  // so the bands differ in size); RetinaFace's FPN upsampling is the x2 nearest case.
+  const Tensor x = random_tensor({1, 32, 21, 19}, 9);
+  for (int64_t block : {8, 16}) {
+    expect_blocked_matches_plain(resize_by_scales(x, {1, 1, 2, 2}, resize_attrs("nearest", "asymmetric", "floor")),
+                                 block, "nearest x2");
+    expect_blocked_matches_plain(resize_by_sizes(x, {1, 32, 43, 37}, resize_attrs("linear", "half_pixel", "floor")),
+                                 block, "linear to 43x37");
+  }
 }
 
 TEST(BlockedResize, LinearAndCubicEveryCoordinateMode) {

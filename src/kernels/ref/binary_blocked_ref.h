@@ -32,7 +32,7 @@ void channel_broadcast_rows(const float* x, const ChannelOperand& v, float* y, i
   const int64_t B = kLanes > 0 ? kLanes : block;
   const int64_t blocks_per_batch = channels / B;
   const int64_t row_len = w * B;
-  float lanes[kMaxBlockLanes];
+  float lanes[kMaxBlockLanes] = {};  // loaded at the first row; zeroed so the compiler sees it set
   int64_t loaded_plane = -1;
   for (int64_t r = row_begin; r < row_end; ++r) {
     const int64_t plane = r / h;
