@@ -279,6 +279,14 @@ void FastConv2d::run(const float* x, float* y, const float* residual, ThreadPool
   run_kernel(x, p.in_channels * p.in_h * p.in_w, y, residual, pool);
 }
 
+int64_t row_band_chunks(const Conv2dParams& p, int64_t row_chunks, int threads) {
+  // A multiple of the threads in row chunks puts the pool's chunk boundaries on row boundaries. Without
+  // it, a depthwise layer with many channel blocks (one chunk of rows) split by channels, and each
+  // thread read half its input from the other core's cache.
+  if (p.batch != 1 || p.out_h < threads || p.out_channels >= p.out_h * p.out_w) return row_chunks;
+  return std::min<int64_t>(p.out_h, (row_chunks + threads - 1) / threads * threads);
+}
+
 void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const float* residual, ThreadPool* pool) const {
   const Conv2dParams& p = params_;
   const int64_t out_image = p.out_channels * p.out_h * p.out_w;
@@ -317,12 +325,7 @@ void FastConv2d::run_kernel(const float* x, int64_t in_image, float* y, const fl
   } else {
     row_chunks =
         std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * block_groups - 1) / (p.batch * block_groups)));
-    // Splitting rows outer on one image, each thread should own a band of rows across all channels, as the
-    // layers before and after it do: a multiple of the threads in row chunks puts the pool's chunk
-    // boundaries on row boundaries. Otherwise a depthwise layer with many channel blocks (one chunk of
-    // rows) splits by channels, and each thread reads half its input from the other core's cache.
-    if (rows_outer && p.batch == 1 && p.out_h >= threads)
-      row_chunks = std::min<int64_t>(p.out_h, (row_chunks + threads - 1) / threads * threads);
+    if (rows_outer) row_chunks = row_band_chunks(p, row_chunks, threads);
   }
   const int64_t tasks = p.batch * block_groups * row_chunks;
   pool->parallel_for(tasks, [&](int64_t begin, int64_t end) {

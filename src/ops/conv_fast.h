@@ -34,6 +34,12 @@ bool fast_conv_shape_ok(const Conv2dParams& p);
 bool fast_kernel_fits(const Conv2dParams& p, int64_t lanes, ConvKernel kernel);
 // The kernel a conv of this shape runs in the direct family (the first-layer kernel aside).
 ConvKernel fast_kernel_by_shape(const Conv2dParams& p);
+// The row chunks of a direct-family split whose rows are outermost (the image outweighs the weights),
+// given the count the split wants: rounded up to a multiple of the threads, so that each thread owns a
+// band of rows across all channels, as the convs and element-wise ops around it do (on one image whose
+// output has more pixels than channels: where it has fewer, the dense convs around it split by output
+// channels, and a depthwise layer keeps to channel groups as they do). Used by FastConv2d and QConv.
+int64_t row_band_chunks(const Conv2dParams& p, int64_t row_chunks, int threads);
 
 class FastConv2d {
  public:

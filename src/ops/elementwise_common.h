@@ -73,15 +73,17 @@ void parallel_range(ThreadPool* pool, int64_t n, int64_t work, Fn&& fn) {
   pool->parallel_for(n, fn);
 }
 
-// fn(begin, end) over the rows [0, planes * h) of `planes` planes (a batch's channels, or its channel
-// blocks) of `h` rows each, split across the pool so that every thread takes the same band of rows in
-// each plane: the band the direct-family convs give it on both sides of this op (ops/conv_fast.cpp,
-// FastConv2d::run_kernel). A flat split would give each thread whole planes, half of them written by
-// the other core.
+// fn(begin, end) over the rows [0, N * C / block * H) of a tensor of logical shape [N, C, H, W] stored in
+// channel blocks of `block` (1: plain NCHW), a row being W * block elements. Split across the pool so
+// that every thread takes the same band of rows in each plane, the band the direct-family convs give it
+// on both sides of this op (row_band_chunks, ops/conv_fast.h): a flat split would give each thread whole
+// planes, half of them written by the other core. Where those convs split by channels instead (more
+// channels than pixels, or a batch), so does this: flat.
 template <class Fn>
-void parallel_row_bands(ThreadPool* pool, int64_t planes, int64_t h, int64_t work, Fn&& fn) {
+void parallel_row_bands(ThreadPool* pool, const Shape& nchw, int64_t block, int64_t work, Fn&& fn) {
+  const int64_t planes = nchw[0] * (nchw[1] / block), h = nchw[2];
   const int64_t threads = pool ? pool->size() : 1;
-  if (threads <= 1 || h < threads || work < kParallelGrain) {
+  if (threads <= 1 || work < kParallelGrain || nchw[0] != 1 || h < threads || nchw[1] >= h * nchw[3]) {
     parallel_range(pool, planes * h, work, fn);
     return;
   }

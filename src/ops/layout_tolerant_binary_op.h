@@ -39,7 +39,7 @@ class LayoutTolerantBinaryOp final : public Op {
       float* yp = y.data_as<float>();
       const Shape& s = y.shape();
       const int64_t row = s[3] * block_;
-      parallel_row_bands(ctx.pool, s[0] * (s[1] / block_), s[2], y.numel(), [&](int64_t r0, int64_t r1) {
+      parallel_row_bands(ctx.pool, s, block_, y.numel(), [&](int64_t r0, int64_t r1) {
         ref::binary_run(a + r0 * row, true, b + r0 * row, true, yp + r0 * row, (r1 - r0) * row, F());
       });
       return;
@@ -60,7 +60,7 @@ class LayoutTolerantBinaryOp final : public Op {
     float* y = ctx.output(0).data_as<float>();
     const int64_t c = y_shape_[1], h = y_shape_[2], w = y_shape_[3], block = block_;
     const int64_t rows = y_shape_[0] * (c / block) * h;
-    parallel_row_bands(ctx.pool, y_shape_[0] * (c / block), h, rows * w * block, [&](int64_t b, int64_t e) {
+    parallel_row_bands(ctx.pool, y_shape_, block, rows * w * block, [&](int64_t b, int64_t e) {
       ref::channel_broadcast_blocked_ref(v_first, x, v, y, c, h, w, block, b, e, F());
     });
   }

@@ -84,6 +84,15 @@ class QAdd final : public Op {
       const uint8_t *pa = a.data_as<uint8_t>(), *pb = b.data_as<uint8_t>();
       uint8_t* y = ctx.output(0).data_as<uint8_t>();
       const int64_t n = a.numel();
+      const Shape& s = a.shape();
+      if (block_ > 1 && s.size() == 4) {
+        // Blocked: in bands of rows per plane, the band the convs around it give each thread.
+        const int64_t row = s[3] * block_;
+        parallel_row_bands(ctx.pool, s, block_, n, [&](int64_t r0, int64_t r1) {
+          fast_(fast_add_, pa + r0 * row, pb + r0 * row, y + r0 * row, (r1 - r0) * row);
+        });
+        return;
+      }
       // Chunks of whole cache lines, at least 16 KiB each.
       constexpr int64_t kChunk = 16 * 1024;
       const int64_t chunks = (n + kChunk - 1) / kChunk;

@@ -912,10 +912,11 @@ void FastQConv2d::run_kernel(const uint8_t* x, int64_t in_image, uint8_t* y, con
           ? std::min(block_groups, std::max({int64_t{1}, std::min(wanted, block_groups / kWideGroupsPerPart),
                                              (wanted + row_tasks - 1) / row_tasks}))
           : block_groups;
-  const int64_t row_chunks =
-      std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * parts - 1) / (p.batch * parts)));
-  const int64_t tasks = p.batch * parts * row_chunks;
   const bool rows_outer = weights_.size() < in_image;
+  int64_t row_chunks =
+      std::min<int64_t>(p.out_h, std::max<int64_t>(1, (wanted + p.batch * parts - 1) / (p.batch * parts)));
+  if (rows_outer && split_ != ConvSplit::Rows) row_chunks = row_band_chunks(p, row_chunks, threads);
+  const int64_t tasks = p.batch * parts * row_chunks;
   pool->parallel_for(tasks, [&](int64_t begin, int64_t end) {
     float* const scratch = scratch_floats_ ? thread_scratch(scratch_floats_, 1) : nullptr;
     for (int64_t t = begin; t < end; ++t) {

@@ -249,7 +249,7 @@ class Resize final : public Op {
         resize_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3], block_, options_.extrapolation_value, x, y,
                            b, e);
       };
-      parallel_row_bands(ctx.pool, y_shape[0] * (y_shape[1] / block_), y_shape[2], n, fn);
+      parallel_row_bands(ctx.pool, y_shape, block_, n, fn);
       return;
     }
     auto fn = [&](int64_t b, int64_t e) { resize_ref(in_shape_, taps_, options_.extrapolation_value, x, y, b, e); };
@@ -268,7 +268,7 @@ class Resize final : public Op {
         resize_nearest_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3],
                                    block_ * static_cast<int64_t>(elem_size_), x, y, b, e);
       };
-      parallel_row_bands(ctx.pool, y_shape[0] * (y_shape[1] / block_), y_shape[2], ctx.output(0).numel(), fn);
+      parallel_row_bands(ctx.pool, y_shape, block_, ctx.output(0).numel(), fn);
       return;
     }
     const int64_t rows = ctx.output(0).numel() / y_shape.back();

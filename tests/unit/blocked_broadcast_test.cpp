@@ -121,8 +121,8 @@ TEST(BlockedBroadcast, SameShapeOperandsBothBlocked) {
 }
 
 TEST(BlockedBroadcast, ChannelOperandOnPlanesThreadsSplitInRowBands) {
-  const Tensor x = random_tensor({2, 32, 23, 37}, 11);
-  for (const Shape& vs : {Shape{2, 32, 1, 1}, Shape{1, 32, 1, 1}}) {
+  const Tensor x = random_tensor({1, 32, 45, 37}, 11);
+  for (const Shape& vs : {Shape{1, 32, 1, 1}, Shape{32, 1, 1}}) {
     const Tensor v = random_tensor(vs, 12, 0.25f, 3.f);
     for (const char* op : {"Sub", "Div"}) {
       SCOPED_TRACE(std::string(op) + " v" + shape_str(vs));

@@ -60,13 +60,16 @@ OpSpec with_block(OpSpec spec, int64_t block, Marks marks, const std::set<size_t
   return spec;
 }
 
-// Runs `spec` plain and blocked (1 and 2 threads) and requires the same bytes.
+// Runs `spec` plain and blocked (1, 2 and 3 threads) and requires the same bytes.
 void expect_blocked_matches_plain(const OpSpec& spec, int64_t block, Marks marks, const std::string& what,
                                   const std::set<size_t>& blocked_inputs = {0}) {
   SCOPED_TRACE(what + ", block " + std::to_string(block));
   const Tensor want = eltest::run_op(spec).at(0);
   ASSERT_EQ(want.shape().size(), 4u);
-  for (int threads : {1, 2}) {
+  // Every run's output is kept to the end, so that no run's output lands in memory a run before it left
+  // holding the right answer (that would hide a part of the output left unwritten).
+  std::vector<Tensor> kept;
+  for (int threads : {1, 2, 3}) {
     OpSpec blocked = with_block(spec, block, marks, blocked_inputs);
     blocked.threads = threads;
     Tensor got_blocked;
@@ -87,6 +90,7 @@ void expect_blocked_matches_plain(const OpSpec& spec, int64_t block, Marks marks
       if (std::memcmp(a + i * elem, b + i * elem, elem) != 0 && bad++ < 5)
         ADD_FAILURE() << "element " << i << " differs (" << threads << " threads)";
     EXPECT_EQ(bad, 0) << "of " << want.numel() << " (" << threads << " threads)";
+    kept.push_back(got_blocked);
   }
 }
 
@@ -320,6 +324,14 @@ TEST(Int8BlockedSpatial, NearestResizeMatchesPlain) {
                                            shape_str(kShapes[s].shape));
 }
 
+TEST(Int8BlockedSpatial, NearestResizeOnPlanesThreadsSplitInRowBands) {
+  // A 2x upsampling (RetinaFace's FPN) whose output is past the parallel grain: threads split each plane
+  // in bands of rows.
+  const Tensor x = random_bytes(DataType::UInt8, {1, 32, 21, 19}, 99);
+  for (int64_t block : {8, 16})
+    expect_blocked_matches_plain(nearest_spec(kNearest[0], x), block, Marks::InAndOut, "uint8 Resize 2x of 21x19");
+}
+
 TEST(Int8Resize, OtherModesOnBytesAreRefused) {
   Attributes a;
   a.set("mode", Attribute::of_string("linear"));
@@ -357,6 +369,16 @@ TEST(Int8BlockedElementwise, QAddMatchesPlain) {
     for (int64_t block : kShapes[s].blocks)
       expect_blocked_matches_plain(spec, block, Marks::OutOnly, "QAdd " + shape_str(shape), {0, 1});
   }
+}
+
+TEST(Int8BlockedElementwise, QAddOnPlanesThreadsSplitInRowBands) {
+  // Past the parallel grain, so that threads split each plane in bands of rows (37 rows: unequal bands).
+  const Shape shape{1, 32, 37, 29};
+  OpSpec spec{"ng.QAdd",
+              {arg(random_bytes(DataType::UInt8, shape, 120)), arg(random_bytes(DataType::UInt8, shape, 121))},
+              qadd_attrs()};
+  for (int64_t block : {8, 16})
+    expect_blocked_matches_plain(spec, block, Marks::OutOnly, "QAdd " + shape_str(shape), {0, 1});
 }
 
 TEST(Int8BlockedElementwise, QAddRefusesBroadcastWhenBlocked) {
