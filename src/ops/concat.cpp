@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "kernels/ref/copy_strided.h"
+#include "ops/blocked_layout.h"
 #include "ops/data_movement.h"
+#include "ops/elementwise_common.h"
 #include "core/thread_pool.h"
 
 namespace ninegrid {
@@ -17,6 +19,7 @@ class Concat final : public Op {
   explicit Concat(const Node& node) : Op(node) {
     if (!node.attrs.has("axis")) error("attribute 'axis' is required");
     axis_attr_ = node.attrs.get_int("axis", 0);
+    block_ = read_output_block(*this);
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -71,6 +74,25 @@ class Concat final : public Op {
       }
     };
     const bool threaded = ctx.pool && ctx.pool->size() > 1 && y.nbytes() >= (size_t(256) << 10);
+    if (threaded && outer == 1 && block_ > 1 && axis_ == 1 && y.rank() == 4 && whole_blocks(ctx)) {
+      // Channel blocks of one image: each input is whole planes of the output, copied in the bands of
+      // rows the convs around give each thread.
+      const int64_t h = y.dim(2), row = y.dim(3) * block_ * static_cast<int64_t>(elem);
+      std::vector<int64_t> first_plane(ctx.inputs.size() + 1, 0);
+      for (size_t i = 0; i < ctx.inputs.size(); ++i) first_plane[i + 1] = first_plane[i] + ctx.input(i).dim(1) / block_;
+      parallel_row_bands(ctx.pool, y.shape(), block_, y.numel(), [&](int64_t begin, int64_t end) {
+        size_t i = 0;
+        while (begin < end) {
+          const int64_t p = begin / h, stop = std::min(end, (p + 1) * h);
+          while (first_plane[i + 1] <= p) ++i;
+          const int64_t at = begin - first_plane[i] * h;  // the row within input i
+          std::memcpy(static_cast<uint8_t*>(y.data()) + begin * row,
+                      static_cast<const uint8_t*>(ctx.input(i).data()) + at * row, (stop - begin) * row);
+          begin = stop;
+        }
+      });
+      return;
+    }
     if (threaded && outer == 1) {
       // One row (batch 1, channel concat): split the inputs' bytes into pieces the threads share.
       constexpr size_t kPiece = size_t(64) << 10;
@@ -96,8 +118,16 @@ class Concat final : public Op {
   }
 
  private:
+  // Whether every input is whole channel blocks (the layout pass blocks only such concats).
+  bool whole_blocks(const OpContext& ctx) const {
+    for (size_t i = 0; i < ctx.inputs.size(); ++i)
+      if (ctx.input(i).rank() != 4 || ctx.input(i).dim(1) % block_ != 0) return false;
+    return true;
+  }
+
   int64_t axis_attr_ = 0;
   int axis_ = 0;
+  int64_t block_ = 1;  // channel block of the inputs and output (ng.out_block, set by the layout pass)
 };
 
 NINEGRID_REGISTER_OP("Concat", Concat);

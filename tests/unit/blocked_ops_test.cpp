@@ -332,6 +332,39 @@ TEST(BlockedResize, RefusesChannelOrBatchResampling) {
             std::string::npos);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Concat on channels with every input blocked (the layout pass records the block as ng.out_block); past
+// 256 KiB threads copy it in bands of each plane's rows.
+
+TEST(BlockedConcat, ChannelConcatOfBlockedInputsMatchesPlain) {
+  for (int64_t block : {8, 16}) {
+    for (const Shape& hw : {Shape{5, 7}, Shape{41, 37}}) {
+      std::vector<Tensor> inputs;
+      OpSpec plain{"Concat", {}, {}};
+      plain.attrs.set("axis", Attribute::of_int(1));
+      unsigned seed = 30;
+      for (int64_t c : {16, 32, 16}) {
+        inputs.push_back(random_tensor({1, c, hw[0], hw[1]}, ++seed));
+        plain.inputs.push_back(arg(inputs.back()));
+      }
+      const Tensor want = eltest::run_op(plain).at(0);
+      SCOPED_TRACE("block " + std::to_string(block) + ", planes " + shape_str(hw));
+      std::vector<Tensor> kept;  // no run's output may land where an earlier one left the right answer
+      for (int threads : {1, 2, 3}) {
+        OpSpec blocked = plain;
+        blocked.threads = threads;
+        blocked.attrs.set("ng.out_block", Attribute::of_int(block));
+        for (size_t i = 0; i < inputs.size(); ++i) blocked.inputs[i].value = to_blocked(inputs[i], block);
+        const Tensor got_blocked = eltest::run_op(blocked).at(0);
+        const Tensor got = from_blocked(got_blocked, block);
+        ASSERT_EQ(got.shape(), want.shape());
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), want.nbytes()), 0) << threads << " threads";
+        kept.push_back(got_blocked);
+      }
+    }
+  }
+}
+
 TEST(BlockedInterp, NcnnInterpEveryTypeMatchesPlain) {
   struct Case {
     int type;
