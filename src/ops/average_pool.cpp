@@ -4,6 +4,7 @@
 // pool_blocked_fast.h when the block is the vector width.
 #include "kernels/pool_blocked_fast.h"
 #include "ops/blocked_layout.h"
+#include "ops/elementwise_common.h"
 #include "ops/pool_common.h"
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
@@ -40,13 +41,11 @@ class AveragePool final : public PoolOp {
     const float* x = ctx.input(0).data_as<float>();
     float* y = ctx.output(0).data_as<float>();
     if (block_ > 1) {
-      // Work in output rows of the block planes.
-      const int64_t rows = p.planes / block_ * p.out[1];
+      // Work in output rows of the block planes, in the bands of rows the convs around give each thread.
       auto fn = [&](int64_t b, int64_t e) {
         average_pool_blocked_fast(isa_, p, count_include_pad_, block_, x, y, b, e);
       };
-      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
-      else fn(0, rows);
+      parallel_row_bands(ctx.pool, ctx.output(0).shape(), block_, ctx.output(0).numel(), fn);
       return;
     }
     auto fn = [&](int64_t b, int64_t e) { average_pool_ref(p, count_include_pad_, x, y, b, e); };

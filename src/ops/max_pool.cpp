@@ -6,6 +6,7 @@
 #include "kernels/pool_blocked_fast.h"
 #include "kernels/ref/pool_blocked_ref.h"
 #include "ops/blocked_layout.h"
+#include "ops/elementwise_common.h"
 #include "ops/pool_common.h"
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
@@ -55,8 +56,7 @@ class MaxPool final : public PoolOp {
     const PoolParams& p = params();
     std::function<void(int64_t, int64_t)> fn;
     if (block_ > 1) {
-      // Work in output rows of the block planes.
-      const int64_t rows = p.planes / block_ * p.out[1];
+      // Work in output rows of the block planes, in the bands of rows the convs around give each thread.
       switch (x.dtype()) {
         case DataType::Float32:
           fn = [&](int64_t b, int64_t e) {
@@ -74,8 +74,7 @@ class MaxPool final : public PoolOp {
           };
           break;
       }
-      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
-      else fn(0, rows);
+      parallel_row_bands(ctx.pool, ctx.output(0).shape(), block_, ctx.output(0).numel(), fn);
       return;
     }
     switch (x.dtype()) {

@@ -9,6 +9,7 @@
 #include "kernels/ref/qpool_blocked_ref.h"
 #include "kernels/ref/qpool_ref.h"
 #include "ops/blocked_layout.h"
+#include "ops/elementwise_common.h"
 #include "ops/pool_common.h"
 
 namespace ninegrid {
@@ -51,11 +52,9 @@ class QAveragePool final : public PoolOp {
     const uint8_t* x = ctx.input(0).data_as<uint8_t>();
     uint8_t* y = ctx.output(0).data_as<uint8_t>();
     if (block_ > 1) {
-      // Work in output rows of the block planes.
-      const int64_t rows = p.planes / block_ * p.out[1];
+      // Work in output rows of the block planes, in the bands of rows the convs around give each thread.
       auto fn = [&](int64_t b, int64_t e) { qaverage_pool_blocked_ref(p, count_include_pad_, q_, block_, x, y, b, e); };
-      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
-      else fn(0, rows);
+      parallel_row_bands(ctx.pool, ctx.output(0).shape(), block_, ctx.output(0).numel(), fn);
       return;
     }
     auto fn = [&](int64_t b, int64_t e) { qaverage_pool_ref(p, count_include_pad_, q_, x, y, b, e); };

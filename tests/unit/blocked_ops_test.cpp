@@ -129,6 +129,20 @@ TEST(BlockedPools, MaxPoolMatchesPlain) {
   EXPECT_LE(unfit, 4);
 }
 
+TEST(BlockedPools, LargePlanesSplitInRowBands) {
+  // Outputs past kParallelGrain elements, which threads split in bands of each plane's rows: 42 x 39 with
+  // the ResNet stem's 3x3/2 window, 41 x 38 with the 2x2 one (bands of unequal height at 3 threads).
+  const Tensor x = random_tensor({1, 32, 83, 77}, 21);
+  for (size_t i : {size_t(0), size_t(1)}) {
+    for (int64_t block : {8, 16}) {
+      expect_blocked_matches_plain(OpSpec{"MaxPool", {arg(x)}, window_attrs(kWindows[i])}, block,
+                                   "MaxPool " + window_name(kWindows[i], i));
+      expect_blocked_matches_plain(OpSpec{"AveragePool", {arg(x)}, window_attrs(kWindows[i])}, block,
+                                   "AveragePool " + window_name(kWindows[i], i));
+    }
+  }
+}
+
 TEST(BlockedPools, AveragePoolMatchesPlain) {
   const std::vector<Shape> shapes = {{2, 16, 9, 7}, {1, 32, 12, 11}};
   for (size_t i = 0; i < kWindows.size(); ++i) {

@@ -191,6 +191,18 @@ TEST(Int8BlockedPools, QAveragePoolMatchesPlain) {
   }
 }
 
+TEST(Int8BlockedPools, PoolsOnPlanesThreadsSplitInRowBands) {
+  // Outputs past the parallel grain (3x3/2 window: 42 x 39 from 83 x 77), split in bands of rows.
+  const Tensor x = random_bytes(DataType::UInt8, {1, 32, 83, 77}, 22);
+  for (int64_t block : {8, 16}) {
+    expect_blocked_matches_plain(OpSpec{"MaxPool", {arg(x)}, window_attrs(kWindows[0])}, block, Marks::InAndOut,
+                                 "uint8 MaxPool 3x3/2");
+    expect_blocked_matches_plain(
+        OpSpec{"ng.QAveragePool", {arg(x)}, with_average_quant(window_attrs(kWindows[0]), kAverageQuants[0])}, block,
+        Marks::InAndOut, "QAveragePool 3x3/2");
+  }
+}
+
 TEST(Int8BlockedPools, QGlobalAveragePoolMatchesPlain) {
   for (size_t s = 0; s < kShapes.size(); ++s)
     for (size_t qi = 0; qi < kAverageQuants.size(); ++qi)
