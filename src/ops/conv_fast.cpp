@@ -7,6 +7,7 @@
 #include "core/thread_pool.h"
 #include "core/thread_scratch.h"
 #include "kernels/gather_strided.h"
+#include "ops/elementwise_common.h"  // splits_in_row_bands
 
 namespace ninegrid {
 
@@ -283,7 +284,7 @@ int64_t row_band_chunks(const Conv2dParams& p, int64_t row_chunks, int threads) 
   // A multiple of the threads in row chunks puts the pool's chunk boundaries on row boundaries. Without
   // it, a depthwise layer with many channel blocks (one chunk of rows) split by channels, and each
   // thread read half its input from the other core's cache.
-  if (p.batch != 1 || p.out_h < threads || p.out_channels >= p.out_h * p.out_w) return row_chunks;
+  if (!splits_in_row_bands(p.batch, p.out_channels, p.out_h, p.out_w, threads)) return row_chunks;
   return std::min<int64_t>(p.out_h, (row_chunks + threads - 1) / threads * threads);
 }
 

@@ -79,11 +79,17 @@ void parallel_range(ThreadPool* pool, int64_t n, int64_t work, Fn&& fn) {
 // on both sides of this op (row_band_chunks, ops/conv_fast.h): a flat split would give each thread whole
 // planes, half of them written by the other core. Where those convs split by channels instead (more
 // channels than pixels, or a batch), so does this: flat.
+// Whether a layer's threads split it in bands of rows (the test row_band_chunks and parallel_row_bands
+// share): one image, at least a row per thread, and fewer channels than pixels.
+inline bool splits_in_row_bands(int64_t batch, int64_t channels, int64_t h, int64_t w, int64_t threads) {
+  return threads > 1 && batch == 1 && h >= threads && channels < h * w;
+}
+
 template <class Fn>
 void parallel_row_bands(ThreadPool* pool, const Shape& nchw, int64_t block, int64_t work, Fn&& fn) {
   const int64_t planes = nchw[0] * (nchw[1] / block), h = nchw[2];
   const int64_t threads = pool ? pool->size() : 1;
-  if (threads <= 1 || work < kParallelGrain || nchw[0] != 1 || h < threads || nchw[1] >= h * nchw[3]) {
+  if (work < kParallelGrain || !splits_in_row_bands(nchw[0], nchw[1], h, nchw[3], threads)) {
     parallel_range(pool, planes * h, work, fn);
     return;
   }

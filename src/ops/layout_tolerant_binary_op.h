@@ -59,8 +59,7 @@ class LayoutTolerantBinaryOp final : public Op {
     v.channel_step = v_channel_step_;
     float* y = ctx.output(0).data_as<float>();
     const int64_t c = y_shape_[1], h = y_shape_[2], w = y_shape_[3], block = block_;
-    const int64_t rows = y_shape_[0] * (c / block) * h;
-    parallel_row_bands(ctx.pool, y_shape_, block, rows * w * block, [&](int64_t b, int64_t e) {
+    parallel_row_bands(ctx.pool, y_shape_, block, ctx.output(0).numel(), [&](int64_t b, int64_t e) {
       ref::channel_broadcast_blocked_ref(v_first, x, v, y, c, h, w, block, b, e, F());
     });
   }
