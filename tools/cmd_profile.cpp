@@ -19,7 +19,7 @@ namespace {
 struct LayerProfile {
   std::string name, op, fused, algorithm, precision;
   std::vector<Shape> inputs, outputs;
-  double median_ms = 0, share = 0;
+  double median_ms = 0, min_ms = 0, max_ms = 0, share = 0;
   int64_t macs = 0;
   double bytes = 0;        // every input (weights included) read once, every output written once
   double gflops = 0, intensity = 0, peak_fraction = 0;
@@ -33,6 +33,7 @@ struct Profile {
   // add up to less than a typical run whenever the slow moments of different runs fall on different
   // layers; this is the figure to hold against `ninegrid bench`.
   double run_median_ms = 0;
+  std::vector<double> run_ms;  // each run's summed layer times, in run order
   std::vector<LayerProfile> layers;
 };
 
@@ -70,6 +71,7 @@ Profile measure(const LoadedModel& loaded, int runs, int warmup) {
   Profile p;
   p.runs = runs;
   p.run_median_ms = median(run_sums);
+  p.run_ms = run_sums;
   p.threads = s.threads();
   p.isa = loaded.model->isa();
   p.peak_gflops = measure_fma_peak_gflops(p.isa) * p.threads;
@@ -86,6 +88,8 @@ Profile measure(const LoadedModel& loaded, int runs, int warmup) {
     l.outputs = st.output_shapes;
     l.bytes = static_cast<double>(st.bytes);
     l.median_ms = median(times[i]);
+    l.min_ms = *std::min_element(times[i].begin(), times[i].end());
+    l.max_ms = *std::max_element(times[i].begin(), times[i].end());
     l.macs = st.macs;
     const double flops = 2.0 * l.macs;
     l.gflops = l.median_ms > 0 ? flops / (l.median_ms * 1e6) : 0;
@@ -132,6 +136,9 @@ void write_json_data(JsonWriter& w, const Profile& p) {
   w.key("runs").value(p.runs);
   w.key("total_ms").value(p.total_ms);
   w.key("run_median_ms").value(p.run_median_ms);
+  w.key("run_ms").begin_array();
+  for (double t : p.run_ms) w.value(t);
+  w.end_array();
   w.key("peak_gflops").value(p.peak_gflops);
   w.key("bandwidth_gbs").value(p.bandwidth_gbs);
   w.key("layers").begin_array();
@@ -145,6 +152,8 @@ void write_json_data(JsonWriter& w, const Profile& p) {
     w.key("inputs").value(shapes_text(l.inputs));
     w.key("outputs").value(shapes_text(l.outputs));
     w.key("median_ms").value(l.median_ms);
+    w.key("min_ms").value(l.min_ms);
+    w.key("max_ms").value(l.max_ms);
     w.key("share").value(l.share);
     w.key("macs").value(l.macs);
     w.key("gflops").value(l.gflops);
