@@ -110,7 +110,12 @@ int cmd_bench(int argc, char** argv) {
   } else {
     std::printf("model:     %s\n", margs.model_path.c_str());
     std::printf("inputs:    %s\n", shapes.c_str());
-    std::printf("threads:   %d   opt-level: %d   runs: %d after %d warm-up\n", threads, margs.opt_level, runs, warmup);
+    const int asked = loaded.model->options().threads;
+    const std::string fewer = asked > threads ? " (of " + std::to_string(asked) +
+                                                    " asked: the tuning cache measured this model faster on fewer)"
+                                              : "";
+    std::printf("threads:   %d%s   opt-level: %d   runs: %d after %d warm-up\n", threads, fewer.c_str(),
+                margs.opt_level, runs, warmup);
     std::printf("load:      %.2f ms\n", loaded.load_ms);
     std::printf("latency:   min %.3f  median %.3f  mean %.3f  max %.3f ms\n", lat.min, lat.median, lat.mean, lat.max);
     std::printf("peak RSS:  %.1f MB\n", rss);

@@ -45,6 +45,15 @@ void print_table(const TuneReport& r) {
   std::printf("%d of %zu distinct convs run another plan than the rules'\n", changed, r.convs.size());
   std::printf("model latency (median of interleaved runs): rules %.3f ms, tuned %.3f ms (%.2fx)\n", r.rule_model_ms,
               r.tuned_model_ms, r.tuned_model_ms > 0 ? r.rule_model_ms / r.tuned_model_ms : 1.0);
+  if (!r.model_ms_by_threads.empty()) {
+    std::printf("model latency by threads (tuned, median of interleaved runs):");
+    for (const auto& [t, ms] : r.model_ms_by_threads) std::printf(" %d: %.3f ms", t, ms);
+    if (r.threads < r.threads_asked)
+      std::printf("\n  sessions asking for %d threads will run this model on %d (faster there)\n", r.threads_asked,
+                  r.threads);
+    else
+      std::printf("\n  sessions run this model on the %d threads asked for\n", r.threads_asked);
+  }
   if (!r.cache_path.empty()) std::printf("tuning cache written: %s\n", r.cache_path.c_str());
 }
 
@@ -62,6 +71,16 @@ void print_json(const TuneReport& r) {
   w.key("layout_rule_us").value(r.layout_rule_us);
   w.key("layout_tuned_us").value(r.layout_tuned_us);
   w.key("layout_kept").value(r.layout_kept);
+  w.key("threads_asked").value(r.threads_asked);
+  w.key("threads").value(r.threads);
+  w.key("model_ms_by_threads").begin_array();
+  for (const auto& [t, ms] : r.model_ms_by_threads) {
+    w.begin_object();
+    w.key("threads").value(t);
+    w.key("ms").value(ms);
+    w.end_object();
+  }
+  w.end_array();
   w.key("cache").value(r.cache_path);
   w.key("convs").begin_array();
   for (const TunedConvReport& c : r.convs) {
@@ -97,7 +116,9 @@ int cmd_tune(int argc, char** argv) {
               "quantised model their kernel family, AVX2 form and split) in place on this CPU, search the float\n"
               "convs' channel blocks over the graph, confirm in whole-model runs, and write the tuning cache\n"
               "that later loads (run, bench, profile, detect, the APIs) use on this CPU. Tune with the\n"
-              "--threads (and --isa) the model will run with: plans are kept per thread count.");
+              "--threads (and --isa) the model will run with: plans are kept per thread count. With more\n"
+              "than one thread it also times the whole model on fewer, and where fewer run it faster, loads\n"
+              "asking for those threads run it on the fewer.");
   add_model_options(p, margs, ModelOptionSet{/*threads=*/true, /*opt_level=*/true, /*tuning_cache=*/false});
   p.option("--cache", "FILE", "the tuning cache to read and write", &cache, "$XDG_CACHE_HOME/ninegrid/tuning.cache");
   p.option_int("--budget", "SECONDS", "stop starting new measurements after this long", &budget, 1, 86400, "120");

@@ -25,7 +25,8 @@ namespace ninegrid {
 const char* version();
 
 struct Options {
-  // Worker threads per session; 0 means one per available core.
+  // Worker threads per session; 0 means one per available core. A session runs on fewer where the tuning
+  // cache (below) says `ninegrid tune` measured this model faster on fewer (Model::threads()).
   int threads = 0;
   // Shapes for inputs whose dimensions the model leaves dynamic (or to override them), by input name.
   std::map<std::string, Shape> input_shapes;
@@ -151,6 +152,9 @@ class Model : public std::enable_shared_from_this<Model> {
   // The instruction set the kernels use ("avx512", "avx2", "neon", "dotprod", "ref"): the best the CPU has, capped by
   // Options::isa.
   std::string isa() const;
+  // The worker threads each session runs on, the calling thread included: Options::threads (0: one per
+  // core), or fewer where the tuning cache measured this model faster on fewer.
+  int threads() const;
   // The graph after optimisation: nodes, values, fused epilogues, layouts.
   ModelDescription describe() const;
   // What load() noticed but worked around, one message each: today a tuning cache it ignored (corrupt,

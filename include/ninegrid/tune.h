@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ninegrid/ninegrid.h"
@@ -58,6 +59,12 @@ struct TuneReport {
   bool layout_kept = false;   // the searched layout was faster in the model and is in the cache
   // The whole model, rules against tuned plans, median latency over interleaved runs (milliseconds).
   double rule_model_ms = 0, tuned_model_ms = 0;
+  // The whole model's thread count: the threads asked for (TuneOptions::model.threads, 0 for one per
+  // core), the median latency with the tuned plans at them and at each halving down to one (threads,
+  // milliseconds; empty when one was asked for), and the threads its sessions now run on: fewer than
+  // asked only where fewer ran it faster by a margin (then the cache says so, and Model::threads() too).
+  int threads_asked = 1, threads = 1;
+  std::vector<std::pair<int, double>> model_ms_by_threads;
   double seconds = 0;         // the whole search
   std::string cache_path;     // the file written ("" when not written)
   std::vector<std::string> warnings;

@@ -16,6 +16,7 @@
 #include "graph/layout_search.h"
 #include "runtime/layout_choice.h"
 #include "runtime/session_impl.h"
+#include "runtime/thread_choice.h"
 #include "runtime/tuning_cache.h"
 
 namespace ninegrid {
@@ -129,8 +130,14 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
       resolved_.exec.tuned_plans = std::move(plans);
     }
   }
-  // The searched layout for this graph, if the cache holds one (and what the tuner asks to see).
   const int max_block = isa_block(resolved_.exec.isa);
+  // The threads to run on: fewer than asked where the tuner measured this model faster on fewer.
+  threads_asked_ = resolved_.exec.threads;
+  thread_fingerprint_ =
+      model_thread_fingerprint(graph_, isa_name(resolved_.exec.isa), max_block, options_.opt_level, threads_asked_);
+  resolved_.exec.threads = threads_to_run(tuned.threads, thread_fingerprint_, threads_asked_);
+  // The searched layout for this graph, if the cache holds one (and what the tuner asks to see).
+
   LayoutCapture* capture = active_layout_capture();
   ConvBlockChooser chooser;
   if (!tuned.layouts.empty() || capture)
@@ -249,6 +256,7 @@ const Options& Model::options() const { return impl_->options(); }
 const std::string& Model::format() const { return impl_->format(); }
 const std::vector<std::string>& Model::warnings() const { return impl_->warnings(); }
 std::string Model::isa() const { return isa_name(impl_->resolved().exec.isa); }
+int Model::threads() const { return impl_->threads(); }
 
 std::shared_ptr<Model> Model::load_onnx(const void* data, size_t size, const Options& options) {
   return std::make_shared<Model>(std::make_unique<ModelImpl>(import_onnx(data, size), options, "onnx"));

@@ -29,6 +29,12 @@ class ModelImpl {
   // Bytes of constants released at load (prepare_for_declared_shapes).
   int64_t released_bytes() const { return released_bytes_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // The threads each session runs on (resolved().exec.threads): those asked for (Options::threads, 0 for
+  // one per core), or fewer where the tuning cache measured this model faster on fewer
+  // (runtime/thread_choice.h); and the key of that measurement.
+  int threads() const { return resolved_.exec.threads; }
+  int threads_asked() const { return threads_asked_; }
+  const std::string& thread_fingerprint() const { return thread_fingerprint_; }
 
  private:
   // For a model whose plan cannot change (every input shape fixed, no input whose contents decide
@@ -46,6 +52,8 @@ class ModelImpl {
   mutable PreparedKernels prepared_;
   int64_t released_bytes_ = 0;
   std::vector<std::string> warnings_;
+  int threads_asked_ = 1;
+  std::string thread_fingerprint_;
 };
 
 // While one is alive on a thread, models loaded on that thread skip prepare_for_declared_shapes: they

@@ -10,8 +10,7 @@ namespace ninegrid {
 
 SessionImpl::SessionImpl(std::shared_ptr<const Model> model)
     : model_(std::move(model)),
-      pool_(model_->options().threads > 0 ? model_->options().threads : ThreadPool::default_threads(),
-            InternalAccess::impl(*model_).resolved().spin) {
+      pool_(InternalAccess::impl(*model_).threads(), InternalAccess::impl(*model_).resolved().spin) {
   const Graph& g = this->model().graph();
   ops_ = create_ops(g);
   inputs_.resize(g.inputs.size());

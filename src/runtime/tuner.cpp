@@ -17,6 +17,11 @@
 //    caches hold what the neighbouring layers left; otherwise the rules' plan is stored, so the next
 //    load skips the conv without changing it. The searched layout is kept only if the whole model ran
 //    faster with it.
+// 4. The whole model's thread count (runtime/thread_choice.h). With the tuned cache, the model runs at
+//    the threads asked for and at each halving of them down to one, in interleaved rounds; where fewer
+//    threads ran it faster by the margin, the cache says so and loads asking for these threads run on the
+//    fewer. The fewer-thread sessions use what the cache holds for their thread count (the rules where
+//    `ninegrid tune --threads` never ran with it).
 #include "ninegrid/tune.h"
 
 #include <algorithm>
@@ -472,6 +477,11 @@ TuneReport tune(const std::string& model_path, const TuneOptions& options) {
   }
   Running& rules = *rules_model;
   const ExecSettings& settings = InternalAccess::impl(*rules.model).resolved().exec;
+  // Measured again below: until then every session of this model runs on the threads asked for.
+  const std::string model_key = InternalAccess::impl(*rules.model).thread_fingerprint();
+  const int threads_asked = InternalAccess::impl(*rules.model).threads_asked();
+  mine.threads.erase(model_key);
+  report.threads_asked = report.threads = threads_asked;
   ThreadPool* pool = &rules.impl().pool();
 
   std::vector<Site> sites = find_sites(rules);
@@ -618,6 +628,40 @@ TuneReport tune(const std::string& model_path, const TuneOptions& options) {
     }
     report.rule_model_ms = median(a_ms);
     report.tuned_model_ms = median(b_ms);
+
+    // ---- 4. The whole model's thread count ----
+    if (threads_asked > 1) {
+      if (options.progress) options.progress(done, total_steps, "timing the model on fewer threads");
+      std::vector<std::unique_ptr<Running>> fewer;
+      for (int t = threads_asked / 2; t >= 1; t /= 2) {
+        Options o = tuned_options;
+        o.threads = t;
+        fewer.push_back(std::make_unique<Running>(model_path, o));
+      }
+      // At least 9 rounds, more for a fast model (up to a second of runs), so its noise averages out.
+      std::vector<std::vector<double>> ms(fewer.size() + 1);
+      const auto rounds_t0 = Clock::now();
+      for (int round = 0; round < 41 && (round < 9 || seconds_since(rounds_t0) < 1.0); ++round) {
+        ms[0].push_back(tuned.run());
+        for (size_t i = 0; i < fewer.size(); ++i) ms[i + 1].push_back(fewer[i]->run());
+      }
+      const double asked_ms = median(ms[0]);
+      report.model_ms_by_threads.push_back({threads_asked, asked_ms});
+      int best = threads_asked;
+      double best_ms = asked_ms;
+      for (size_t i = 0; i < fewer.size(); ++i) {
+        const double m = median(ms[i + 1]);
+        report.model_ms_by_threads.push_back({fewer[i]->model->threads(), m});
+        if (m < best_ms) {
+          best = fewer[i]->model->threads();
+          best_ms = m;
+        }
+      }
+      if (best < threads_asked && best_ms < asked_ms * (1 - kMinGain)) {
+        mine.threads[model_key] = best;
+        report.threads = best;
+      }
+    }
   }
   ++done;
   if (options.progress) options.progress(done, total_steps, "done");

@@ -19,6 +19,8 @@ namespace {
 constexpr const char* kHeader = "ninegrid-tuning-cache 1";
 // Far above what tuning every model of a zoo writes (a line per distinct conv and layout).
 constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
+// Options::threads allows at most this many.
+constexpr int64_t kMaxThreadsEntry = 1024;
 constexpr double kMaxMicroseconds = 1e9;  // a conv or reorder slower than 1000 s is not a measurement
 
 std::string trim(const std::string& s) {
@@ -164,6 +166,11 @@ bool parse(const std::string& text, TuningCacheFile* file, std::string* error) {
       if (f.size() != 2 || !parse_fingerprint(f[0]) || !parse_layout(f[1], &layout))
         return fail("malformed layout entry");
       current->layouts[f[0]] = std::move(layout);
+    } else if (kind == "threads") {
+      int64_t threads;
+      if (f.size() != 2 || !parse_fingerprint(f[0]) || !parse_int(f[1], 1, kMaxThreadsEntry, &threads))
+        return fail("malformed threads entry");
+      current->threads[f[0]] = static_cast<int>(threads);
     } else {
       return fail("unknown entry '" + kind.substr(0, 32) + "'");
     }
@@ -247,6 +254,10 @@ void write_tuning_cache(const std::string& path, const TuningCacheFile& file) {
       out << "layout " << fingerprint << " |";
       for (const auto& [node, block] : layout) out << " " << node << ":" << block;
       out << "\n";
+      ++entries;
+    }
+    for (const auto& [fingerprint, threads] : e.threads) {
+      out << "threads " << fingerprint << " | " << threads << "\n";
       ++entries;
     }
   }

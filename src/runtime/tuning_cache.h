@@ -13,12 +13,15 @@
 //   conv 1 64 64 1 56 56 56 56 3 3 1 1 1 1 1 1 1 1 Relu 0 16 16 avx512 2 | winograd avx512 16 16 0 4 0 tiles | 812.5 901.2
 //   reorder 64 3136 16 8 2 | 5.1
 //   layout 9f3a12c0e4d5b6a7 | 3:16 7:8 12:16
-//   end 3
+//   threads 5be0c7d2a1f93e48 | 1
+//   end 5
 //
 // conv: key (ops/conv_plan.h) | tuned plan | its time and the rules' plan's time in microseconds.
 // reorder: channels, plane, from block, to block, threads | time in microseconds (the global search's
 //          transform costs).
 // layout: a graph's fingerprint | the output block the global search chose per conv node (node index).
+// threads: a model's fingerprint (runtime/thread_choice.h; it includes the thread count asked for) | the
+//          fewer threads that ran the whole model faster than the count asked for.
 #pragma once
 
 #include <map>
@@ -40,7 +43,8 @@ struct TuningEntries {
   std::map<std::string, TunedConv> convs;                  // by format_conv_key
   std::map<std::string, double> reorders;                  // by format_reorder_key, microseconds
   std::map<std::string, std::map<int, int64_t>> layouts;   // by graph fingerprint: node -> output block
-  bool empty() const { return convs.empty() && reorders.empty() && layouts.empty(); }
+  std::map<std::string, int> threads;                      // by model fingerprint: threads to run it on
+  bool empty() const { return convs.empty() && reorders.empty() && layouts.empty() && threads.empty(); }
 };
 
 // A whole file: entries per CPU identity.

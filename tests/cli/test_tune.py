@@ -170,6 +170,37 @@ class TuneTest(unittest.TestCase):
         y_rules, _ = self.run_model("--no-tuning-cache")
         self.expect_reference(y_rules, "rules")
 
+    def test_loads_run_on_the_threads_the_tuner_found_fastest(self):
+        # Which count wins is the machine's business; what must hold either way: the tuner timed the model
+        # at 2 threads and at 1, kept fewer only if they were faster, the cache holds a threads entry
+        # exactly when it did, and a load asking for 2 threads runs on what the tuner chose.
+        cache = os.path.join(self.dir, "threads.cache")
+        result, r = self.tune(cache, "--no-layout-search")
+        self.assertEqual(result["threads_asked"], 2)
+        by_threads = {t["threads"]: t["ms"] for t in result["model_ms_by_threads"]}
+        self.assertEqual(sorted(by_threads), [1, 2])
+        self.assertTrue(all(ms > 0 for ms in by_threads.values()), by_threads)
+        self.assertIn(result["threads"], (1, 2))
+        if result["threads"] == 1:
+            self.assertLess(by_threads[1], by_threads[2])
+        with open(cache) as f:
+            entries = [l for l in f.read().split("\n") if l.startswith("threads ")]
+        self.assertEqual(len(entries), 1 if result["threads"] == 1 else 0, entries)
+        for cached in (True, False):
+            flags = ["--tuning-cache", cache] if cached else ["--no-tuning-cache"]
+            bench = json.loads(self.cli("bench", self.model, "--threads", "2", "--runs", "3", "--json",
+                                        *flags).stdout)
+            self.assertEqual(bench["threads"], result["threads"] if cached else 2, flags)
+        # A load asking for another count is not the measured one: it runs on what it asked for.
+        bench = json.loads(self.cli("bench", self.model, "--threads", "3", "--runs", "3", "--json",
+                                    "--tuning-cache", cache).stdout)
+        self.assertEqual(bench["threads"], 3)
+        # One thread asked: nothing to compare.
+        result = json.loads(self.cli("tune", self.model, "--threads", "1", "--budget", "30", "--no-layout-search",
+                                     "--cache", os.path.join(self.dir, "one.cache"), "--json").stdout)
+        self.assertEqual(result["model_ms_by_threads"], [])
+        self.assertEqual(result["threads"], 1)
+
     def test_a_corrupt_or_foreign_cache_is_ignored_with_a_warning(self):
         cache = os.path.join(self.dir, "good.cache")
         self.tune(cache, "--no-layout-search")

@@ -85,6 +85,7 @@ TuningCacheFile sample_file() {
   e.convs[format_conv_key(some_key(32))] = TunedConv{plan, 100, 120};
   e.reorders[format_reorder_key(64, 784, 16, 8, 2)] = 5.5;
   e.layouts["0123456789abcdef"] = {{3, 16}, {7, 8}};
+  e.threads["fedcba9876543210"] = 3;
   f.cpus["SomeOtherVendor|Other CPU|avx2|L1d 32K|L2 256K|L3 8192K"].reorders[format_reorder_key(8, 4, 8, 1, 1)] = 1;
   return f;
 }
@@ -111,6 +112,8 @@ TEST(TuningCache, WhatIsWrittenIsReadBack) {
   EXPECT_DOUBLE_EQ(e.reorders.at(format_reorder_key(64, 784, 16, 8, 2)), 5.5);
   ASSERT_EQ(e.layouts.count("0123456789abcdef"), 1u);
   EXPECT_EQ(e.layouts.at("0123456789abcdef").at(7), 8);
+  ASSERT_EQ(e.threads.count("fedcba9876543210"), 1u);
+  EXPECT_EQ(e.threads.at("fedcba9876543210"), 3);
   // This CPU's entries only; the other CPU's stay in the file.
   EXPECT_EQ(read_tuning_entries(path, &warning).convs.size(), 2u);
   EXPECT_EQ(warning, "");
@@ -355,6 +358,76 @@ TEST(TuningCacheAtLoad, ACorruptFileWarnsAndLeavesTheRules) {
   EXPECT_NE(m->warnings()[0].find("ignored"), std::string::npos) << m->warnings()[0];
   auto s = m->create_session();
   for (const ConvStep& c : conv_steps(*s)) EXPECT_FALSE(c.tuned);
+}
+
+TEST(TuningCache, ThreadsEntriesAreChecked) {
+  TempDir dir;
+  const std::string path = dir.file("tuning.cache");
+  const std::string head = "ninegrid-tuning-cache 1\ncpu " + cpu_identity() + "\n";
+  write_text(path, head + "threads 0123456789abcdef | 2\nend 2\n");
+  std::string warning;
+  EXPECT_EQ(read_tuning_entries(path, &warning).threads.at("0123456789abcdef"), 2);
+  EXPECT_EQ(warning, "");
+  for (const std::string& bad : {"threads 0123456789abcdef | 0", "threads 0123456789abcdef | 1025",
+                                 "threads 0123456789abcdef | -1", "threads 0123456789abcdef | 1.5",
+                                 "threads 0123456789abcdef | 2 3", "threads 0123456789abcdef", "threads xyz | 2",
+                                 "threads 0123456789abcdef | "}) {
+    write_text(path, head + bad + "\nend 2\n");
+    warning.clear();
+    EXPECT_TRUE(read_tuning_cache(path, &warning).cpus.empty()) << bad;
+    EXPECT_NE(warning.find("ignored"), std::string::npos) << bad;
+  }
+}
+
+// A threads entry for the model (its fingerprint at the threads asked for) runs its sessions on fewer;
+// never on more than asked; not when asking for another count or with the cache off. The fewer-thread
+// session computes exactly what a load asking for that count does.
+TEST(TuningCacheAtLoad, AThreadsEntryRunsTheModelOnFewerThreads) {
+  TempDir dir;
+  const std::string path = dir.file("tuning.cache");
+  Options two = mnet_options(path);
+  two.threads = 2;
+  const std::string fingerprint = InternalAccess::impl(*Model::load(kParam, two)).thread_fingerprint();
+  ASSERT_EQ(fingerprint.size(), 16u);
+  Options three = two;
+  three.threads = 3;
+  EXPECT_NE(InternalAccess::impl(*Model::load(kParam, three)).thread_fingerprint(), fingerprint);
+
+  auto with_entry = [&](int threads) {
+    TuningCacheFile f;
+    f.cpus[cpu_identity()].threads[fingerprint] = threads;
+    write_tuning_cache(path, f);
+  };
+  const Tensor x = [] {
+    Tensor t = Tensor::zeros(DataType::Float32, {1, 3, 96, 128});
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-1, 1);
+    float* p = t.data_as<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = u(rng);
+    return t;
+  }();
+  auto outputs = [&](const Model& m) {
+    auto s = m.create_session();
+    EXPECT_EQ(s->threads(), m.threads());
+    std::map<std::string, Tensor> out = s->run({{"data", x}});
+    std::vector<std::vector<float>> v;
+    for (auto& [name, t] : out) v.emplace_back(t.data_as<float>(), t.data_as<float>() + t.numel());
+    return v;
+  };
+
+  with_entry(1);
+  auto capped = Model::load(kParam, two);
+  EXPECT_TRUE(capped->warnings().empty());
+  EXPECT_EQ(capped->threads(), 1);
+  Options one = two;
+  one.threads = 1;
+  EXPECT_EQ(outputs(*capped), outputs(*Model::load(kParam, one)));
+  EXPECT_EQ(Model::load(kParam, three)->threads(), 3);
+  Options off = two;
+  off.use_tuning_cache = false;
+  EXPECT_EQ(Model::load(kParam, off)->threads(), 2);
+  with_entry(8);  // more than asked: the count asked for
+  EXPECT_EQ(Model::load(kParam, two)->threads(), 2);
 }
 
 TEST(TuningCacheAtLoad, TheDefaultFileIsUnderXdgCacheHome) {
