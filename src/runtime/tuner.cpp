@@ -638,13 +638,21 @@ TuneReport tune(const std::string& model_path, const TuneOptions& options) {
         o.threads = t;
         fewer.push_back(std::make_unique<Running>(model_path, o));
       }
-      // At least 9 rounds, more for a fast model (up to a second of runs), so its noise averages out.
-      std::vector<std::vector<double>> ms(fewer.size() + 1);
+      // Each session runs a block of consecutive runs per round, the first untimed: a model runs back to
+      // back in use, with its own data in the caches and its workers awake. Alternating single runs of
+      // sessions with different thread counts would time each with the other's data in the caches, which
+      // costs the one on more cores most, enough to rank the counts wrongly (bench/REPORT.md). At least
+      // 5 rounds, more for a fast model (up to two seconds of runs), so drift between rounds hits every
+      // count alike.
+      std::vector<Running*> sessions{&tuned};
+      for (auto& f : fewer) sessions.push_back(f.get());
+      std::vector<std::vector<double>> ms(sessions.size());
       const auto rounds_t0 = Clock::now();
-      for (int round = 0; round < 41 && (round < 9 || seconds_since(rounds_t0) < 1.0); ++round) {
-        ms[0].push_back(tuned.run());
-        for (size_t i = 0; i < fewer.size(); ++i) ms[i + 1].push_back(fewer[i]->run());
-      }
+      for (int round = 0; round < 25 && (round < 5 || seconds_since(rounds_t0) < 2.0); ++round)
+        for (size_t i = 0; i < sessions.size(); ++i) {
+          sessions[i]->run();
+          for (int k = 0; k < 4; ++k) ms[i].push_back(sessions[i]->run());
+        }
       const double asked_ms = median(ms[0]);
       report.model_ms_by_threads.push_back({threads_asked, asked_ms});
       int best = threads_asked;
