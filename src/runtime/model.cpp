@@ -137,7 +137,6 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
       model_thread_fingerprint(graph_, isa_name(resolved_.exec.isa), max_block, options_.opt_level, threads_asked_);
   resolved_.exec.threads = threads_to_run(tuned.threads, thread_fingerprint_, threads_asked_);
   // The searched layout for this graph, if the cache holds one (and what the tuner asks to see).
-
   LayoutCapture* capture = active_layout_capture();
   ConvBlockChooser chooser;
   if (!tuned.layouts.empty() || capture)
