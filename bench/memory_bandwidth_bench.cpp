@@ -8,19 +8,17 @@
 //
 // Per row: the fastest of `reps` passes for each thread (passes start together at a barrier), in GB/s,
 // and their sum. Linux only (threads are pinned with sched affinity).
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "cpu_pinning.h"
 
 namespace {
 
@@ -85,23 +83,6 @@ class Barrier {
   std::atomic<int> generation_{0};
 };
 
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
-void pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
 std::vector<long> parse_list(const char* s) {
   std::vector<long> out;
   for (const char* p = s; *p;) {
@@ -125,7 +106,7 @@ std::vector<double> run(int threads, size_t bytes, bool write, int reps, const s
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      pin_to(cpus[static_cast<size_t>(t) % cpus.size()]);
+      ninegrid::bench::pin_to_cpu(cpus[static_cast<size_t>(t) % cpus.size()]);
       Buffer b;
       b.vectors = bytes / sizeof(Vec64);
       b.data = static_cast<Vec64*>(std::aligned_alloc(64, b.vectors * sizeof(Vec64)));
@@ -167,7 +148,7 @@ int main(int argc, char** argv) {
       return a == "-h" || a == "--help" ? 0 : 2;
     }
   }
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = ninegrid::bench::allowed_cpus();
   if (cpus.empty()) {
     std::fprintf(stderr, "memory_bandwidth_bench: no CPU in this process's affinity mask\n");
     return 1;

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "cpu_pinning.h"
 #include "core/thread_pool.h"
 #include "kernels/pack_weights.h"
 #include "kernels/x86/conv_kernels_x86.h"
@@ -98,13 +99,6 @@ __attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* p, size_
 
 volatile uint64_t g_sum_sink;
 
-bool pin_to_cpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
-}
-
 // Read rate (GB/s, best of `passes`) of `bytes` on CPU `reader` right after they were written on CPU `writer`
 // (each by a thread pinned there). 0 if either CPU cannot be used.
 double handoff_read_gbs(int writer, int reader, size_t bytes, int passes) {
@@ -113,14 +107,14 @@ double handoff_read_gbs(int writer, int reader, size_t bytes, int passes) {
   bool pinned = true;
   for (int pass = 0; pass < passes && pinned; ++pass) {
     std::thread w([&] {
-      pinned = pin_to_cpu(writer) && pinned;
+      pinned = bench::pin_to_cpu(writer) && pinned;
       for (size_t i = 0; i < buf.size(); ++i) buf[i] = i + static_cast<size_t>(pass);
     });
     w.join();
     double seconds = 0;
     uint64_t sum = 0;
     std::thread r([&] {
-      pinned = pin_to_cpu(reader) && pinned;
+      pinned = bench::pin_to_cpu(reader) && pinned;
       const auto t0 = Clock::now();
       sum = sum_words_avx2(buf.data(), buf.size());
       seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -313,13 +307,7 @@ int main(int argc, char** argv) {
   }
 
   // ---- Handoff bandwidth between the first two CPUs this process may use ----
-  std::vector<int> cpus;
-  {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-      for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
-        if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
+  const std::vector<int> cpus = bench::allowed_cpus(2);
   struct Handoff {
     size_t kib;
     double own, other;
