@@ -12,6 +12,9 @@ faster), load time and peak resident memory, and the core's FMA peak measured in
 --models also takes layers:PREFIX, the single-layer models bench/make_layer_models.py writes (e.g.
 layers:dw for every depthwise layer).
 
+With one thread and more in --threads, a table gives each model's speed-up from one thread to the others,
+ninegrid's and ORT's, and whether the ratio to ORT is no worse with more threads than with one.
+
 With --baseline BINARY (another build's ninegrid, e.g. the previous commit's), each round also runs it, and
 a second table compares the two builds: latency and load time, medians over the same rounds, and peak
 resident memory, the largest over the rounds.
@@ -130,6 +133,27 @@ def check_peers(name, path, shape, peer_names, pdir, ort_runner, min_cosine, che
             if status == "ok":
                 active[p] = prefix + shapes
     return active
+
+
+def scaling_table(rows):
+    """Each model's speed-up from one thread to each larger count, ninegrid's and ORT's, and its ratio to ORT at
+    both counts: what issue 19 asks of threads (at least 1.8x; the ratio to ORT no worse with more threads).
+    Empty unless the run had one thread and more."""
+    one = {r["model"]: r for r in rows if r["threads"] == 1}
+    more = sorted((r for r in rows if r["threads"] > 1 and r["model"] in one), key=lambda r: (r["threads"], r["model"]))
+    if not more:
+        return []
+    out = ["", "More threads against one, the same rounds: speed-up = time at 1 thread / time at N; the ratio to ORT "
+           "at each count as in the first table (\"no\": worse with N threads than with one).", "",
+           "| model | threads | ninegrid speed-up | ORT speed-up | ratio to ORT, 1 thread | ratio to ORT, N threads | "
+           "no worse |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in more:
+        o = one[r["model"]]
+        out.append(f"| {r['model']} | {r['threads']} | {o['ninegrid_ms'] / r['ninegrid_ms']:.2f}x | "
+                   f"{o['ort_ms'] / r['ort_ms']:.2f}x | {o['ratio']:.2f} | {r['ratio']:.2f} | "
+                   f"{'yes' if round(r['ratio'], 2) <= round(o['ratio'], 2) else 'no'} |")
+    return out
 
 
 def peer_tables(rows, peer_names, checks, pdir):
@@ -323,6 +347,7 @@ def main():
                          f"{r['ninegrid_ms'] / r['base_ms']:.3f} | {r['ninegrid_load_ms']:.1f} | "
                          f"{r['base_load_ms']:.1f} | {r['ninegrid_load_ms'] / r['base_load_ms']:.2f} | "
                          f"{r['ninegrid_rss_mb']:.1f} | {r['base_rss_mb']:.1f} |")
+    lines += scaling_table(rows)
     if peer_names:
         lines += peer_tables(rows, peer_names, checks, pdir)
     report = "\n".join(lines) + "\n"

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """bench/peers/peers.py, the check that keeps a broken peer conversion out of bench/compare.py --peers: its
 .npy reader against NumPy's writer, output matching (by name, by unique size, none), the cosine that decides
-'ok' against 'mismatch', running a command and judging what it wrote, compare.py's peer tables on made-up rows
-(ninegrid's own check row among them), and convert_models.py's MNN quantiser configs with the rule that
-quantises again when the config changes (a stand-in quantized.out). No peer build needed."""
+'ok' against 'mismatch', running a command and judging what it wrote, compare.py's peer tables and its
+thread table on made-up rows (ninegrid's own check row among them), and convert_models.py's MNN quantiser
+configs with the rule that quantises again when the config changes (a stand-in quantized.out). No peer build
+needed."""
 import json
 import os
 import stat
@@ -100,6 +101,21 @@ latency = next(line for line in lines if line.startswith("| m | 1 | 6.000"))
 expect(latency == "| m | 1 | 6.000 | 9.000 | 4.000 | — | ncnn | 1.50 |", f"latency row {latency}")
 expect(any(line.startswith("| m | MNN | mismatch | 0.500000 |") for line in lines), "check row")
 expect(any(line.startswith("| m | ninegrid | mismatch | 0.900000 |") for line in lines), "ninegrid's check row")
+
+# compare.py's thread table: speed-ups from one thread, the ratio to ORT at both counts, and whether it got
+# worse; a model timed at one count only has no row, and a run at one thread only has no table.
+def timing(model, threads, ng, ort):
+    return {"model": model, "threads": threads, "ninegrid_ms": ng, "ort_ms": ort, "ratio": ng / ort}
+
+
+rows = [timing("a", 1, 10.0, 20.0), timing("a", 2, 5.5, 10.0), timing("b", 1, 6.0, 10.0), timing("b", 2, 3.0, 6.0),
+        timing("c", 2, 1.0, 2.0), timing("d", 1, 8.0, 16.0), timing("d", 2, 4.0, 8.0)]
+lines = compare.scaling_table(rows)
+expect("| a | 2 | 1.82x | 2.00x | 0.50 | 0.55 | no |" in lines, f"thread row a {lines}")
+expect("| b | 2 | 2.00x | 1.67x | 0.60 | 0.50 | yes |" in lines, f"thread row b {lines}")
+expect("| d | 2 | 2.00x | 2.00x | 0.50 | 0.50 | yes |" in lines, f"thread row d (the same ratio) {lines}")
+expect(not any(line.startswith("| c |") for line in lines), "a model without a one-thread row has no thread row")
+expect(compare.scaling_table([timing("a", 1, 10.0, 20.0)]) == [], "one thread only: no thread table")
 
 # MNN's quantiser config: the model's preprocessing and images, the method asked for; EMA without MNN's int8
 # Winograd; an unknown method refused.
