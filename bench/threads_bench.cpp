@@ -22,8 +22,6 @@
 // Prints microseconds per region / per layer, median of repeated timing windows.
 #include <immintrin.h>
 #include <omp.h>
-#include <pthread.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,10 +35,10 @@
 #include <vector>
 
 #include "core/cpu_features.h"
-#include "cpu_pinning.h"
 #include "core/thread_pool.h"
 #include "kernels/pack_weights.h"
 #include "kernels/x86/conv_kernels_x86.h"
+#include "cpu_pinning.h"
 
 namespace ninegrid {
 namespace {
