@@ -32,6 +32,11 @@ output; for NAME_int8 rows ORT runs the float model NAME); a peer below --min-co
 NAME_int8 rows) is reported and not timed. The
 report gets tables of latency, load time and peak memory for every engine, the best peer and ninegrid's
 ratio to it.
+
+Before each round's ninegrid run, the core's FMA peak is measured (ninegrid_fma_peak, --fma-peak; 0.2 s). On a
+shared machine it moves with the phase (other tenants on the core, the clock), and an engine near that peak
+slows with it more than one that waits on memory; a table then splits each row's rounds at their median
+peak and gives ninegrid's ratio to the best engine in each half.
 """
 import argparse
 import datetime
@@ -156,6 +161,48 @@ def scaling_table(rows):
     return out
 
 
+def phase_table(rows):
+    """Each row's rounds split at the median of their measured FMA peaks: ninegrid's ratio to the best engine of
+    the row (ORT or a peer, as in the peer table) in the rounds on the faster core and in those on the slower
+    one, pooled samples. Empty when no row has peaks in two rounds or more; a row whose rounds all measured the
+    same peak has no slower half ("—")."""
+    out = []
+    for r in sorted(rows, key=lambda r: (r["threads"], r["model"])):
+        rounds = [x for x in r.get("rounds", []) if x.get("peak")]
+        if len(rounds) < 2:
+            continue
+        engines = {"ORT": "ort"}
+        engines.update({peer_lib.label(p): p for p in rounds[0].get("peers", {})})
+
+        def pooled(group, key):
+            samples = [t for x in group for t in (x["ort"] if key == "ort" else
+                                                  x["ninegrid"] if key == "ninegrid" else x["peers"][key])]
+            return statistics.median(samples) if samples else None
+
+        best_label, best_key = min(engines.items(), key=lambda e: pooled(rounds, e[1]))
+        middle = statistics.median(x["peak"] for x in rounds)
+        fast = [x for x in rounds if x["peak"] >= middle]
+        slow = [x for x in rounds if x["peak"] < middle]
+
+        def half(group):
+            if not group:
+                return "—", "—", "—"
+            ng, best = pooled(group, "ninegrid"), pooled(group, best_key)
+            return f"{ng / best:.2f}", f"{ng:.3f}", f"{best:.3f}"
+
+        f, s_ = half(fast), half(slow)
+        peaks = [x["peak"] for x in rounds]
+        out.append(f"| {r['model']} | {r['threads']} | {min(peaks):.0f}-{max(peaks):.0f} | {len(fast)} / {len(slow)} | "
+                   f"{best_label} | {f[0]} | {s_[0]} | {f[1]} / {s_[1]} | {f[2]} / {s_[2]} |")
+    if not out:
+        return []
+    return ["", "By the core's speed: each row's rounds split at the median of the FMA peaks measured before them "
+            "(GFLOP/s, one core); ninegrid / best engine of the row in each half (pooled samples).", "",
+            "| model | threads | FMA peak | rounds faster / slower | best engine | ratio, faster core | "
+            "ratio, slower core | ninegrid ms, faster / slower | best ms, faster / slower |",
+            "| --- | ---: | --- | --- | --- | ---: | ---: | --- | --- |"] + out
+
+
 def peer_tables(rows, peer_names, checks, pdir):
     """The report's peer tables: latency with the best peer, load time and memory, and the conversion check."""
     engines = [("ORT", "ort")] + [(peer_lib.label(p), p) for p in peer_names]
@@ -222,6 +269,8 @@ def main():
     ap.add_argument("--min-cosine", type=float, default=0.999,
                     help="a peer whose outputs fall below this cosine against ORT's is not timed")
     ap.add_argument("--min-cosine-int8", type=float, default=0.95, help="the same for NAME_int8 rows")
+    ap.add_argument("--fma-peak", default=None, help="the ninegrid_fma_peak binary measured before each round "
+                    "(default: beside --ninegrid, else build/; '' for none)")
     args = ap.parse_args()
     peer_names = peer_lib.parse_peers(args.peers)
     pdir = peer_lib.peers_dir(CACHE, args.peers_dir)
@@ -231,7 +280,12 @@ def main():
     checks = []  # (model, peer, status, min cosine, detail)
 
     ort_runner = os.path.join(ROOT, "bench", "ort_runner.js")
-    peak = fma_peak(os.path.join(os.path.dirname(os.path.abspath(args.ninegrid)), "ninegrid_fma_peak"))
+    peak_binary = args.fma_peak
+    if peak_binary is None:
+        peak_binary = os.path.join(os.path.dirname(os.path.abspath(args.ninegrid)), "ninegrid_fma_peak")
+        if not os.path.exists(peak_binary):
+            peak_binary = os.path.join(ROOT, "build", "ninegrid_fma_peak")
+    peak = fma_peak(peak_binary) if peak_binary else None
     opt_levels = [int(x) for x in args.opt_levels.split(",") if x.strip()]
     rows = []
     names = []
@@ -277,12 +331,17 @@ def main():
             by_peer = {p: [] for p in active}
             by_level = {level: [] for level in opt_levels}
             base = []
+            rounds = []  # per round: the core's FMA peak before it and every engine's samples
             for r in range(args.rounds):
                 print(f"{name} threads={threads} round {r + 1}/{args.rounds}", file=sys.stderr)
+                round_peak = fma_peak(peak_binary) if peak_binary else None
                 ours.append(run_json([args.ninegrid, "bench", path] + common))
                 theirs.append(run_json(["node", ort_runner, path] + common))
                 for p, cmd in active.items():
                     by_peer[p].append(run_json(cmd + peer_common))
+                rounds.append({"peak": round_peak.get("gflops_fp32") if round_peak else None,
+                               "ninegrid": samples(ours[-1]), "ort": samples(theirs[-1]),
+                               "peers": {p: samples(runs[-1]) for p, runs in by_peer.items()}})
                 for level in opt_levels:
                     by_level[level].append(run_json([args.ninegrid, "bench", path, "--opt-level", str(level)] + common))
                 if args.baseline:
@@ -296,6 +355,7 @@ def main():
                 "ninegrid_rss_mb": max(x["peak_rss_mb"] for x in ours),
                 "ort_rss_mb": max(x["peak_rss_mb"] - x.get("baseline_rss_mb", 0) for x in theirs),
                 "runs": args.rounds * args.runs,
+                "rounds": rounds,
                 "opt_levels": {level: statistics.median([t for x in runs for t in samples(x)])
                                for level, runs in by_level.items()},
             })
@@ -350,6 +410,7 @@ def main():
     lines += scaling_table(rows)
     if peer_names:
         lines += peer_tables(rows, peer_names, checks, pdir)
+    lines += phase_table(rows)
     report = "\n".join(lines) + "\n"
     print(report)
     if args.out:
