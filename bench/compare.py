@@ -171,29 +171,27 @@ def phase_table(rows):
         rounds = [x for x in r.get("rounds", []) if x.get("peak")]
         if len(rounds) < 2:
             continue
-        engines = {"ORT": "ort"}
-        engines.update({peer_lib.label(p): p for p in rounds[0].get("peers", {})})
 
-        def pooled(group, key):
-            samples = [t for x in group for t in (x["ort"] if key == "ort" else
-                                                  x["ninegrid"] if key == "ninegrid" else x["peers"][key])]
-            return statistics.median(samples) if samples else None
+        def pooled(group, engine):
+            return statistics.median(t for x in group for t in x["samples"][engine])
 
-        best_label, best_key = min(engines.items(), key=lambda e: pooled(rounds, e[1]))
+        others = [e for e in rounds[0]["samples"] if e != "ninegrid"]  # ORT and the timed peers
+        best = min(others, key=lambda e: pooled(rounds, e))
         middle = statistics.median(x["peak"] for x in rounds)
-        fast = [x for x in rounds if x["peak"] >= middle]
-        slow = [x for x in rounds if x["peak"] < middle]
+        faster = [x for x in rounds if x["peak"] >= middle]
+        slower = [x for x in rounds if x["peak"] < middle]
 
         def half(group):
             if not group:
                 return "—", "—", "—"
-            ng, best = pooled(group, "ninegrid"), pooled(group, best_key)
-            return f"{ng / best:.2f}", f"{ng:.3f}", f"{best:.3f}"
+            ng, b = pooled(group, "ninegrid"), pooled(group, best)
+            return f"{ng / b:.2f}", f"{ng:.3f}", f"{b:.3f}"
 
-        f, s_ = half(fast), half(slow)
+        hi, lo = half(faster), half(slower)
         peaks = [x["peak"] for x in rounds]
-        out.append(f"| {r['model']} | {r['threads']} | {min(peaks):.0f}-{max(peaks):.0f} | {len(fast)} / {len(slow)} | "
-                   f"{best_label} | {f[0]} | {s_[0]} | {f[1]} / {s_[1]} | {f[2]} / {s_[2]} |")
+        label = "ORT" if best == "ort" else peer_lib.label(best)
+        out.append(f"| {r['model']} | {r['threads']} | {min(peaks):.0f}-{max(peaks):.0f} | {len(faster)} / "
+                   f"{len(slower)} | {label} | {hi[0]} | {lo[0]} | {hi[1]} / {lo[1]} | {hi[2]} / {lo[2]} |")
     if not out:
         return []
     return ["", "By the core's speed: each row's rounds split at the median of the FMA peaks measured before them "
@@ -340,8 +338,8 @@ def main():
                 for p, cmd in active.items():
                     by_peer[p].append(run_json(cmd + peer_common))
                 rounds.append({"peak": round_peak.get("gflops_fp32") if round_peak else None,
-                               "ninegrid": samples(ours[-1]), "ort": samples(theirs[-1]),
-                               "peers": {p: samples(runs[-1]) for p, runs in by_peer.items()}})
+                               "samples": {"ninegrid": samples(ours[-1]), "ort": samples(theirs[-1]),
+                                           **{p: samples(runs[-1]) for p, runs in by_peer.items()}}})
                 for level in opt_levels:
                     by_level[level].append(run_json([args.ninegrid, "bench", path, "--opt-level", str(level)] + common))
                 if args.baseline:

@@ -121,7 +121,7 @@ expect(compare.scaling_table([timing("a", 1, 10.0, 20.0)]) == [], "one thread on
 # engine over all rounds (MNN's 42.0 ms against ORT's 42.5) in each half from pooled samples; a row whose rounds measured one peak has
 # no slower half; rows without peaks, or with one round, have no line, and no such row at all means no table.
 def rounds_of(peaks, ng, ort, mnn):
-    return [{"peak": p, "ninegrid": n, "ort": o, "peers": {"mnn": m}} for p, n, o, m in zip(peaks, ng, ort, mnn)]
+    return [{"peak": p, "samples": {"ninegrid": n, "ort": o, "mnn": m}} for p, n, o, m in zip(peaks, ng, ort, mnn)]
 
 
 rows = [{"model": "e", "threads": 1,
