@@ -34,9 +34,10 @@ report gets tables of latency, load time and peak memory for every engine, the b
 ratio to it.
 
 Before each round's ninegrid run, the core's FMA peak is measured (ninegrid_fma_peak, --fma-peak; 0.2 s). On a
-shared machine it moves with the phase (other tenants on the core, the clock), and an engine near that peak
-slows with it more than one that waits on memory; a table then splits each row's rounds at their median
-peak and gives ninegrid's ratio to the best engine in each half.
+shared machine it moves with the phase (other tenants on the core, the clock: 222-289 GFLOP/s in one session),
+and the engines need not move alike; a table splits each row's rounds at their median peak and gives ninegrid's
+ratio to the best engine in each half, so a run shows whether its rounds spanned phases and whether the ratio
+moved with them.
 """
 import argparse
 import datetime
