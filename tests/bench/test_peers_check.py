@@ -2,9 +2,9 @@
 """bench/peers/peers.py, the check that keeps a broken peer conversion out of bench/compare.py --peers: its
 .npy reader against NumPy's writer, output matching (by name, by unique size, none), the cosine that decides
 'ok' against 'mismatch', running a command and judging what it wrote, compare.py's peer tables, its
-thread table and its phase table on made-up rows (ninegrid's own check row among them), and convert_models.py's MNN quantiser
-configs with the rule that quantises again when the config changes (a stand-in quantized.out). No peer build
-needed."""
+thread table and its phase table on made-up rows (ninegrid's own check row among them), and convert_models.py's
+MNN quantiser configs with the rule that quantises again when the config changes (a stand-in quantized.out). No
+peer build needed."""
 import json
 import os
 import stat
@@ -118,15 +118,17 @@ expect(not any(line.startswith("| c |") for line in lines), "a model without a o
 expect(compare.scaling_table([timing("a", 1, 10.0, 20.0)]) == [], "one thread only: no thread table")
 
 # compare.py's phase table: a row's rounds split at the median FMA peak, ninegrid's ratio to the row's best
-# engine over all rounds (MNN's 42.0 ms against ORT's 42.5) in each half from pooled samples; a row whose rounds measured one peak has
-# no slower half; rows without peaks, or with one round, have no line, and no such row at all means no table.
+# engine over all rounds (MNN's 42.0 ms against ORT's 42.5) in each half from pooled samples; a row whose
+# rounds measured one peak has no slower half; rows without peaks, or with one round, have no line, and no
+# such row at all means no table.
 def rounds_of(peaks, ng, ort, mnn):
     return [{"peak": p, "samples": {"ninegrid": n, "ort": o, "mnn": m}} for p, n, o, m in zip(peaks, ng, ort, mnn)]
 
 
 rows = [{"model": "e", "threads": 1,
          "rounds": rounds_of([250.0, 220.0, 248.0, 221.0], [[30.0, 31.0], [36.0, 35.0], [30.0, 29.0], [37.0, 36.0]],
-                             [[42.0], [44.0], [41.0], [43.0]], [[40.0, 40.0], [43.0, 43.0], [40.0, 41.0], [43.0, 44.0]])},
+                             [[42.0], [44.0], [41.0], [43.0]],
+                             [[40.0, 40.0], [43.0, 43.0], [40.0, 41.0], [43.0, 44.0]])},
         {"model": "f", "threads": 2,
          "rounds": rounds_of([230.0, 230.0], [[3.0], [5.0]], [[10.0], [10.0]], [[8.0], [8.0]])},
         {"model": "g", "threads": 1, "rounds": rounds_of([None, None], [[1.0], [1.0]], [[2.0], [2.0]], [[2.0], [2.0]])},
