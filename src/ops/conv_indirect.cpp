@@ -53,13 +53,12 @@ bool IndirectConv2d::fits(const Conv2dParams& p, int64_t in_block, int64_t out_b
 IndirectConv2d::IndirectConv2d(const Conv2dParams& p, const float* weights, const float* bias,
                                const Activation& activation, const ConvPlan& plan)
     : params_(p), isa_(kernel_isa(p, plan.in_block, plan.out_block, plan.isa)), in_block_(plan.in_block),
-      out_block_(plan.out_block), serial_(plan.split == ConvSplit::Serial), activation_(activation) {
+      out_block_(plan.out_block), split_(plan.split), activation_(activation) {
   if (plan.kernel != ConvKernel::Indirect) throw Error("IndirectConv2d: the plan is not an indirect one");
   if (!fits(p, plan.in_block, plan.out_block, plan.isa))
     throw Error("IndirectConv2d: no kernel for this convolution (in block " + std::to_string(plan.in_block) +
                 ", out block " + std::to_string(plan.out_block) + ", isa " + isa_name(plan.isa) + ")");
-  if (plan.split != ConvSplit::Auto && plan.split != ConvSplit::Serial)
-    throw Error("IndirectConv2d: the split is Auto or Serial");
+  if (plan.split == ConvSplit::Tiles) throw Error("IndirectConv2d: splits by channels or by rows, not by tiles");
   if (activation.kind == ActivationKind::PRelu && !activation.slope)
     throw Error("IndirectConv2d: PRelu activation without slopes");
   const bool avx512 = isa_ == Isa::Avx512, neon = isa_ == Isa::Neon;
@@ -122,14 +121,32 @@ void IndirectConv2d::run(const float* x, float* y, const float* residual, Thread
 
   const int64_t items = p.groups * ((oc_padded_per_group_ + group_lanes - 1) / group_lanes) * a.tiles;
   const int64_t in_image = p.in_channels * a.in_plane, out_image = p.out_channels * a.out_plane;
+  const bool threaded = pool && pool->size() > 1 && split_ != ConvSplit::Serial;
+  const int64_t threads = threaded ? pool->size() : 1;
+  // Rows: each thread one band of consecutive tiles (output rows) through all output channels, so that it
+  // reads the input rows that the layer before wrote in its own core's cache and writes the rows the next
+  // layer reads there. Channels: the items in order, each thread a range of output-channel groups over the
+  // whole plane, reading only its share of the weights. Auto takes rows wherever every thread gets 4 tiles
+  // or more, which keeps the bands' imbalance small (measured: bench/REPORT.md, "Two threads: the indirect
+  // convs by rows").
+  const bool rows = split_ == ConvSplit::Rows || (split_ == ConvSplit::Auto && a.tiles >= 4 * threads);
   for (int64_t n = 0; n < p.batch; ++n) {
     a.x = x + n * in_image;
     a.y = y + n * out_image;
     a.residual = residual ? residual + n * out_image : nullptr;
-    if (pool && pool->size() > 1 && !serial_)
+    if (!threaded)
+      kernel(a, 0, items);
+    else if (!rows)
       pool->parallel_for(items, [&](int64_t begin, int64_t end) { kernel(a, begin, end); });
     else
-      kernel(a, 0, items);
+      pool->parallel_for(threads, [&](int64_t begin, int64_t end) {
+        for (int64_t band = begin; band < end; ++band) {
+          IndirectX86Args t = a;
+          t.first_tile = band * a.tiles / threads;
+          t.tiles = (band + 1) * a.tiles / threads - t.first_tile;
+          kernel(t, 0, items / a.tiles * t.tiles);
+        }
+      });
   }
 #else
   (void)x, (void)y, (void)residual, (void)pool;

@@ -35,7 +35,7 @@ class IndirectConv2d {
 
   // Builds the indirection buffer for p's input shape and packs the weights (OIHW) once; `bias` has
   // out_channels values or is null; a PRelu activation's slopes are copied. The plan gives the blocks, the
-  // kernels' ISA and the split (Auto or Serial). Throws Error when !fits(p, blocks, plan.isa).
+  // kernels' ISA and the split (Auto, Serial, Channels or Rows; run() says which Auto picks). Throws Error when !fits(p, blocks, plan.isa).
   IndirectConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
                  const ConvPlan& plan);
 
@@ -52,7 +52,7 @@ class IndirectConv2d {
   Isa isa_ = Isa::Ref;
   int64_t lanes_ = 16;
   int64_t in_block_ = 1, out_block_ = 1;
-  bool serial_ = false;  // run on the calling thread only
+  ConvSplit split_ = ConvSplit::Auto;  // Serial, Channels, Rows or Auto (the rule in run())
   int64_t oc_padded_per_group_ = 0;
   IndirectionBuffer indirection_;
   AlignedFloats weights_, bias_, slope_;

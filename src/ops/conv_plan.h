@@ -39,8 +39,8 @@ enum class QConvForm : uint8_t {
 enum class ConvSplit : uint8_t {
   Auto,      // the driver's own rule (the rule-based default)
   Serial,    // on the calling thread only: a layer too small to pay for waking the others
-  Channels,  // output channel blocks (direct family), the phases of each chunk of tiles (Winograd)
-  Rows,      // output rows, every task all channel blocks (direct family)
+  Channels,  // output channel blocks (direct family, indirect), the phases of each chunk of tiles (Winograd)
+  Rows,      // output rows, every task all channel blocks (direct family; indirect: one band per thread)
   Tiles,     // Winograd: whole chunks of tiles per thread, each through all three phases
 };
 

@@ -259,7 +259,7 @@ bool conv_plan_fits(const ConvPlan& plan, const Conv2dParams& p, const ExecSetti
              plan.oc_tile == 0 && plan.winograd_tile == 0 && no_split;
     case ConvKernel::Indirect:
       return IndirectConv2d::fits(p, in, out, plan.isa) && plan.oc_tile == 0 && plan.winograd_tile == 0 &&
-             plan.strassen_levels == 0 && no_split;
+             plan.strassen_levels == 0 && plan.split != ConvSplit::Tiles;
     case ConvKernel::Ref: break;
   }
   return false;

@@ -60,7 +60,7 @@ Conv2dParams random_params(std::mt19937& rng, std::initializer_list<int64_t> in_
 }
 
 std::vector<float> run_x86(const Case& c, Isa isa, int64_t in_block, int64_t out_block, ThreadPool* pool = nullptr,
-                           bool in_place_residual = false) {
+                           bool in_place_residual = false, ConvSplit split = ConvSplit::Auto) {
   const Conv2dParams& p = c.p;
   const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
   const std::vector<float> xb = to_block(c.x, p.batch, p.in_channels, in_plane, in_block);
@@ -69,7 +69,9 @@ std::vector<float> run_x86(const Case& c, Isa isa, int64_t in_block, int64_t out
     rb = to_block(c.residual, p.batch, p.out_channels, out_plane, out_block);
     if (in_place_residual) yb = rb;
   }
-  const IndirectConv2d conv(p, c.w.data(), c.bias.data(), c.act, indirect_plan(p, in_block, out_block, isa));
+  ConvPlan plan = indirect_plan(p, in_block, out_block, isa);
+  plan.split = split;
+  const IndirectConv2d conv(p, c.w.data(), c.bias.data(), c.act, plan);
   const float* residual = c.with_residual ? (in_place_residual ? yb.data() : rb.data()) : nullptr;
   conv.run(xb.data(), yb.data(), residual, pool);
   return from_block(yb, p.batch, p.out_channels, out_plane, out_block);
@@ -197,14 +199,33 @@ TEST_P(IndirectX86, TypicalLayers) {
   }
 }
 
+// Every split computes each output as one thread does, so the results are equal bit for bit: by channel
+// groups, by bands of tiles (including planes with fewer tiles than threads, whose extra bands are empty),
+// and Auto's choice between them.
 TEST_P(IndirectX86, ThreadedRunEqualsSingleThread) {
   std::mt19937 rng(131);
-  ThreadPool pool(2);
-  for (int trial = 0; trial < 4; ++trial) {
+  ThreadPool two(2), three(3);
+  for (int trial = 0; trial < 8; ++trial) {
     const Conv2dParams p = random_params(rng, {8, 16}, {16, 32}, {1, 2});
     const Case c = make_case(rng, p, trial, true);
-    EXPECT_EQ(run_x86(c, GetParam(), 8, 8), run_x86(c, GetParam(), 8, 8, &pool)) << describe(p);
+    const std::vector<float> single = run_x86(c, GetParam(), 8, 8);
+    for (ThreadPool* pool : {&two, &three})
+      for (ConvSplit split : {ConvSplit::Auto, ConvSplit::Channels, ConvSplit::Rows, ConvSplit::Serial})
+        EXPECT_EQ(single, run_x86(c, GetParam(), 8, 8, pool, false, split))
+            << describe(p) << ", " << pool->size() << " threads, split " << conv_split_name(split);
   }
+}
+
+TEST_P(IndirectX86, RejectsTheTilesSplit) {
+  Conv2dParams p;
+  p.in_channels = p.out_channels = 16;
+  p.kernel_h = p.kernel_w = 3;
+  p.in_h = p.in_w = p.out_h = p.out_w = 8;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = 1;
+  ConvPlan plan = indirect_plan(p, 16, 16, GetParam());
+  plan.split = ConvSplit::Tiles;
+  const std::vector<float> w(16 * 16 * 9, 0.f);
+  EXPECT_THROW(IndirectConv2d(p, w.data(), nullptr, Activation{}, plan), Error);
 }
 
 TEST_P(IndirectX86, ResidualMayBeTheOutput) {

@@ -275,7 +275,7 @@ void indirect_items(const typename A::Args& a, int64_t item_begin, int64_t item_
   const int64_t group_lanes = NB * L;
   const int64_t vector_groups = (a.oc_padded_per_group + group_lanes - 1) / group_lanes;
   for (int64_t item = item_begin; item < item_end; ++item) {
-    const int64_t tile = item % a.tiles;
+    const int64_t tile = a.first_tile + item % a.tiles;
     const int64_t group = item / a.tiles / vector_groups, vg = item / a.tiles % vector_groups;
     const int64_t vectors = imin(NB, (a.oc_padded_per_group - vg * group_lanes) / L);
     const int64_t cp = group * a.oc_padded_per_group + vg * group_lanes;  // padded channel

@@ -27,6 +27,9 @@ struct IndirectX86Args {
   int64_t groups = 1, in_channels_per_group = 0, out_channels_per_group = 0, oc_padded_per_group = 0;
   int64_t taps = 1;
   int64_t tiles = 0;               // tiles of kIndirectPixels output pixels
+  // The items' tiles are [first_tile, first_tile + tiles) of the image's: a band of output rows, all of
+  // whose channels one thread computes (0 and all tiles: the whole image).
+  int64_t first_tile = 0;
   const int32_t* indirection = nullptr;  // IndirectionBuffer::entries for kIndirectPixels
   const float* weights = nullptr;  // packed (layout above)
   const float* bias = nullptr;     // groups * oc_padded_per_group values, never null

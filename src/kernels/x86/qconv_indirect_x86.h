@@ -27,6 +27,9 @@ struct X86QIndirectArgs {
   int64_t groups = 1, in_channels_per_group = 0, out_channels_per_group = 0, oc_padded_per_group = 0;
   int64_t taps = 1;
   int64_t tiles = 0;                       // tiles of kQIndirectPixels output pixels
+  // The items' tiles are [first_tile, first_tile + tiles) of the image's: a band of output rows, all of
+  // whose channels one thread computes (0 and all tiles: the whole image).
+  int64_t first_tile = 0;
   const int32_t* indirection = nullptr;    // IndirectionBuffer::entries for kQIndirectPixels
   const uint8_t* tile_interior = nullptr;  // per tile: 1 when none of its entries is padding
   // Packed per conv group g and vector group v (kQIndirectOcVectors vectors of L channels, the last one of a
