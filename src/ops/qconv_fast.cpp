@@ -871,8 +871,25 @@ void FastQConv2d::run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, c
     a.requantize.residual = residual ? residual + n * out_image : nullptr;
     return a;
   };
-  for_each_image_chunk(pool, p.batch, indirect_items_, [&](int64_t n, int64_t begin, int64_t end) {
-    indirect_kernel_(image_args(n), begin, end);
+  // Rows (Auto where every thread gets 4 tiles or more): each thread one band of tiles through all output
+  // channels, as the float indirect conv splits (ops/conv_indirect.cpp says why); else contiguous chunks of
+  // the items, which split the output channels.
+  const int64_t threads = pool ? pool->size() : 1, tiles = indirect_args_.tiles;
+  const bool rows = threads > 1 && (split_ == ConvSplit::Rows || (split_ == ConvSplit::Auto && tiles >= 4 * threads));
+  if (!rows) {
+    for_each_image_chunk(pool, p.batch, indirect_items_, [&](int64_t n, int64_t begin, int64_t end) {
+      indirect_kernel_(image_args(n), begin, end);
+    });
+    return;
+  }
+  pool->parallel_for(p.batch * threads, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t band = task % threads;
+      X86QIndirectArgs a = image_args(task / threads);
+      a.first_tile = band * tiles / threads;
+      a.tiles = (band + 1) * tiles / threads - a.first_tile;
+      indirect_kernel_(a, 0, indirect_items_ / tiles * a.tiles);
+    }
   });
 }
 

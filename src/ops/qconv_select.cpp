@@ -364,8 +364,9 @@ bool qconv_plan_computes(const ConvPlan& plan, const Conv2dParams& p, bool resid
   if (plan.winograd_tile != (plan.kernel == ConvKernel::Winograd ? 2 : 0)) return false;
   const bool direct_family = plan.kernel == ConvKernel::Direct || plan.kernel == ConvKernel::Pointwise ||
                              plan.kernel == ConvKernel::Depthwise;
+  const bool indirect = plan.kernel == ConvKernel::Indirect;
   if (plan.split != ConvSplit::Auto && plan.split != ConvSplit::Serial &&
-      !(plan.split == ConvSplit::Rows && direct_family))
+      !(plan.split == ConvSplit::Rows && (direct_family || indirect)) && !(plan.split == ConvSplit::Channels && indirect))
     return false;
   const bool depthwise = conv_is_depthwise(p);
   if ((plan.kernel == ConvKernel::Depthwise) != depthwise) return false;
@@ -437,7 +438,7 @@ bool qconv_plan_fits(const ConvPlan& plan, const ConvKey& key, const ExecSetting
 std::vector<ConvPlan> qconv_plan_candidates(const ConvKey& key, const ExecSettings& settings) {
   std::vector<ConvPlan> out;
   auto add = [&](ConvPlan plan) {
-    const ConvSplit splits[] = {ConvSplit::Auto, ConvSplit::Serial, ConvSplit::Rows};
+    const ConvSplit splits[] = {ConvSplit::Auto, ConvSplit::Serial, ConvSplit::Rows, ConvSplit::Channels};
     for (ConvSplit s : splits) {
       if (s != ConvSplit::Auto && settings.threads <= 1) break;
       plan.split = s;

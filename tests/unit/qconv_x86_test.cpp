@@ -25,7 +25,9 @@
 #include "kernels/quantized.h"
 #include "kernels/ref/qconv2d_ref.h"
 #include "ops/conv_fast.h"
+#include "ops/exec_settings.h"
 #include "ops/qconv_fast.h"
+#include "ops/qconv_select.h"
 #include "qconv_case.h"
 
 namespace ninegrid {
@@ -811,6 +813,19 @@ TEST(QConvX86, NoIndirectKeepsTheDirectFamily) {
 // any number of output channels (1 up to past two vectors, so narrower last vectors and padded groups),
 // odd input channel counts (staged), every input and output block, zero points at both extremes,
 // saturating multipliers, residuals of both kinds, one and two threads; bit for bit.
+// c on the indirect kernel of `isa` with the thread split forced (Rows: a band of tiles per thread through
+// all output channels; Channels: ranges of output-channel groups), at `threads` threads.
+int64_t indirect_split_mismatches(const Case& c, const Int8Isa& isa, ConvSplit split, int threads) {
+  ExecSettings settings;
+  settings.isa = isa.isa;
+  const bool residual = c.q.residual_add || c.q.residual_multiplier != 0.f;
+  ConvPlan plan = qconv_forced_plan(qconv_key(c.p, residual, c.in_block, c.out_block, settings, c.w.data()),
+                                    QConvKernel::Indirect);
+  plan.split = split;
+  const FastQConv2d conv(c.p, c.w.data(), c.q, c.x_zero_point, plan);
+  return reference_mismatches(c, conv, threads);
+}
+
 TEST(QConvX86, IndirectMatchesReferenceBitForBit) {
   Rng rng(4242);
   int tested = 0;
@@ -840,6 +855,11 @@ TEST(QConvX86, IndirectMatchesReferenceBitForBit) {
       const int threads = rng(0, 3) == 0 ? 2 : 1;
       EXPECT_EQ(mismatches(c, isa, threads, &algorithm, QConvKernel::Indirect), 0) << isa.name << " " << c.describe();
       EXPECT_EQ(algorithm, std::string(isa.prefix) + "indirect");
+      if (iter % 4 == 0) {  // both splits forced, at 2 and 3 threads (bands of fewer tiles than threads too)
+        for (ConvSplit split : {ConvSplit::Rows, ConvSplit::Channels})
+          EXPECT_EQ(indirect_split_mismatches(c, isa, split, 2 + iter / 4 % 2), 0)
+              << isa.name << " split " << conv_split_name(split) << " " << c.describe();
+      }
       ++tested;
     }
   }
