@@ -50,6 +50,10 @@ bool IndirectConv2d::fits(const Conv2dParams& p, int64_t in_block, int64_t out_b
   return best == isa || (isa == Isa::Dotprod && best == Isa::Neon);
 }
 
+bool indirect_splits_rows(ConvSplit split, int64_t tiles, int64_t threads) {
+  return split == ConvSplit::Rows || (split == ConvSplit::Auto && tiles >= 4 * threads);
+}
+
 IndirectConv2d::IndirectConv2d(const Conv2dParams& p, const float* weights, const float* bias,
                                const Activation& activation, const ConvPlan& plan)
     : params_(p), isa_(kernel_isa(p, plan.in_block, plan.out_block, plan.isa)), in_block_(plan.in_block),
@@ -123,13 +127,7 @@ void IndirectConv2d::run(const float* x, float* y, const float* residual, Thread
   const int64_t in_image = p.in_channels * a.in_plane, out_image = p.out_channels * a.out_plane;
   const bool threaded = pool && pool->size() > 1 && split_ != ConvSplit::Serial;
   const int64_t threads = threaded ? pool->size() : 1;
-  // Rows: each thread one band of consecutive tiles (output rows) through all output channels, so that it
-  // reads the input rows that the layer before wrote in its own core's cache and writes the rows the next
-  // layer reads there. Channels: the items in order, each thread a range of output-channel groups over the
-  // whole plane, reading only its share of the weights. Auto takes rows wherever every thread gets 4 tiles
-  // or more, which keeps the bands' imbalance small (measured: bench/REPORT.md, "Two threads: the indirect
-  // convs by rows").
-  const bool rows = split_ == ConvSplit::Rows || (split_ == ConvSplit::Auto && a.tiles >= 4 * threads);
+  const bool rows = threaded && indirect_splits_rows(split_, a.tiles, threads);
   for (int64_t n = 0; n < p.batch; ++n) {
     a.x = x + n * in_image;
     a.y = y + n * out_image;
@@ -141,9 +139,7 @@ void IndirectConv2d::run(const float* x, float* y, const float* residual, Thread
     else
       pool->parallel_for(threads, [&](int64_t begin, int64_t end) {
         for (int64_t band = begin; band < end; ++band) {
-          IndirectX86Args t = a;
-          t.first_tile = band * a.tiles / threads;
-          t.tiles = (band + 1) * a.tiles / threads - t.first_tile;
+          const IndirectX86Args t = indirect_band(a, band, threads);
           kernel(t, 0, items / a.tiles * t.tiles);
         }
       });

@@ -21,6 +21,25 @@ namespace ninegrid {
 
 class ThreadPool;
 
+// How the indirect convs (this one and the int8 one, ops/qconv_fast.h) share an image among `threads` > 1
+// threads. By rows (true): each thread one band of consecutive tiles through all output channels, so that
+// it reads the input rows the layer before wrote in its own core's cache, and writes the rows the next
+// layer reads there. By channels (false): each thread a range of output-channel groups over the whole
+// plane, reading only its share of the weights. Auto takes rows wherever every thread gets 4 tiles or more,
+// which keeps the bands' imbalance small (measured: bench/REPORT.md, "Two threads: the indirect convs by
+// rows").
+bool indirect_splits_rows(ConvSplit split, int64_t tiles, int64_t threads);
+
+// The kernel arguments `a` (of the whole image's tiles) restricted to band `band` of `bands`, split as
+// evenly as whole tiles allow.
+template <class Args>
+Args indirect_band(Args a, int64_t band, int64_t bands) {
+  const int64_t first = band * a.tiles / bands, end = (band + 1) * a.tiles / bands;
+  a.first_tile += first;
+  a.tiles = end - first;
+  return a;
+}
+
 class IndirectConv2d {
  public:
   // Whether the kernels compute this conv: a vector ISA (AVX-512 or AVX2, capped by the CPU), blocks 1, 8
@@ -35,7 +54,8 @@ class IndirectConv2d {
 
   // Builds the indirection buffer for p's input shape and packs the weights (OIHW) once; `bias` has
   // out_channels values or is null; a PRelu activation's slopes are copied. The plan gives the blocks, the
-  // kernels' ISA and the split (Auto, Serial, Channels or Rows; run() says which Auto picks). Throws Error when !fits(p, blocks, plan.isa).
+  // kernels' ISA and the split (Auto, Serial, Channels or Rows: indirect_splits_rows below). Throws Error
+  // when !fits(p, blocks, plan.isa) or the split is Tiles.
   IndirectConv2d(const Conv2dParams& p, const float* weights, const float* bias, const Activation& activation,
                  const ConvPlan& plan);
 

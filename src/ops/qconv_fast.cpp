@@ -13,6 +13,7 @@
 #include "kernels/qpack_winograd.h"
 #include "ninegrid/tensor.h"
 #include "ops/conv_fast.h"  // the shape classes
+#include "ops/conv_indirect.h"  // the indirect convs' split
 #include "ops/qconv_select.h"
 
 #if defined(__aarch64__)
@@ -871,12 +872,10 @@ void FastQConv2d::run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, c
     a.requantize.residual = residual ? residual + n * out_image : nullptr;
     return a;
   };
-  // Rows (Auto where every thread gets 4 tiles or more): each thread one band of tiles through all output
-  // channels, as the float indirect conv splits (ops/conv_indirect.cpp says why); else contiguous chunks of
-  // the items, which split the output channels.
+  // By rows (indirect_splits_rows): one band of tiles per thread; else contiguous chunks of the items, a
+  // few per thread, which split the output channels.
   const int64_t threads = pool ? pool->size() : 1, tiles = indirect_args_.tiles;
-  const bool rows = threads > 1 && (split_ == ConvSplit::Rows || (split_ == ConvSplit::Auto && tiles >= 4 * threads));
-  if (!rows) {
+  if (threads <= 1 || !indirect_splits_rows(split_, tiles, threads)) {
     for_each_image_chunk(pool, p.batch, indirect_items_, [&](int64_t n, int64_t begin, int64_t end) {
       indirect_kernel_(image_args(n), begin, end);
     });
@@ -884,10 +883,7 @@ void FastQConv2d::run_indirect(const uint8_t* x, int64_t in_image, uint8_t* y, c
   }
   pool->parallel_for(p.batch * threads, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t band = task % threads;
-      X86QIndirectArgs a = image_args(task / threads);
-      a.first_tile = band * tiles / threads;
-      a.tiles = (band + 1) * tiles / threads - a.first_tile;
+      const X86QIndirectArgs a = indirect_band(image_args(task / threads), task % threads, threads);
       indirect_kernel_(a, 0, indirect_items_ / tiles * a.tiles);
     }
   });

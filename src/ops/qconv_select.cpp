@@ -366,7 +366,8 @@ bool qconv_plan_computes(const ConvPlan& plan, const Conv2dParams& p, bool resid
                              plan.kernel == ConvKernel::Depthwise;
   const bool indirect = plan.kernel == ConvKernel::Indirect;
   if (plan.split != ConvSplit::Auto && plan.split != ConvSplit::Serial &&
-      !(plan.split == ConvSplit::Rows && (direct_family || indirect)) && !(plan.split == ConvSplit::Channels && indirect))
+      !(plan.split == ConvSplit::Rows && (direct_family || indirect)) &&
+      !(plan.split == ConvSplit::Channels && indirect))
     return false;
   const bool depthwise = conv_is_depthwise(p);
   if ((plan.kernel == ConvKernel::Depthwise) != depthwise) return false;

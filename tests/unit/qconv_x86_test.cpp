@@ -809,10 +809,6 @@ TEST(QConvX86, NoIndirectKeepsTheDirectFamily) {
   if (tested == 0) GTEST_SKIP() << "no int8 x86 kernel runs on this CPU";
 }
 
-// The indirect kernel forced on random convolutions: any kernel, stride, dilation and padding, groups of
-// any number of output channels (1 up to past two vectors, so narrower last vectors and padded groups),
-// odd input channel counts (staged), every input and output block, zero points at both extremes,
-// saturating multipliers, residuals of both kinds, one and two threads; bit for bit.
 // c on the indirect kernel of `isa` with the thread split forced (Rows: a band of tiles per thread through
 // all output channels; Channels: ranges of output-channel groups), at `threads` threads.
 int64_t indirect_split_mismatches(const Case& c, const Int8Isa& isa, ConvSplit split, int threads) {
@@ -826,6 +822,11 @@ int64_t indirect_split_mismatches(const Case& c, const Int8Isa& isa, ConvSplit s
   return reference_mismatches(c, conv, threads);
 }
 
+// The indirect kernel forced on random convolutions: any kernel, stride, dilation and padding, groups of
+// any number of output channels (1 up to past two vectors, so narrower last vectors and padded groups),
+// odd input channel counts (staged), every input and output block, zero points at both extremes,
+// saturating multipliers, residuals of both kinds, one and two threads (and in every fourth case both thread
+// splits forced, at 2 or 3 threads); bit for bit.
 TEST(QConvX86, IndirectMatchesReferenceBitForBit) {
   Rng rng(4242);
   int tested = 0;
