@@ -17,6 +17,8 @@ constexpr size_t kSlopeInput = 4;     // with activation PRelu: one slope per ou
 constexpr const char* kActivation = "ng.activation";
 // Its parameters (Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha, beta]).
 constexpr const char* kActivationParams = "ng.activation_params";
+// A scalar affine after the activation, [scale, shift]: y = activation(...) * scale + shift (absent: none).
+constexpr const char* kAffineAfter = "ng.affine_after";
 // Channel blocks the layout pass chose for a node's input 0 and output 0 (1 or absent: plain NCHW).
 constexpr const char* kInBlock = "ng.in_block";
 constexpr const char* kOutBlock = "ng.out_block";

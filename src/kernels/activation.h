@@ -31,6 +31,10 @@ struct Activation {
   // PRelu: one slope per channel, indexed by the `channel` argument of apply_activation. A model with a
   // single shared slope must expand it to one value per channel before fusing.
   const float* slope = nullptr;
+  // Then, where affine_after: y = y * scale_after + shift_after (a scalar Mul and Add after the activation,
+  // as PP-OCRv4's backbone puts after every conv's HardSwish; graph/passes/fuse_epilogue.cpp).
+  bool affine_after = false;
+  float scale_after = 1.f, shift_after = 0.f;
 
   static Activation none() { return {}; }
   static Activation relu() { Activation a; a.kind = ActivationKind::Relu; return a; }
@@ -52,8 +56,8 @@ struct Activation {
   static Activation silu() { Activation a; a.kind = ActivationKind::Silu; return a; }
 };
 
-// Applies `act` to one value of output channel `channel` (the channel matters only for PRelu).
-inline float apply_activation(const Activation& act, float x, int64_t channel) {
+// `act`'s function alone, without the affine after it.
+inline float apply_activation_kind(const Activation& act, float x, int64_t channel) {
   switch (act.kind) {
     case ActivationKind::None: return x;
     case ActivationKind::Relu: return x < 0.f ? 0.f : x;  // NaN stays NaN, as in max(x, 0) of NumPy
@@ -68,6 +72,14 @@ inline float apply_activation(const Activation& act, float x, int64_t channel) {
     case ActivationKind::Silu: return x * (1.f / (1.f + std::exp(-x)));
   }
   return x;
+}
+
+// Applies `act` to one value of output channel `channel` (the channel matters only for PRelu), then the
+// affine after it, whose product and sum round separately, as the Mul and Add it replaces did.
+inline float apply_activation(const Activation& act, float x, int64_t channel) {
+  const float y = apply_activation_kind(act, x, channel);
+  if (!act.affine_after) return y;
+  return y * act.scale_after + act.shift_after;  // (built without FMA contraction: see CMakeLists.txt)
 }
 
 // "Relu", "Clip", ... (for error messages and `ninegrid info`).

@@ -121,6 +121,8 @@ void IndirectConv2d::run(const float* x, float* y, const float* residual, Thread
   a.epilogue.activation = activation_.kind;
   a.epilogue.alpha = activation_.alpha, a.epilogue.beta = activation_.beta;
   a.epilogue.clip_min = activation_.min, a.epilogue.clip_max = activation_.max;
+  a.epilogue.affine_after = activation_.affine_after;
+  a.epilogue.scale_after = activation_.scale_after, a.epilogue.shift_after = activation_.shift_after;
   a.epilogue.slope = slope_.data();
 
   const int64_t items = p.groups * ((oc_padded_per_group_ + group_lanes - 1) / group_lanes) * a.tiles;

@@ -184,7 +184,7 @@ class ConvTranspose final : public Op {
     const int64_t out_plane = p.out[0] * p.out[1] * p.out[2];
     auto fn = [&](int64_t b, int64_t e) {
       conv_transpose_ref_planes(p, x, w, bias, y, b, e);
-      if (act.kind == ActivationKind::None) return;
+      if (act.kind == ActivationKind::None && !act.affine_after) return;
       for (int64_t plane = b; plane < e; ++plane) {
         const int64_t channel = plane % p.out_channels;
         float* yp = y + plane * out_plane;

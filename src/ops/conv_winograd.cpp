@@ -179,6 +179,8 @@ void WinogradConv2d::run(const float* x, float* y, const float* residual, Thread
   a.epilogue.activation = activation_.kind;
   a.epilogue.alpha = activation_.alpha, a.epilogue.beta = activation_.beta;
   a.epilogue.clip_min = activation_.min, a.epilogue.clip_max = activation_.max;
+  a.epilogue.affine_after = activation_.affine_after;
+  a.epilogue.scale_after = activation_.scale_after, a.epilogue.shift_after = activation_.shift_after;
   a.epilogue.slope = slope_.data();
   a.v_pos_stride = chunk_tiles_ * ic_padded_ + kCacheLineFloats;
   a.mm_pos_stride = chunk_tiles_ * oc_padded_ + kCacheLineFloats;

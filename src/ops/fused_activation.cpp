@@ -6,7 +6,9 @@
 
 namespace ninegrid {
 
-Activation read_fused_activation(const Attributes& attrs) {
+namespace {
+
+Activation read_activation_kind(const Attributes& attrs) {
   const std::string name = attrs.get_string(fused::kActivation, "");
   const std::vector<float> params = attrs.get_floats(fused::kActivationParams);
   auto expect_params = [&](size_t n) {
@@ -27,6 +29,20 @@ Activation read_fused_activation(const Attributes& attrs) {
   if (name == "HardSwish") { expect_params(0); return Activation::hard_swish(); }
   if (name == "Silu") { expect_params(0); return Activation::silu(); }
   throw Error("unsupported fused activation '" + name + "'");
+}
+
+}  // namespace
+
+Activation read_fused_activation(const Attributes& attrs) {
+  Activation act = read_activation_kind(attrs);
+  if (attrs.has(fused::kAffineAfter)) {
+    const std::vector<float> affine = attrs.get_floats(fused::kAffineAfter);
+    if (affine.size() != 2)
+      throw Error("ng.affine_after expects 2 values (scale, shift), got " + std::to_string(affine.size()));
+    act.affine_after = true;
+    act.scale_after = affine[0], act.shift_after = affine[1];
+  }
+  return act;
 }
 
 }  // namespace ninegrid

@@ -11,6 +11,7 @@ std::vector<std::string> fused_ops(const Node& node) {
     f.push_back(node.attrs.has("add_y_scale") ? "QAdd" : "Add");
   const std::string act = node.attrs.get_string(fused::kActivation, "");
   if (!act.empty()) f.push_back(act);
+  if (node.attrs.has(fused::kAffineAfter)) f.push_back("Mul+Add");
   return f;
 }
 

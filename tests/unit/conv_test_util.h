@@ -65,12 +65,30 @@ inline std::string describe(const Conv2dParams& p) {
          "," + std::to_string(p.pad_left) + "," + std::to_string(p.pad_bottom) + "," + std::to_string(p.pad_right);
 }
 
-// Every fused activation, PRelu with the given per-channel slopes (at least out_channels of them).
+// `act` followed by y * scale + shift (Activation::affine_after).
+inline Activation with_affine_after(Activation act, float scale, float shift) {
+  act.affine_after = true;
+  act.scale_after = scale, act.shift_after = shift;
+  return act;
+}
+
+// Every fused activation, PRelu with the given per-channel slopes (at least out_channels of them), and
+// three with an affine after them: HardSwish (as PP-OCRv4 has it), a clamp (whose fast stores then give
+// way to the general ones) and PRelu (the first-layer kernel's own path). The scales keep every case
+// at most 1.5-Lipschitz, as the tolerances assume.
 inline std::vector<Activation> all_activations(const float* slopes) {
   return {Activation::none(),        Activation::relu(),          Activation::relu6(),
           Activation::clip(-0.5f, 0.25f), Activation::leaky_relu(0.1f), Activation::prelu(slopes),
           Activation::sigmoid(),     Activation::hard_sigmoid(0.2f, 0.5f), Activation::hard_swish(),
-          Activation::silu()};
+          Activation::silu(),
+          with_affine_after(Activation::hard_swish(), 0.75f, 0.3f),
+          with_affine_after(Activation::relu(), -0.5f, 0.25f),
+          with_affine_after(Activation::prelu(slopes), 0.75f, -0.2f)};
+}
+
+// The name a test reports for an activation: its kind, and "+affine" where an affine follows it.
+inline std::string activation_label(const Activation& act) {
+  return std::string(activation_name(act.kind)) + (act.affine_after ? "+affine" : "");
 }
 
 // Per output, sum |bias| + |residual| + sum |w * x| over the taps the output reads: the scale of the float

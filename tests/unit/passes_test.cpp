@@ -247,6 +247,101 @@ TEST(FuseActivation, NotWhenTheConvOutputHasAnotherReader) {
   EXPECT_EQ(fuse_activation(b.g), 0);
 }
 
+// conv(x) -> HardSwish -> then the ops `after` names in order ("mul", "add": by scalars; "mul_left": the
+// scalar as Mul's first operand; "mul_per_channel": by a [6, 1, 1] constant), the last one's output "y".
+Builder conv_hardswish_then(const std::vector<std::string>& after) {
+  Builder b;
+  b.input("x", {1, 4, 7, 7});
+  b.constant("w", {6, 4, 3, 3});
+  b.constant("bias", {6});
+  Node& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  conv.attrs.set("pads", Attribute::of_ints({1, 1, 1, 1}));
+  b.node("HardSwish", {"c"}, {"h"});
+  auto scalar = [&](const std::string& name, float v, std::vector<int64_t> shape) {
+    b.g.values[b.value(name)].constant = Tensor::from_vector<float>(DataType::Float32, shape, {v});
+  };
+  std::string last = "h";
+  for (size_t i = 0; i < after.size(); ++i) {
+    const std::string out = i + 1 == after.size() ? "y" : "t" + std::to_string(i), k = "k" + std::to_string(i);
+    if (after[i] == "mul") scalar(k, 0.75f, {}), b.node("Mul", {last, k}, {out});
+    if (after[i] == "mul_left") scalar(k, -1.25f, {1, 1, 1, 1}), b.node("Mul", {k, last}, {out});
+    if (after[i] == "mul_rank5") scalar(k, 0.75f, {1, 1, 1, 1, 1}), b.node("Mul", {last, k}, {out});
+    if (after[i] == "mul_per_channel") b.constant(k, {6, 1, 1}), b.node("Mul", {last, k}, {out});
+    if (after[i] == "add") scalar(k, 0.375f, {1}), b.node("Add", {last, k}, {out});
+    last = out;
+  }
+  b.output("y");
+  return b;
+}
+
+// The affine [scale, shift] fused into the graph's one Conv, after running the passes up to it.
+std::vector<float> fused_affine(Graph& g, int expect_fused, size_t expect_nodes) {
+  EXPECT_EQ(fuse_activation(g), 1);
+  EXPECT_EQ(fuse_affine_after_activation(g), expect_fused);
+  EXPECT_EQ(g.nodes.size(), expect_nodes);
+  return g.nodes[0].attrs.get_floats("ng.affine_after");
+}
+
+TEST(FuseAffineAfterActivation, ScalarMulAndAddJoinTheEpilogue) {
+  Builder b = conv_hardswish_then({"mul", "add"});
+  Graph g = b.g;
+  EXPECT_EQ(fused_affine(g, 1, 1), (std::vector<float>{0.75f, 0.375f}));
+  EXPECT_EQ(g.values[g.nodes[0].outputs[0]].name, "y");
+  Tensor x = random_input({1, 4, 7, 7}, 3);
+  expect_close(run_at(b.g, 1, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+}
+
+TEST(FuseAffineAfterActivation, AMulOrAnAddAlone) {
+  for (const auto& after : {std::vector<std::string>{"mul_left"}, std::vector<std::string>{"add"}}) {
+    Builder b = conv_hardswish_then(after);
+    Graph g = b.g;
+    const std::vector<float> affine = fused_affine(g, 1, 1);
+    EXPECT_EQ(affine, after[0] == "add" ? (std::vector<float>{1.f, 0.375f}) : (std::vector<float>{-1.25f, 0.f}));
+    Tensor x = random_input({1, 4, 7, 7}, 4);
+    expect_close(run_at(b.g, 1, x).at("y"), run_at(b.g, 0, x).at("y"), 1e-5f);
+  }
+}
+
+TEST(FuseAffineAfterActivation, NotPerChannelNorBroadcastingToMoreDimensions) {
+  for (const char* op : {"mul_per_channel", "mul_rank5"}) {
+    Builder b = conv_hardswish_then({op});
+    EXPECT_EQ(fuse_activation(b.g), 1);
+    EXPECT_EQ(fuse_affine_after_activation(b.g), 0) << op;
+    EXPECT_EQ(b.g.nodes.size(), 2u) << op;
+  }
+}
+
+TEST(FuseAffineAfterActivation, StopsWhereAValueHasAnotherReader) {
+  // The Mul's output is also a graph output: the Mul joins, the Add stays.
+  Builder b = conv_hardswish_then({"mul", "add"});
+  b.output("t0");
+  Graph g = b.g;
+  EXPECT_EQ(fused_affine(g, 1, 2), (std::vector<float>{0.75f, 0.f}));
+  Tensor x = random_input({1, 4, 7, 7}, 5);
+  const auto opt = run_at(b.g, 1, x), ref = run_at(b.g, 0, x);
+  expect_close(opt.at("t0"), ref.at("t0"), 1e-5f);
+  expect_close(opt.at("y"), ref.at("y"), 1e-5f);
+  // The activation's output is read twice (by the Mul and as a graph output): it joins the conv, nothing
+  // after it does.
+  Builder c = conv_hardswish_then({"mul", "add"});
+  c.output("h");
+  EXPECT_EQ(fuse_activation(c.g), 1);
+  EXPECT_EQ(fuse_affine_after_activation(c.g), 0);
+  EXPECT_EQ(c.g.nodes.size(), 3u);
+}
+
+TEST(FuseAffineAfterActivation, NotWithoutAnActivation) {
+  // (fold_channel_affine puts a scalar Mul or Add after a bare conv into its weights and bias.)
+  Builder b;
+  b.input("x", {1, 4, 5, 5});
+  b.constant("w", {4, 4, 1, 1});
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.g.values[b.value("k")].constant = Tensor::from_vector<float>(DataType::Float32, {}, {2.f});
+  b.node("Mul", {"c", "k"}, {"y"});
+  b.output("y");
+  EXPECT_EQ(fuse_affine_after_activation(b.g), 0);
+}
+
 TEST(FuseResidual, AddThenReluBecomeTheEpilogue) {
   Builder b;
   b.input("x", {1, 4, 5, 5});

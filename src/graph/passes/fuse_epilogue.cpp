@@ -5,6 +5,8 @@
 // The Conv node records the fusion as ops/fused_activation.h describes: attribute "ng.activation" (and
 // "ng.activation_params"), input 3 the residual, input 4 the PRelu slopes. A ConvTranspose takes a fused
 // activation the same way (input 4 for PRelu's slopes), but no residual and no fusion through Concat.
+// After a Conv's activation, a Mul and an Add by scalars fuse too ("ng.affine_after"): PP-OCRv4's
+// backbone follows every conv's HardSwish with one of each, two more memory passes each time.
 #include <cmath>
 #include <limits>
 
@@ -221,6 +223,54 @@ int fuse_activation_through_concat(Graph& g) {
     for (int& o : g.nodes[c].outputs)
       if (o == cat_out) o = act.outputs[0];
     dead[n] = 1;
+    ++fused;
+  }
+  erase_nodes(g, dead);
+  return fused;
+}
+
+int fuse_affine_after_activation(Graph& g) {
+  int fused = 0;
+  std::vector<char> dead(g.nodes.size(), 0);
+  std::vector<int> prod = g.producers();
+  Uses uses = find_uses(g);
+  // The scalar a Mul or Add (node n) applies to value x, when its other operand is a float constant with
+  // one element and no more dimensions than `rank` (so the result keeps x's shape).
+  auto scalar_operand = [&](const Node& op, int x, size_t rank, float& value) {
+    if (op.inputs.size() != 2 || op.outputs.size() != 1 || op.outputs[0] < 0) return false;
+    const int other = op.inputs[0] == x ? op.inputs[1] : op.inputs[1] == x ? op.inputs[0] : -1;
+    if (other < 0 || other == x || !scalar_constant(g, other, value)) return false;
+    return static_cast<size_t>(g.values[other].constant.rank()) <= rank;
+  };
+  // The single reader of value v, if it is a live node of type `op_type`; -1 otherwise.
+  auto only_reader = [&](int v, const char* op_type) {
+    if (uses.count(v) != 1 || uses.readers[v].empty()) return -1;
+    const int r = uses.readers[v][0].first;
+    return r >= 0 && !dead[r] && g.nodes[r].op_type == op_type ? r : -1;
+  };
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    Node& conv = g.nodes[n];
+    if (conv.op_type != "Conv" || !fused::has_activation(conv) || conv.attrs.has(fused::kAffineAfter) ||
+        conv.outputs.size() != 1 || conv.outputs[0] < 0)
+      continue;
+    const Tensor* w = constant_input(g, conv, 1);
+    const size_t rank = w ? static_cast<size_t>(w->rank()) : 0;
+    int y = conv.outputs[0];
+    float scale = 1.f, shift = 0.f;
+    bool any = false;
+    const int mul = only_reader(y, "Mul");
+    if (mul >= 0 && scalar_operand(g.nodes[mul], y, rank, scale)) {
+      dead[mul] = 1, any = true;
+      y = g.nodes[mul].outputs[0];
+    }
+    const int add = only_reader(y, "Add");
+    if (add >= 0 && scalar_operand(g.nodes[add], y, rank, shift)) {
+      dead[add] = 1, any = true;
+      y = g.nodes[add].outputs[0];
+    }
+    if (!any) continue;
+    conv.attrs.set(fused::kAffineAfter, Attribute::of_floats({scale, shift}));
+    conv.outputs[0] = y;
     ++fused;
   }
   erase_nodes(g, dead);

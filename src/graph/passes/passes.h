@@ -44,6 +44,9 @@ int fuse_activation(Graph& g);
 // An element-wise activation after a Concat whose every part is a conv output read by nothing else moves
 // into those convs' epilogues (RetinaFace's SSH modules: conv, conv, conv -> Concat -> Relu).
 int fuse_activation_through_concat(Graph& g);
+// A Mul and/or Add by scalar constants right after a Conv's fused activation (act(conv) * a + b, which
+// cannot fold into the weights) become the conv's ng.affine_after. Returns how many convs took one.
+int fuse_affine_after_activation(Graph& g);
 // Small convs reading the same input with the same geometry and writing plain NCHW (detection heads)
 // become one conv with their output channels concatenated, followed by a Split. Runs after plan_layout.
 // Returns the number of merged groups.

@@ -291,7 +291,7 @@ struct CentreTiles {
 template <class V, int K, int S, int COLS>
 inline CentreTiles centre_tiles(const X86ConvArgs& a) {
   CentreTiles t;
-  if (a.out_block == V::kLanes && clamp_activation(a.activation)) centre_row_tiles<K, S, COLS>(a, &t.begin, &t.end);
+  if (a.out_block == V::kLanes && clamp_activation(a)) centre_row_tiles<K, S, COLS>(a, &t.begin, &t.end);
   return t;
 }
 

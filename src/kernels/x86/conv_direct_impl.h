@@ -902,7 +902,7 @@ void pointwise_conv_tiles(const typename A::Args& a, const X86ConvRange& r) {
 template <class V>
 bool dense_tiles_fit(const X86ConvArgs& a) {
   const bool common_layout = a.out_block == V::kLanes || (V::kLanes == 16 && a.out_block == 8);
-  return a.groups == 1 && common_layout && a.in_channels % a.in_block == 0 && clamp_activation(a.activation);
+  return a.groups == 1 && common_layout && a.in_channels % a.in_block == 0 && clamp_activation(a);
 }
 
 // fp32 on vector type V (simd_avx512.h, simd_avx2.h, simd_neon.h): one input channel per FMA, the bias

@@ -50,10 +50,17 @@ inline void centre_outputs(int64_t stride, int64_t pad, int64_t dilation, int64_
   *end = imax(*begin, imin(e, out_len));
 }
 
-// Applies the fused activation to the output vector of channel block `block`, with the scalar
+// The affine after the activation, where there is one (X86ConvArgs::affine_after). One fused multiply-add:
+// within an ulp of the scalar reference's separate product and sum.
+template <class V>
+__attribute__((always_inline)) inline typename V::T affine_after(const X86ConvArgs& a, typename V::T v) {
+  return a.affine_after ? V::fmadd(v, V::set1(a.scale_after), V::set1(a.shift_after)) : v;
+}
+
+// The fused activation's function alone on the output vector of channel block `block`, with the scalar
 // reference's semantics (kernels/activation.h), NaN handling included.
 template <class V>
-inline typename V::T activate(const X86ConvArgs& a, typename V::T v, int64_t block) {
+inline typename V::T activate_kind(const X86ConvArgs& a, typename V::T v, int64_t block) {
   using T = typename V::T;
   switch (a.activation) {
     case ActivationKind::None: return v;
@@ -73,17 +80,23 @@ inline typename V::T activate(const X86ConvArgs& a, typename V::T v, int64_t blo
   return v;
 }
 
+// The fused activation and the affine after it on the output vector of channel block `block`.
+template <class V>
+inline typename V::T activate(const X86ConvArgs& a, typename V::T v, int64_t block) {
+  return affine_after<V>(a, activate_kind<V>(a, v, block));
+}
+
 // activate() on a vector whose lanes all belong to output channel `channel` (the plain-layout store
 // works on transposed tiles): only PRelu's slope differs.
 template <class V>
 inline typename V::T activate_channel(const X86ConvArgs& a, typename V::T v, int64_t channel) {
-  if (a.activation == ActivationKind::PRelu) return V::scale_negative(v, V::set1(a.slope[channel]));
+  if (a.activation == ActivationKind::PRelu) return affine_after<V>(a, V::scale_negative(v, V::set1(a.slope[channel])));
   return activate<V>(a, v, 0);
 }
 
-// activate() on N vectors of one channel block, the switch hoisted out of the loop.
+// activate_kind() on N vectors of one channel block, the switch hoisted out of the loop.
 template <class V, int N>
-__attribute__((always_inline)) inline void activate_all(const X86ConvArgs& a, typename V::T* v, int64_t block) {
+__attribute__((always_inline)) inline void activate_all_kind(const X86ConvArgs& a, typename V::T* v, int64_t block) {
   using T = typename V::T;
   const T zero = V::zero(), one = V::set1(1.f);
   switch (a.activation) {
@@ -131,6 +144,16 @@ __attribute__((always_inline)) inline void activate_all(const X86ConvArgs& a, ty
       for (int i = 0; i < N; ++i) v[i] = V::mul(v[i], sigmoid_v<V>(v[i]));
       return;
   }
+}
+
+// activate() on N vectors of one channel block.
+template <class V, int N>
+__attribute__((always_inline)) inline void activate_all(const X86ConvArgs& a, typename V::T* v, int64_t block) {
+  activate_all_kind<V, N>(a, v, block);
+  if (!a.affine_after) return;
+  const typename V::T scale = V::set1(a.scale_after), shift = V::set1(a.shift_after);
+#pragma GCC unroll 32
+  for (int i = 0; i < N; ++i) v[i] = V::fmadd(v[i], scale, shift);
 }
 
 // The blocked layouts of the store below (output in the vector's own block, or NCHW8c from 16-lane
@@ -253,10 +276,12 @@ __attribute__((always_inline)) inline void prefetch_output(const X86ConvArgs& a,
   for (int f = 0; f < N * P; f += kLineFloats) __builtin_prefetch(r + f);
 }
 
-// Whether the activation is a clamp (None, Relu, Clip): one min/max pair with activate()'s NaN
-// behaviour, since max and min return their second operand, the value, when it is NaN.
-inline bool clamp_activation(ActivationKind act) {
-  return act == ActivationKind::None || act == ActivationKind::Relu || act == ActivationKind::Clip;
+// Whether the epilogue's activation is a clamp (None, Relu, Clip, with no affine after it): one min/max
+// pair with activate()'s NaN behaviour, since max and min return their second operand, the value, when it
+// is NaN.
+inline bool clamp_activation(const X86ConvArgs& a) {
+  const ActivationKind act = a.activation;
+  return !a.affine_after && (act == ActivationKind::None || act == ActivationKind::Relu || act == ActivationKind::Clip);
 }
 
 // The bounds of a clamp activation: [0, inf) for Relu, [clip_min, clip_max] for Clip, everything for None.
@@ -279,7 +304,7 @@ template <class V, int N>
 __attribute__((always_inline)) inline void store_tile_pixels(const X86ConvArgs& a, typename V::T* acc, int64_t block,
                                                              int64_t pixel, int64_t pixel_stride = 1) {
   using T = typename V::T;
-  if (clamp_activation(a.activation)) {
+  if (clamp_activation(a)) {
     const ClampBounds bounds = clamp_bounds(a);
     const T lo = V::set1(bounds.lo), hi = V::set1(bounds.hi);
     auto clamp = [&](T* v) {

@@ -124,13 +124,15 @@ NG_TILE void first_layer_tile(const X86ConvArgs& a, const TileInput& in, int64_t
       if (a.out_block == C) {
         const int64_t at = (chunk * plane + pixel) * C;
         if (a.residual) out = V::add(out, V::load_first(a.residual + at, static_cast<int>(n * C)));
-        out = a.activation == ActivationKind::PRelu ? V::scale_negative(out, slope) : activate<V>(a, out, 0);
+        out = a.activation == ActivationKind::PRelu ? affine_after<V>(a, V::scale_negative(out, slope))
+                                                   : activate<V>(a, out, 0);
         V::store_first(a.y + at, out, static_cast<int>(n * C));
       } else if constexpr (G == 2) {
         // 16-channel blocks (16-lane vectors only): this octet is half `chunk % 2` of block chunk / 2.
         const int64_t at = ((chunk / 2) * plane + pixel) * 16 + (chunk % 2) * C;
         if (a.residual) out = V::add(out, V::load_halves(a.residual + at, n > 1 ? a.residual + at + 16 : nullptr));
-        out = a.activation == ActivationKind::PRelu ? V::scale_negative(out, slope) : activate<V>(a, out, 0);
+        out = a.activation == ActivationKind::PRelu ? affine_after<V>(a, V::scale_negative(out, slope))
+                                                   : activate<V>(a, out, 0);
         V::store_halves(a.y + at, n > 1 ? a.y + at + 16 : nullptr, out);
       }
     }

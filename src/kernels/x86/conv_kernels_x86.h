@@ -40,6 +40,9 @@ struct X86ConvArgs {
   ActivationKind activation = ActivationKind::None;
   float alpha = 0.f, beta = 0.f, clip_min = 0.f, clip_max = 0.f;
   const float* slope = nullptr;
+  // Then y * scale_after + shift_after where affine_after (Activation's fields of the same names).
+  bool affine_after = false;
+  float scale_after = 1.f, shift_after = 0.f;
 
   // The image: x in the input layout, y and the optional residual in the output layout. The residual may
   // be y itself (each residual value is read just before the output value at its place is written).
