@@ -193,11 +193,7 @@ FastConv2d::FastConv2d(const Conv2dParams& p, const float* weights, const float*
   a.oc_blocks_per_tile = plan.oc_tile == 1 ? 1 : 2;
   a.weights = weights_.data();
   a.bias = bias_.data();
-  a.activation = activation.kind;
-  a.alpha = activation.alpha, a.beta = activation.beta;
-  a.clip_min = activation.min, a.clip_max = activation.max;
-  a.affine_after = activation.affine_after;
-  a.scale_after = activation.scale_after, a.shift_after = activation.shift_after;
+  set_activation(a, activation);
   if (activation.kind == ActivationKind::PRelu) {
     slope_ = pad_per_channel(activation.slope, p.out_channels, lanes_);
     a.slope = slope_.data();

@@ -118,11 +118,7 @@ void IndirectConv2d::run(const float* x, float* y, const float* residual, Thread
   a.indirection = indirection_.entries.data();
   a.weights = weights_.data();
   a.bias = bias_.data();
-  a.epilogue.activation = activation_.kind;
-  a.epilogue.alpha = activation_.alpha, a.epilogue.beta = activation_.beta;
-  a.epilogue.clip_min = activation_.min, a.epilogue.clip_max = activation_.max;
-  a.epilogue.affine_after = activation_.affine_after;
-  a.epilogue.scale_after = activation_.scale_after, a.epilogue.shift_after = activation_.shift_after;
+  set_activation(a.epilogue, activation_);
   a.epilogue.slope = slope_.data();
 
   const int64_t items = p.groups * ((oc_padded_per_group_ + group_lanes - 1) / group_lanes) * a.tiles;

@@ -116,11 +116,7 @@ void StrassenConv1x1::run(const float* x, float* y, const float* residual, Threa
   StrassenGemmArgs base;
   base.x_block = B;
   base.bias = bias_.data();
-  base.epilogue.activation = activation_.kind;
-  base.epilogue.alpha = activation_.alpha, base.epilogue.beta = activation_.beta;
-  base.epilogue.clip_min = activation_.min, base.epilogue.clip_max = activation_.max;
-  base.epilogue.affine_after = activation_.affine_after;
-  base.epilogue.scale_after = activation_.scale_after, base.epilogue.shift_after = activation_.shift_after;
+  set_activation(base.epilogue, activation_);
   base.epilogue.slope = slope_.data();
   // One product over `pixels` pixels: W (packed, m x k) times the X view, into up to two targets.
   auto product = [&](const float* w, int64_t m, int64_t k, const float* xv, int64_t x_stride, int64_t pixels,

@@ -135,11 +135,7 @@ FastConvTranspose2d::FastConvTranspose2d(const ConvTransposeParams& p, const flo
   a.pad_top = p.pad_begin[1], a.pad_left = p.pad_begin[2];
   a.cols_rows = gemm_rows_;
   a.bias = bias ? bias_.data() : nullptr;
-  a.epilogue.activation = activation.kind;
-  a.epilogue.alpha = activation.alpha, a.epilogue.beta = activation.beta;
-  a.epilogue.clip_min = activation.min, a.epilogue.clip_max = activation.max;
-  a.epilogue.affine_after = activation.affine_after;
-  a.epilogue.scale_after = activation.scale_after, a.epilogue.shift_after = activation.shift_after;
+  set_activation(a.epilogue, activation);
   if (activation.kind == ActivationKind::PRelu) {
     slope_.assign(activation.slope, activation.slope + p.out_channels);
     a.epilogue.slope = slope_.data();

@@ -176,11 +176,7 @@ void WinogradConv2d::run(const float* x, float* y, const float* residual, Thread
   a.u = u_.data();
   a.u_group_vectors = u_group_vectors_;
   a.bias = bias_.data();
-  a.epilogue.activation = activation_.kind;
-  a.epilogue.alpha = activation_.alpha, a.epilogue.beta = activation_.beta;
-  a.epilogue.clip_min = activation_.min, a.epilogue.clip_max = activation_.max;
-  a.epilogue.affine_after = activation_.affine_after;
-  a.epilogue.scale_after = activation_.scale_after, a.epilogue.shift_after = activation_.shift_after;
+  set_activation(a.epilogue, activation_);
   a.epilogue.slope = slope_.data();
   a.v_pos_stride = chunk_tiles_ * ic_padded_ + kCacheLineFloats;
   a.mm_pos_stride = chunk_tiles_ * oc_padded_ + kCacheLineFloats;

@@ -51,6 +51,16 @@ struct X86ConvArgs {
   const float* residual = nullptr;
 };
 
+// Copies `act` into the arguments' activation fields (all but slope: each driver pads PRelu's slopes to its
+// own channel layout and points slope at them).
+inline void set_activation(X86ConvArgs& a, const Activation& act) {
+  a.activation = act.kind;
+  a.alpha = act.alpha, a.beta = act.beta;
+  a.clip_min = act.min, a.clip_max = act.max;
+  a.affine_after = act.affine_after;
+  a.scale_after = act.scale_after, a.shift_after = act.shift_after;
+}
+
 // A part of one image's output: output-channel blocks [oc_block_begin, oc_block_end) (blocks of P
 // channels; for depthwise, channel blocks) times output rows [row_begin, row_end). Disjoint ranges write
 // disjoint outputs, so a caller can run them on different threads.
