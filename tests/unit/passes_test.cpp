@@ -193,14 +193,20 @@ TEST(RemoveDeadNodes, DropsUnreadBranches) {
   EXPECT_EQ(b.g.nodes.size(), 1u);
 }
 
-// conv(x) -> act, plus whatever `extra` adds.
-Builder conv_then(const std::string& act) {
+// x [1, 4, 7, 7] -> a padded 3x3 conv to 6 channels -> c.
+Builder conv_4_to_6() {
   Builder b;
   b.input("x", {1, 4, 7, 7});
   b.constant("w", {6, 4, 3, 3});
   b.constant("bias", {6});
   Node& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
   conv.attrs.set("pads", Attribute::of_ints({1, 1, 1, 1}));
+  return b;
+}
+
+// conv(x) -> act -> y.
+Builder conv_then(const std::string& act) {
+  Builder b = conv_4_to_6();
   if (act == "Clip") {
     Tensor lo = Tensor::from_vector<float>(DataType::Float32, {}, {0.f});
     Tensor hi = Tensor::from_vector<float>(DataType::Float32, {}, {0.5f});
@@ -247,15 +253,11 @@ TEST(FuseActivation, NotWhenTheConvOutputHasAnotherReader) {
   EXPECT_EQ(fuse_activation(b.g), 0);
 }
 
-// conv(x) -> HardSwish -> then the ops `after` names in order ("mul", "add": by scalars; "mul_left": the
-// scalar as Mul's first operand; "mul_per_channel": by a [6, 1, 1] constant), the last one's output "y".
+// conv(x) -> HardSwish -> then the ops `after` names in order, the last one's output "y": "mul" and "add" by
+// scalars, "mul_left" with the scalar ([1, 1, 1, 1]) as Mul's first operand, "mul_rank5" by a [1, 1, 1, 1, 1]
+// scalar (which broadcasts the result to five dimensions), "mul_per_channel" by a [6, 1, 1] constant.
 Builder conv_hardswish_then(const std::vector<std::string>& after) {
-  Builder b;
-  b.input("x", {1, 4, 7, 7});
-  b.constant("w", {6, 4, 3, 3});
-  b.constant("bias", {6});
-  Node& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
-  conv.attrs.set("pads", Attribute::of_ints({1, 1, 1, 1}));
+  Builder b = conv_4_to_6();
   b.node("HardSwish", {"c"}, {"h"});
   auto scalar = [&](const std::string& name, float v, std::vector<int64_t> shape) {
     b.g.values[b.value(name)].constant = Tensor::from_vector<float>(DataType::Float32, shape, {v});
