@@ -19,6 +19,10 @@ constexpr const char* kActivation = "ng.activation";
 constexpr const char* kActivationParams = "ng.activation_params";
 // A scalar affine after the activation, [scale, shift]: y = activation(...) * scale + shift (absent: none).
 constexpr const char* kAffineAfter = "ng.affine_after";
+// On Add, Sub, Mul and Div (ops/layout_tolerant_binary_op.h): the index (0 or 1) of an input of Y's shape
+// that the op adds after its own arithmetic, y = op(a, b) + x, taking in the Add that read x and op's
+// result (the residual of a squeeze-and-excitation block, x + x * gate: fuse_gate_residual). Absent: none.
+constexpr const char* kAddOperand = "ng.add_operand";
 // Channel blocks the layout pass chose for a node's input 0 and output 0 (1 or absent: plain NCHW).
 constexpr const char* kInBlock = "ng.in_block";
 constexpr const char* kOutBlock = "ng.out_block";

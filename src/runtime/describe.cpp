@@ -12,6 +12,7 @@ std::vector<std::string> fused_ops(const Node& node) {
   const std::string act = node.attrs.get_string(fused::kActivation, "");
   if (!act.empty()) f.push_back(act);
   if (node.attrs.has(fused::kAffineAfter)) f.push_back("Mul+Add");
+  if (node.attrs.has(fused::kAddOperand)) f.push_back("Add");
   return f;
 }
 

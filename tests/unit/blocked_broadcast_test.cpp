@@ -9,6 +9,9 @@
 //     layout transform, and computes what the unoptimised graph does, also at another input size;
 //     with a channel count no block divides the plan stays plain;
 //   - a 1x1 map from a non-global pool is not layout-free: at a larger input size it is not 1x1.
+//   - with ng.add_operand (an SE block's residual, x + x * gate, fused into the Mul) the op gives the bits
+//     of the product and the sum computed apart here, plain and blocked, in either operand order; the
+//     pass fuses the Add where the Mul cannot broadcast x and its product has no other reader.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -169,6 +172,118 @@ TEST(BlockedBroadcast, RefusesWhatItCannotCompute) {
   ints.attrs.set("ng.in_block", Attribute::of_int(16));
   ints.attrs.set("ng.out_block", Attribute::of_int(16));
   EXPECT_NE(eltest::error_of(ints).find("float32"), std::string::npos) << eltest::error_of(ints);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The residual add fused into the op (ng.add_operand)
+
+// op(a, b) + a (add_input 0) or + b (1), element by element on plain tensors of one shape, or with b (or
+// a) one value per channel: the product and the sum rounded apart, as two separate ops round them.
+Tensor plus_operand_reference(const std::string& op, const Tensor& a, const Tensor& b, int add_input) {
+  const Tensor& full = a.numel() >= b.numel() ? a : b;
+  const Shape& s = full.shape();
+  Tensor y = Tensor::from_vector<float>(DataType::Float32, s, std::vector<float>(full.numel()));
+  const int64_t plane = s[2] * s[3];
+  auto value = [&](const Tensor& t, int64_t i) {  // t's element at output element i
+    if (t.shape() == s) return t.data_as<float>()[i];
+    const int64_t nc = i / plane;  // n * C + c
+    const int64_t at = t.numel() == s[0] * s[1] ? nc : t.numel() == s[1] ? nc % s[1] : 0;
+    return t.data_as<float>()[at];
+  };
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const float x = value(a, i), v = value(b, i);
+    volatile float r = op == "Mul" ? x * v : op == "Add" ? x + v : op == "Sub" ? x - v : x / v;
+    y.data_as<float>()[i] = r + (add_input == 0 ? x : v);
+  }
+  return y;
+}
+
+// Runs op(a, b) with ng.add_operand = add_input, plain and blocked, 1 to 3 threads; same bits as the
+// reference required.
+void expect_plus_operand(const std::string& op, const Tensor& a, const Tensor& b, int add_input, int64_t block) {
+  const Tensor want = plus_operand_reference(op, a, b, add_input);
+  std::vector<Tensor> kept;  // as in expect_blocked_matches_plain
+  for (int64_t blk : {int64_t(1), block}) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE("block " + std::to_string(blk) + ", " + std::to_string(threads) + " threads");
+      OpSpec s{op, {arg(a), arg(b)}, {}};
+      s.threads = threads;
+      s.attrs.set("ng.add_operand", Attribute::of_int(add_input));
+      if (blk > 1) {
+        s.attrs.set("ng.in_block", Attribute::of_int(blk));
+        s.attrs.set("ng.out_block", Attribute::of_int(blk));
+        for (auto& in : s.inputs)
+          if (in.value.shape() == want.shape()) in.value = to_blocked(in.value, blk);
+      }
+      Tensor got;
+      try {
+        got = eltest::run_op(s).at(0);
+      } catch (const Error& e) {
+        FAIL() << "run failed: " << e.what();
+      }
+      expect_same_bits(want, blk > 1 ? from_blocked(got, blk) : got);
+      kept.push_back(got);
+    }
+  }
+}
+
+TEST(AddOperand, GateResidualMatchesProductThenSumBitForBit) {
+  std::mt19937 rng(9);
+  struct Dims {
+    int64_t n, c, block;
+  };
+  const std::vector<Dims> dims = {{1, 16, 16}, {2, 32, 16}, {1, 24, 8}, {1, 12, 4}, {1, 24, 12}};
+  unsigned seed = 300;
+  for (const Dims& d : dims) {
+    for (int trial = 0; trial < 2; ++trial) {
+      const int64_t h = 1 + rng() % 9, w = 1 + rng() % 13;
+      const Tensor x = random_tensor({d.n, d.c, h, w}, ++seed);
+      for (const Shape& gs : {Shape{d.n, d.c, 1, 1}, Shape{1, d.c, 1, 1}, Shape{d.c, 1, 1}, Shape{1}}) {
+        const Tensor gate = random_tensor(gs, ++seed, 0.f, 1.f);
+        SCOPED_TRACE("x" + shape_str(x.shape()) + " gate" + shape_str(gs));
+        expect_plus_operand("Mul", x, gate, 0, d.block);
+        expect_plus_operand("Mul", gate, x, 1, d.block);
+      }
+    }
+  }
+  // Rows enough for threads to split the planes in bands.
+  const Tensor x = random_tensor({1, 32, 41, 37}, 400), gate = random_tensor({1, 32, 1, 1}, 401, 0.f, 1.f);
+  expect_plus_operand("Mul", x, gate, 0, 16);
+}
+
+TEST(AddOperand, SameShapeOperandsAndTheOtherOps) {
+  const Tensor a = random_tensor({1, 16, 5, 7}, 410), b = random_tensor({1, 16, 5, 7}, 411, 0.5f, 2.f);
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    SCOPED_TRACE(op);
+    expect_plus_operand(op, a, b, 0, 16);  // op(a, b) + a
+    expect_plus_operand(op, a, b, 1, 8);   // op(a, b) + b
+  }
+}
+
+TEST(AddOperand, SpecialValuesKeepTheirBits) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = random_tensor({1, 16, 3, 3}, 420);
+  const float special[] = {0.f, -0.f, inf, -inf, nan, 1e-40f, -3.f};
+  for (int64_t i = 0; i < x.numel(); i += 2) x.data_as<float>()[i] = special[(i / 2) % 7];
+  Tensor gate = random_tensor({1, 16, 1, 1}, 421);
+  for (int64_t i = 0; i < 16; i += 3) gate.data_as<float>()[i] = special[i % 7];
+  expect_plus_operand("Mul", x, gate, 0, 16);
+  expect_plus_operand("Mul", gate, x, 1, 16);
+}
+
+TEST(AddOperand, RefusesWhatItCannotCompute) {
+  const Tensor x = random_tensor({1, 16, 4, 4}, 430), gate = random_tensor({1, 16, 1, 1}, 431);
+  auto error_with = [](const Tensor& a, const Tensor& b, int64_t add_input) {
+    OpSpec s{"Mul", {arg(a), arg(b)}, {}};
+    s.attrs.set("ng.add_operand", Attribute::of_int(add_input));
+    return eltest::error_of(s);
+  };
+  EXPECT_NE(error_with(x, gate, 2).find("must be 0 or 1"), std::string::npos);
+  EXPECT_NE(error_with(x, gate, -2).find("must be 0 or 1"), std::string::npos);
+  // The gate has one value per channel: adding it would need a broadcast the fused sum does not make.
+  EXPECT_NE(error_with(x, gate, 1).find("output's shape"), std::string::npos) << error_with(x, gate, 1);
+  const Tensor ints = eltest::i64({1, 2, 1, 1}, {1, 2});
+  EXPECT_NE(error_with(ints, ints, 0).find("float32"), std::string::npos) << error_with(ints, ints, 0);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -364,6 +479,85 @@ TEST(BlockedBroadcastLayout, NonGlobalPoolIsNotLayoutFree) {
   for (int64_t size : {7, 9}) {
     const Tensor x2 = random_tensor({1, 3, size, size}, 80 + size);
     expect_close(run_graph(p.g, x2), run_graph(planned_pool, x2));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// fuse_gate_residual
+
+// x [1, 3, S, S] -> 3x3 Conv (32 channels) -> f; t = Mul(f, gate of f) (or Mul(gate, f));
+// y = Add(f, t) (or Add(t, f)); z = Conv1x1(y).
+GraphBuilder se_residual_graph(bool gate_first, bool t_first) {
+  GraphBuilder b;
+  b.input("x", {1, 3, 12, 12});
+  b.conv("x", "f", 3, 32, 3);
+  b.se_gate("f", "s", 32);
+  b.node("Mul", gate_first ? std::vector<std::string>{"s", "f"} : std::vector<std::string>{"f", "s"}, "t");
+  b.node("Add", t_first ? std::vector<std::string>{"t", "f"} : std::vector<std::string>{"f", "t"}, "y");
+  b.conv("y", "z", 32, 16);
+  b.g.outputs.push_back(b.value("z"));
+  return b;
+}
+
+TEST(FuseGateResidual, TheMulTakesTheAddIn) {
+  for (bool gate_first : {false, true}) {
+    for (bool t_first : {false, true}) {
+      SCOPED_TRACE(std::string(gate_first ? "Mul(gate, f)" : "Mul(f, gate)") + (t_first ? " Add(t, f)" : " Add(f, t)"));
+      GraphBuilder b = se_residual_graph(gate_first, t_first);
+      Graph g = b.g;
+      optimize_graph(g, 2, isa_block(hardware_isa()), ResourceLimits());
+      EXPECT_TRUE(find_ops(g, "Add").empty());
+      const auto mul = find_ops(g, "Mul");
+      ASSERT_EQ(mul.size(), 1u);
+      EXPECT_EQ(mul[0]->attrs.get_int("ng.add_operand", -1), gate_first ? 1 : 0);
+      EXPECT_EQ(g.values[mul[0]->outputs[0]].name, "y");
+      EXPECT_EQ(reorders(g), 0);
+      for (int64_t size : {12, 17}) {  // at the planned size and another one
+        const Tensor x = random_tensor({1, 3, size, size}, 90 + size);
+        expect_close(run_graph(b.g, x), run_graph(g, x));
+      }
+    }
+  }
+}
+
+TEST(FuseGateResidual, NotWhereTheMulBroadcastsOrItsProductIsRead) {
+  auto count_fused = [](Graph g) {
+    const int fused = fuse_gate_residual(g);
+    EXPECT_EQ(static_cast<int>(find_ops(g, "Add").size()), 1 - fused);
+    return fused;
+  };
+  EXPECT_EQ(count_fused(se_residual_graph(false, false).g), 1);
+  {  // the product is also a graph output
+    GraphBuilder b = se_residual_graph(false, false);
+    b.g.outputs.push_back(b.value("t"));
+    EXPECT_EQ(count_fused(b.g), 0);
+  }
+  {  // the product has a second reader
+    GraphBuilder b = se_residual_graph(false, false);
+    b.node("Relu", {"t"}, "t2");
+    b.g.outputs.push_back(b.value("t2"));
+    EXPECT_EQ(count_fused(b.g), 0);
+  }
+  {  // a full-size second factor: not a per-channel gate
+    GraphBuilder b;
+    b.input("x", {1, 3, 8, 8});
+    b.conv("x", "f", 3, 16, 3);
+    b.conv("x", "h", 3, 16, 1);
+    b.node("Mul", {"f", "h"}, "t");
+    b.node("Add", {"f", "t"}, "z");
+    b.g.outputs.push_back(b.value("z"));
+    EXPECT_EQ(count_fused(b.g), 0);
+  }
+  {  // the Add reads another value than the Mul's x
+    GraphBuilder b;
+    b.input("x", {1, 3, 8, 8});
+    b.conv("x", "f", 3, 32, 3);
+    b.conv("x", "other", 3, 32, 1);
+    b.se_gate("f", "s", 32);
+    b.node("Mul", {"f", "s"}, "t");
+    b.node("Add", {"other", "t"}, "z");
+    b.g.outputs.push_back(b.value("z"));
+    EXPECT_EQ(count_fused(b.g), 0);
   }
 }
 

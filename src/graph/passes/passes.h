@@ -47,6 +47,9 @@ int fuse_activation_through_concat(Graph& g);
 // A Mul and/or Add by scalar constants right after a Conv's fused activation (act(conv) * a + b, which
 // cannot fold into the weights) become the conv's ng.affine_after. Returns how many convs took one.
 int fuse_affine_after_activation(Graph& g);
+// x + x * gate, with one gate value per (batch, channel), becomes one Mul that adds x after its product
+// (ng.add_operand; fuse_gate_residual.cpp). Returns how many Adds the Muls took in.
+int fuse_gate_residual(Graph& g);
 // Small convs reading the same input with the same geometry and writing plain NCHW (detection heads)
 // become one conv with their output channels concatenated, followed by a Split. Runs after plan_layout.
 // Returns the number of merged groups.

@@ -28,6 +28,7 @@ void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLi
   fuse_activation(graph);
   fuse_activation_through_concat(graph);
   fuse_affine_after_activation(graph);
+  fuse_gate_residual(graph);
   remove_dead_nodes(graph);
   if (opt_level >= 2) {
     const std::vector<int64_t> chosen = conv_blocks ? conv_blocks(graph) : std::vector<int64_t>();
