@@ -19,13 +19,19 @@
 //
 // With ng.in_block = ng.out_block = B > 1 (set by the layout pass) X and Y are channel-blocked NCHW[B]c;
 // the batch and channel axes must then map each index to itself (only height and width resized).
+//
+// With ng.add_operand = 4 (graph/passes/fuse_upsample_add.cpp, ir/fused_conv.h) a fifth input of Y's shape
+// and layout is added to the result in the same pass (y = resize(x) + a, an FPN's top-down merge): nearest
+// mode on float32 without tf_crop_and_resize only.
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "core/checked_math.h"
+#include "ir/fused_conv.h"
 #include "kernels/ref/resize_blocked_ref.h"
+#include "kernels/ref/resize_nearest_add_ref.h"
 #include "kernels/ref/resize_nearest_ref.h"
 #include "kernels/ref/resize_ref.h"
 #include "ops/blocked_layout.h"
@@ -93,10 +99,20 @@ class Resize final : public Op {
     else error("unsupported: keep_aspect_ratio_policy '" + policy + "'");
 
     if (antialias != 0) error("unsupported: antialias = 1");
+
+    const int64_t add = node.attrs.get_int(fused::kAddOperand, -1);
+    if (add != -1 && add != kAddendInput)
+      error(std::string(fused::kAddOperand) + " must be " + std::to_string(kAddendInput) +
+            " (the addend input), got " + std::to_string(add));
+    fused_add_ = add == kAddendInput;
+    if (fused_add_ &&
+        (options_.mode != ResizeMode::Nearest || options_.coordinates == ResizeCoordinates::TfCropAndResize))
+      error(std::string(fused::kAddOperand) + " needs nearest mode without tf_crop_and_resize");
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
-    expect_inputs(in, legacy_ ? 2 : 1, legacy_ ? 2 : 4);
+    if (fused_add_) expect_inputs(in, 1, kAddendInput + 1);
+    else expect_inputs(in, legacy_ ? 2 : 1, legacy_ ? 2 : 4);
     elem_size_ = 4;
     if (in[0].dtype == DataType::UInt8 || in[0].dtype == DataType::Int8) {
       // Quantised tensors (graph/passes/fuse_qdq_moves.cpp): nearest only, a copy of elements.
@@ -210,6 +226,14 @@ class Resize final : public Op {
             "channel axis of " + shape_str(x));
     out[0].dtype = in[0].dtype;
     out[0].shape = y;
+    if (fused_add_) {
+      if (in.size() <= static_cast<size_t>(kAddendInput) || !in[static_cast<size_t>(kAddendInput)].present)
+        error("the fused addend (input " + std::to_string(kAddendInput) + ") is missing");
+      const TensorDesc& a = in[static_cast<size_t>(kAddendInput)];
+      if (in[0].dtype != DataType::Float32 || a.dtype != DataType::Float32 || a.shape != y)
+        error("the fused addend (input " + std::to_string(kAddendInput) + ") must be float32 of the output's shape " +
+              shape_str(y) + " with a float32 X, got " + dtype_name(a.dtype) + " " + shape_str(a.shape));
+    }
   }
 
   void prepare(const std::vector<TensorDesc>&, const ExecSettings&) override { build_taps(); }
@@ -258,8 +282,12 @@ class Resize final : public Op {
   }
 
  private:
-  // Nearest: a gather of elem_size_-byte elements, by output rows.
+  // Nearest: a gather of elem_size_-byte elements, by output rows (plus the addend, when fused).
   void run_bytes(OpContext& ctx) {
+    if (fused_add_) {
+      run_nearest_add(ctx);
+      return;
+    }
     const void* x = ctx.input(0).data();
     void* y = ctx.output(0).data();
     const Shape& y_shape = ctx.output(0).shape();
@@ -273,6 +301,25 @@ class Resize final : public Op {
     }
     const int64_t rows = ctx.output(0).numel() / y_shape.back();
     auto fn = [&](int64_t b, int64_t e) { resize_nearest_ref(in_shape_, taps_, elem_size_, x, y, b, e); };
+    if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+    else fn(0, rows);
+  }
+
+  // y = nearest resize of x + the addend, by output rows.
+  void run_nearest_add(OpContext& ctx) {
+    const float* x = ctx.input(0).data_as<float>();
+    const float* a = ctx.input(kAddendInput).data_as<float>();
+    float* y = ctx.output(0).data_as<float>();
+    const Shape& y_shape = ctx.output(0).shape();
+    if (block_ > 1) {
+      auto fn = [&](int64_t b, int64_t e) {
+        resize_nearest_add_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3], block_, x, a, y, b, e);
+      };
+      parallel_row_bands(ctx.pool, y_shape, block_, ctx.output(0).numel(), fn);
+      return;
+    }
+    const int64_t rows = ctx.output(0).numel() / y_shape.back();
+    auto fn = [&](int64_t b, int64_t e) { resize_nearest_add_ref(in_shape_, taps_, x, a, y, b, e); };
     if (ctx.pool) ctx.pool->parallel_for(rows, fn);
     else fn(0, rows);
   }
@@ -317,6 +364,8 @@ class Resize final : public Op {
   std::vector<int64_t> axes_attr_;
   int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
   // Resolved by infer().
+  static constexpr int kAddendInput = 4;      // with ng.add_operand: after X, roi, scales and sizes
+  bool fused_add_ = false;                    // y = resize(x) + input kAddendInput
   size_t elem_size_ = 4;  // bytes per element: 4 (float32), 1 (uint8 or int8 X, nearest only)
   Shape in_shape_, out_shape_;
   std::vector<ResizeAxis> axes_;

@@ -50,6 +50,9 @@ int fuse_affine_after_activation(Graph& g);
 // x + x * gate, with one gate value per (batch, channel), becomes one Mul that adds x after its product
 // (ng.add_operand; fuse_gate_residual.cpp). Returns how many Adds the Muls took in.
 int fuse_gate_residual(Graph& g);
+// lateral + Resize(top) in nearest mode becomes the Resize adding the lateral as it writes
+// (ng.add_operand = 4; fuse_upsample_add.cpp). After the layout plan. Returns how many Adds it took in.
+int fuse_upsample_add(Graph& g);
 // Small convs reading the same input with the same geometry and writing plain NCHW (detection heads)
 // become one conv with their output channels concatenated, followed by a Split. Runs after plan_layout.
 // Returns the number of merged groups.

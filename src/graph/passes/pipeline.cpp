@@ -34,6 +34,7 @@ void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLi
     const std::vector<int64_t> chosen = conv_blocks ? conv_blocks(graph) : std::vector<int64_t>();
     plan_layout(graph, max_block, chosen.empty() ? nullptr : &chosen);
   }
+  fuse_upsample_add(graph);
   // After the layout plan: only convs that write plain NCHW merge, so no layout decision changes.
   merge_sibling_convs(graph);
   release_unused_constants(graph);

@@ -1,0 +1,65 @@
+#include "kernels/ref/resize_nearest_add_ref.h"
+
+#include <cstddef>
+
+namespace ninegrid {
+
+namespace {
+
+// One output row of a blocked tensor, kLanes floats per pixel (0: `block` at run time), so the common
+// blocks add a fixed number of lanes per pixel (a vector or two). The output never overlaps the inputs
+// (the session gives every value its own bytes), which __restrict lets the compiler rely on.
+template <int64_t kLanes>
+void gather_add_pixels(const float* __restrict src_row, const int64_t* col_index, int64_t out_w, int64_t block,
+                       const float* __restrict addend, float* __restrict dst) {
+  const int64_t B = kLanes > 0 ? kLanes : block;
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    const float* s = src_row + col_index[ow] * B;
+    for (int64_t l = 0; l < B; ++l) dst[ow * B + l] = s[l] + addend[ow * B + l];
+  }
+}
+
+}  // namespace
+
+void resize_nearest_add_ref(const std::vector<int64_t>& in_shape, const std::vector<ResizeTaps>& taps,
+                            const float* x, const float* addend, float* y, int64_t row_begin, int64_t row_end) {
+  const size_t rank = in_shape.size();
+  std::vector<int64_t> in_strides(rank, 1), out_shape(rank);
+  for (size_t a = rank; a-- > 1;) in_strides[a - 1] = in_strides[a] * in_shape[a];
+  for (size_t a = 0; a < rank; ++a) out_shape[a] = static_cast<int64_t>(taps[a].count.size());
+  const int64_t out_w = out_shape[rank - 1];
+  const int64_t* col_index = taps[rank - 1].index.data();
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    // The input offset of the row: each leading axis's coordinate through its taps.
+    int64_t rem = r, offset = 0;
+    for (size_t a = rank - 1; a-- > 0;) {
+      offset += taps[a].index[rem % out_shape[a]] * in_strides[a];
+      rem /= out_shape[a];
+    }
+    const float* __restrict src = x + offset;
+    const float* __restrict add = addend + r * out_w;
+    float* __restrict dst = y + r * out_w;
+    for (int64_t o = 0; o < out_w; ++o) dst[o] = src[col_index[o]] + add[o];
+  }
+}
+
+void resize_nearest_add_blocked_ref(int64_t in_h, int64_t in_w, const ResizeTaps& rows, const ResizeTaps& cols,
+                                    int64_t block, const float* x, const float* addend, float* y, int64_t row_begin,
+                                    int64_t row_end) {
+  const int64_t out_h = static_cast<int64_t>(rows.count.size()), out_w = static_cast<int64_t>(cols.count.size());
+  const int64_t row_floats = out_w * block;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t oh = r % out_h, plane = r / out_h;
+    const float* src = x + (plane * in_h + rows.index[oh]) * in_w * block;
+    const float* add = addend + r * row_floats;
+    float* dst = y + r * row_floats;
+    switch (block) {
+      case 16: gather_add_pixels<16>(src, cols.index.data(), out_w, block, add, dst); break;
+      case 8: gather_add_pixels<8>(src, cols.index.data(), out_w, block, add, dst); break;
+      case 4: gather_add_pixels<4>(src, cols.index.data(), out_w, block, add, dst); break;
+      default: gather_add_pixels<0>(src, cols.index.data(), out_w, block, add, dst); break;
+    }
+  }
+}
+
+}  // namespace ninegrid

@@ -1,0 +1,256 @@
+// A nearest Resize that adds a tensor of its output's shape as it writes (ng.add_operand = 4,
+// ops/resize.cpp, kernels/ref/resize_nearest_add_ref) and the pass that makes one of lateral +
+// Resize(top) (graph/passes/fuse_upsample_add.cpp):
+//   - the fused op gives the bits of the plain Resize's output plus the addend, added here, plain and
+//     channel-blocked (blocks 16, 8, 4 and 12), at 1-3 threads, for up- and downsampling by integer and
+//     fractional scales and by sizes, in the coordinate and rounding modes FPNs export with;
+//   - it refuses a bad addend, a non-nearest mode and a bad attribute;
+//   - the pass fuses both operand orders of the Add after the layout plan, equal to the unoptimised graph at
+//     the planned size and another one, and leaves a Resize with another reader, a linear one and a
+//     broadcasting Add alone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "graph/passes/pipeline.h"
+#include "unit/blocked_test_util.h"
+#include "unit/elementwise_test_util.h"
+#include "unit/graph_builder.h"
+
+namespace ninegrid {
+namespace {
+
+using blocked_test::from_blocked;
+using blocked_test::random_tensor;
+using blocked_test::to_blocked;
+using eltest::arg;
+using eltest::konst;
+using eltest::OpSpec;
+
+OpSpec nearest_resize(const Tensor& x, const std::vector<float>& scales, const std::string& coords,
+                      const std::string& rounding) {
+  OpSpec s{"Resize", {arg(x), eltest::omitted(), konst(eltest::f32({4}, scales))}, {}};
+  s.attrs.set("mode", Attribute::of_string("nearest"));
+  s.attrs.set("coordinate_transformation_mode", Attribute::of_string(coords));
+  s.attrs.set("nearest_mode", Attribute::of_string(rounding));
+  return s;
+}
+
+// The resize as `plain` computes it, then the addend added here: what the unfused pair computes.
+Tensor resize_then_add(const OpSpec& plain, const Tensor& addend) {
+  Tensor y = eltest::run_op(plain).at(0);
+  EXPECT_EQ(y.shape(), addend.shape());
+  for (int64_t i = 0; i < y.numel(); ++i) y.data_as<float>()[i] += addend.data_as<float>()[i];
+  return y;
+}
+
+void expect_same_bits(const Tensor& want, const Tensor& got) {
+  ASSERT_EQ(got.shape(), want.shape());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    if (std::memcmp(want.data_as<float>() + i, got.data_as<float>() + i, sizeof(float)) != 0 && bad++ < 5)
+      ADD_FAILURE() << "element " << i << ": want " << want.data_as<float>()[i] << ", got " << got.data_as<float>()[i];
+  EXPECT_EQ(bad, 0) << "of " << want.numel();
+}
+
+// Runs `plain` with the addend fused, plain and with ng.in_block = ng.out_block = block.
+void expect_fused_matches(const OpSpec& plain, const Tensor& addend, int64_t block) {
+  const Tensor want = resize_then_add(plain, addend);
+  std::vector<Tensor> kept;  // every output kept, so no run finds the right answer left by another
+  for (int64_t blk : {int64_t(1), block}) {
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE("block " + std::to_string(blk) + ", " + std::to_string(threads) + " threads");
+      OpSpec s = plain;
+      s.threads = threads;
+      s.inputs.push_back(eltest::omitted());  // sizes
+      s.inputs.push_back(arg(blk > 1 ? to_blocked(addend, blk) : addend));
+      s.attrs.set("ng.add_operand", Attribute::of_int(4));
+      if (blk > 1) {
+        s.attrs.set("ng.in_block", Attribute::of_int(blk));
+        s.attrs.set("ng.out_block", Attribute::of_int(blk));
+        s.inputs[0].value = to_blocked(s.inputs[0].value, blk);
+      }
+      Tensor got;
+      try {
+        got = eltest::run_op(s).at(0);
+      } catch (const Error& e) {
+        FAIL() << "fused run failed: " << e.what();
+      }
+      expect_same_bits(want, blk > 1 ? from_blocked(got, blk) : got);
+      kept.push_back(got);
+    }
+  }
+}
+
+TEST(ResizeAdd, MatchesResizeThenAddBitForBit) {
+  struct Case {
+    Shape x;
+    float scale_h, scale_w;
+    const char* coords;
+    const char* rounding;
+    int64_t block;
+  };
+  const std::vector<Case> cases = {
+      {{1, 16, 5, 7}, 2.f, 2.f, "asymmetric", "floor", 16},
+      {{1, 32, 6, 4}, 2.f, 2.f, "half_pixel", "round_prefer_floor", 16},
+      {{2, 24, 3, 5}, 3.f, 2.f, "asymmetric", "round_prefer_ceil", 8},
+      {{1, 8, 7, 6}, 1.5f, 0.5f, "pytorch_half_pixel", "round_prefer_floor", 8},
+      {{1, 12, 9, 9}, 0.5f, 1.f, "align_corners", "ceil", 4},
+      {{1, 24, 4, 3}, 4.f, 8.f, "asymmetric", "floor", 12},
+  };
+  unsigned seed = 500;
+  for (const Case& c : cases) {
+    SCOPED_TRACE("x" + shape_str(c.x) + " scales " + std::to_string(c.scale_h) + "x" + std::to_string(c.scale_w) +
+                 " " + c.coords + " " + c.rounding);
+    const Tensor x = random_tensor(c.x, ++seed);
+    const OpSpec plain = nearest_resize(x, {1.f, 1.f, c.scale_h, c.scale_w}, c.coords, c.rounding);
+    const Shape y = {c.x[0], c.x[1], static_cast<int64_t>(std::floor(c.x[2] * c.scale_h)),
+                     static_cast<int64_t>(std::floor(c.x[3] * c.scale_w))};
+    expect_fused_matches(plain, random_tensor(y, ++seed), c.block);
+  }
+  // A plane large enough for threads to split it in bands of rows.
+  const Tensor x = random_tensor({1, 16, 20, 24}, 600);
+  expect_fused_matches(nearest_resize(x, {1.f, 1.f, 2.f, 2.f}, "asymmetric", "floor"),
+                       random_tensor({1, 16, 40, 48}, 601), 16);
+}
+
+TEST(ResizeAdd, SizesInsteadOfScales) {
+  const Tensor x = random_tensor({1, 16, 5, 6}, 610);
+  OpSpec plain{"Resize", {arg(x), eltest::omitted(), eltest::omitted(), konst(eltest::i64({4}, {1, 16, 10, 13}))}, {}};
+  plain.attrs.set("mode", Attribute::of_string("nearest"));
+  const Tensor addend = random_tensor({1, 16, 10, 13}, 611);
+  const Tensor want = resize_then_add(plain, addend);
+  OpSpec fused = plain;
+  fused.inputs.push_back(arg(addend));
+  fused.attrs.set("ng.add_operand", Attribute::of_int(4));
+  expect_same_bits(want, eltest::run_op(fused).at(0));
+}
+
+TEST(ResizeAdd, RefusesWhatItCannotCompute) {
+  const Tensor x = random_tensor({1, 16, 4, 4}, 620);
+  auto fused_error = [&](const std::string& mode, int64_t add_operand, const Tensor& addend) {
+    OpSpec s = nearest_resize(x, {1.f, 1.f, 2.f, 2.f}, "asymmetric", "floor");
+    s.attrs.set("mode", Attribute::of_string(mode));
+    s.inputs.push_back(eltest::omitted());
+    s.inputs.push_back(arg(addend));
+    s.attrs.set("ng.add_operand", Attribute::of_int(add_operand));
+    return eltest::error_of(s);
+  };
+  const Tensor good = random_tensor({1, 16, 8, 8}, 621);
+  EXPECT_EQ(fused_error("nearest", 4, good), "");
+  EXPECT_NE(fused_error("nearest", 3, good).find("must be 4"), std::string::npos);
+  EXPECT_NE(fused_error("linear", 4, good).find("nearest"), std::string::npos);
+  EXPECT_NE(fused_error("nearest", 4, random_tensor({1, 16, 8, 1}, 622)).find("output's shape"), std::string::npos);
+  EXPECT_NE(fused_error("nearest", 4, eltest::i64({1, 16, 8, 8}, std::vector<int64_t>(1024, 1))).find("float32"),
+            std::string::npos);
+  // Without the addend input.
+  OpSpec four = nearest_resize(x, {1.f, 1.f, 2.f, 2.f}, "asymmetric", "floor");
+  four.attrs.set("ng.add_operand", Attribute::of_int(4));
+  EXPECT_NE(eltest::error_of(four), "");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// fuse_upsample_add
+
+using test_graph::GraphBuilder;
+
+// x [1, 3, 16, 16] -> 3x3 conv and a 3x3 MaxPool "lat" (32 channels, 16x16; not a conv's output, which
+// would take the Add in as its residual) and 3x3 stride-2 conv "top" (32 channels, 8x8); up = Resize(top) x2
+// in `mode`; y = Add(lat, up) (or Add(up, lat)); z = 1x1 conv of y.
+GraphBuilder fpn_merge(bool up_first, const std::string& mode = "nearest") {
+  GraphBuilder b;
+  b.input("x", {1, 3, 16, 16});
+  auto conv = [&](const std::string& in, const std::string& out, int64_t cin, int64_t cout, int64_t k,
+                  int64_t stride) {
+    b.constant(out + "_w", {cout, cin, k, k});
+    b.constant(out + "_b", {cout});
+    Node& n = b.node("Conv", {in, out + "_w", out + "_b"}, {out});
+    n.attrs.set("pads", Attribute::of_ints({k / 2, k / 2, k / 2, k / 2}));
+    n.attrs.set("strides", Attribute::of_ints({stride, stride}));
+  };
+  conv("x", "lat_conv", 3, 32, 3, 1);
+  Node& pool = b.node("MaxPool", {"lat_conv"}, {"lat"});
+  pool.attrs.set("kernel_shape", Attribute::of_ints({3, 3}));
+  pool.attrs.set("pads", Attribute::of_ints({1, 1, 1, 1}));
+  conv("x", "top", 3, 32, 3, 2);
+  test_graph::add_const<float>(b, "scales", DataType::Float32, {4}, {1.f, 1.f, 2.f, 2.f});
+  Node& r = b.node("Resize", {"top", "", "scales"}, {"up"});
+  r.attrs.set("mode", Attribute::of_string(mode));
+  r.attrs.set("coordinate_transformation_mode", Attribute::of_string("asymmetric"));
+  r.attrs.set("nearest_mode", Attribute::of_string("floor"));
+  b.node("Add", up_first ? std::vector<std::string>{"up", "lat"} : std::vector<std::string>{"lat", "up"}, {"y"});
+  conv("y", "z", 32, 16, 1, 1);
+  b.output("z");
+  return b;
+}
+
+const Node* only_node(const Graph& g, const std::string& op) {
+  const Node* found = nullptr;
+  for (const Node& n : g.nodes)
+    if (n.op_type == op) {
+      EXPECT_EQ(found, nullptr) << "more than one " << op;
+      found = &n;
+    }
+  return found;
+}
+
+void expect_close(const Tensor& want, const Tensor& got) {
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i], 1e-4 * (1 + std::fabs(want.data_as<float>()[i])))
+        << "element " << i;
+}
+
+// Runs `g` as it is (opt_level 0) with input x, at x's size whatever size the graph was planned for.
+Tensor run_planned(Graph g, const Tensor& x) {
+  for (int v : g.inputs) g.values[v].shape = x.shape();
+  return test_graph::run_at(g, 0, x).at("z");
+}
+
+TEST(FuseUpsampleAdd, TheResizeTakesTheAddIn) {
+  for (bool up_first : {false, true}) {
+    SCOPED_TRACE(up_first ? "Add(up, lat)" : "Add(lat, up)");
+    const GraphBuilder b = fpn_merge(up_first);
+    Graph g = b.g;
+    optimize_graph(g, 2, isa_block(hardware_isa()), ResourceLimits());
+    EXPECT_EQ(only_node(g, "Add"), nullptr);
+    const Node* r = only_node(g, "Resize");
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->attrs.get_int("ng.add_operand", -1), 4);
+    ASSERT_EQ(r->inputs.size(), 5u);
+    EXPECT_EQ(g.values[r->inputs[4]].name, "lat");
+    EXPECT_EQ(g.values[r->outputs[0]].name, "y");
+    // The layout plan stays as it was: the merge reads and writes the blocked maps with no reorder.
+    EXPECT_EQ(only_node(g, "ng.Reorder"), nullptr);
+    EXPECT_EQ(r->attrs.get_int("ng.out_block", 1), isa_block(hardware_isa()));
+    for (int64_t size : {16, 24}) {  // at the planned size and another one
+      const Tensor x = test_graph::random_input({1, 3, size, size}, 700 + static_cast<unsigned>(size));
+      expect_close(run_planned(b.g, x), run_planned(g, x));
+    }
+  }
+}
+
+TEST(FuseUpsampleAdd, NotWhereTheResizeIsReadElsewhereIsLinearOrTheAddBroadcasts) {
+  auto adds_left = [](const GraphBuilder& b) { return test_graph::ops_of(*test_graph::model_of(b.g, 2))["Add"]; };
+  EXPECT_EQ(adds_left(fpn_merge(false)), 0);
+  EXPECT_EQ(adds_left(fpn_merge(false, "linear")), 1);
+  {  // the upsampled map is also a graph output
+    GraphBuilder b = fpn_merge(false);
+    b.output("up");
+    EXPECT_EQ(adds_left(b), 1);
+  }
+  {  // a per-channel lateral broadcast over the upsampled map
+    GraphBuilder b = fpn_merge(false);
+    b.constant("bias", {1, 32, 1, 1});
+    for (Node& n : b.g.nodes)
+      if (n.op_type == "Add") n.inputs[0] = b.value("bias");
+    EXPECT_EQ(adds_left(b), 1);
+  }
+}
+
+}  // namespace
+}  // namespace ninegrid
