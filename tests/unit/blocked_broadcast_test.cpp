@@ -34,19 +34,10 @@ using eltest::arg;
 using eltest::konst;
 using eltest::OpSpec;
 
+using blocked_test::expect_same_bits;
 using blocked_test::from_blocked;
 using blocked_test::random_tensor;
 using blocked_test::to_blocked;
-
-void expect_same_bits(const Tensor& want, const Tensor& got) {
-  ASSERT_EQ(got.shape(), want.shape());
-  int64_t bad = 0;
-  for (int64_t i = 0; i < want.numel(); ++i)  // bitwise: NaNs, infinities and the sign of zero included
-    if (std::memcmp(want.data_as<float>() + i, got.data_as<float>() + i, sizeof(float)) != 0 && bad++ < 5)
-      ADD_FAILURE() << "element " << i << ": plain " << want.data_as<float>()[i] << ", blocked "
-                    << got.data_as<float>()[i];
-  EXPECT_EQ(bad, 0) << "of " << want.numel();
-}
 
 // Runs op(a, b) plain and with ng.in_block = ng.out_block = block; every input of the output's shape is
 // stored blocked, the others (per-channel operands) as they are. Same bits required.

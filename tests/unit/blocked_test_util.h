@@ -3,6 +3,8 @@
 // blocked one at blocked_offset), independent of the reorder kernels under test.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <random>
 
@@ -47,6 +49,17 @@ inline Tensor from_blocked(const Tensor& y, int64_t block) {
         std::memcpy(dst + ((b * c + ch) * plane + p) * elem, src + blocked_offset(b, ch, p, c, plane, block) * elem,
                     elem);
   return x;
+}
+
+// Float tensors equal bit for bit: NaNs, infinities and the sign of zero included. Names the first few
+// elements that differ.
+inline void expect_same_bits(const Tensor& want, const Tensor& got) {
+  ASSERT_EQ(got.shape(), want.shape());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    if (std::memcmp(want.data_as<float>() + i, got.data_as<float>() + i, sizeof(float)) != 0 && bad++ < 5)
+      ADD_FAILURE() << "element " << i << ": want " << want.data_as<float>()[i] << ", got " << got.data_as<float>()[i];
+  EXPECT_EQ(bad, 0) << "of " << want.numel();
 }
 
 }  // namespace blocked_test

@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -24,6 +23,7 @@
 namespace ninegrid {
 namespace {
 
+using blocked_test::expect_same_bits;
 using blocked_test::from_blocked;
 using blocked_test::random_tensor;
 using blocked_test::to_blocked;
@@ -46,15 +46,6 @@ Tensor resize_then_add(const OpSpec& plain, const Tensor& addend) {
   EXPECT_EQ(y.shape(), addend.shape());
   for (int64_t i = 0; i < y.numel(); ++i) y.data_as<float>()[i] += addend.data_as<float>()[i];
   return y;
-}
-
-void expect_same_bits(const Tensor& want, const Tensor& got) {
-  ASSERT_EQ(got.shape(), want.shape());
-  int64_t bad = 0;
-  for (int64_t i = 0; i < want.numel(); ++i)
-    if (std::memcmp(want.data_as<float>() + i, got.data_as<float>() + i, sizeof(float)) != 0 && bad++ < 5)
-      ADD_FAILURE() << "element " << i << ": want " << want.data_as<float>()[i] << ", got " << got.data_as<float>()[i];
-  EXPECT_EQ(bad, 0) << "of " << want.numel();
 }
 
 // Runs `plain` with the addend fused, plain and with ng.in_block = ng.out_block = block.

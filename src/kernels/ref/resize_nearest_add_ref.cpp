@@ -1,6 +1,6 @@
 #include "kernels/ref/resize_nearest_add_ref.h"
 
-#include <cstddef>
+#include "kernels/ref/resize_nearest_ref.h"
 
 namespace ninegrid {
 
@@ -23,20 +23,11 @@ void gather_add_pixels(const float* __restrict src_row, const int64_t* col_index
 
 void resize_nearest_add_ref(const std::vector<int64_t>& in_shape, const std::vector<ResizeTaps>& taps,
                             const float* x, const float* addend, float* y, int64_t row_begin, int64_t row_end) {
-  const size_t rank = in_shape.size();
-  std::vector<int64_t> in_strides(rank, 1), out_shape(rank);
-  for (size_t a = rank; a-- > 1;) in_strides[a - 1] = in_strides[a] * in_shape[a];
-  for (size_t a = 0; a < rank; ++a) out_shape[a] = static_cast<int64_t>(taps[a].count.size());
-  const int64_t out_w = out_shape[rank - 1];
-  const int64_t* col_index = taps[rank - 1].index.data();
+  const NearestRowSource rows(in_shape, taps);
+  const int64_t out_w = rows.out_w();
+  const int64_t* col_index = taps.back().index.data();
   for (int64_t r = row_begin; r < row_end; ++r) {
-    // The input offset of the row: each leading axis's coordinate through its taps.
-    int64_t rem = r, offset = 0;
-    for (size_t a = rank - 1; a-- > 0;) {
-      offset += taps[a].index[rem % out_shape[a]] * in_strides[a];
-      rem /= out_shape[a];
-    }
-    const float* __restrict src = x + offset;
+    const float* __restrict src = x + rows.offset(r);
     const float* __restrict add = addend + r * out_w;
     float* __restrict dst = y + r * out_w;
     for (int64_t o = 0; o < out_w; ++o) dst[o] = src[col_index[o]] + add[o];

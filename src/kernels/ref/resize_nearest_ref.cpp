@@ -17,24 +17,31 @@ void gather_pixels(const uint8_t* src_row, const int64_t* col_index, int64_t out
 
 }  // namespace
 
+NearestRowSource::NearestRowSource(const std::vector<int64_t>& in_shape, const std::vector<ResizeTaps>& taps)
+    : taps_(taps), in_strides_(in_shape.size(), 1), out_shape_(in_shape.size()) {
+  const size_t rank = in_shape.size();
+  for (size_t a = rank; a-- > 1;) in_strides_[a - 1] = in_strides_[a] * in_shape[a];
+  for (size_t a = 0; a < rank; ++a) out_shape_[a] = static_cast<int64_t>(taps[a].count.size());
+}
+
+int64_t NearestRowSource::offset(int64_t r) const {
+  int64_t rem = r, offset = 0;
+  for (size_t a = out_shape_.size() - 1; a-- > 0;) {
+    offset += taps_[a].index[rem % out_shape_[a]] * in_strides_[a];
+    rem /= out_shape_[a];
+  }
+  return offset;
+}
+
 void resize_nearest_ref(const std::vector<int64_t>& in_shape, const std::vector<ResizeTaps>& taps, size_t elem_size,
                         const void* x, void* y, int64_t row_begin, int64_t row_end) {
-  const size_t rank = in_shape.size();
-  std::vector<int64_t> in_strides(rank, 1), out_shape(rank);
-  for (size_t a = rank; a-- > 1;) in_strides[a - 1] = in_strides[a] * in_shape[a];
-  for (size_t a = 0; a < rank; ++a) out_shape[a] = static_cast<int64_t>(taps[a].count.size());
-  const int64_t out_w = out_shape[rank - 1];
-  const int64_t* col_index = taps[rank - 1].index.data();
+  const NearestRowSource rows(in_shape, taps);
+  const int64_t out_w = rows.out_w();
+  const int64_t* col_index = taps.back().index.data();
   const uint8_t* xb = static_cast<const uint8_t*>(x);
   uint8_t* yb = static_cast<uint8_t*>(y);
   for (int64_t r = row_begin; r < row_end; ++r) {
-    // The input offset of the row: each leading axis's coordinate through its taps.
-    int64_t rem = r, offset = 0;
-    for (size_t a = rank - 1; a-- > 0;) {
-      offset += taps[a].index[rem % out_shape[a]] * in_strides[a];
-      rem /= out_shape[a];
-    }
-    const uint8_t* src = xb + offset * static_cast<int64_t>(elem_size);
+    const uint8_t* src = xb + rows.offset(r) * static_cast<int64_t>(elem_size);
     uint8_t* dst = yb + r * out_w * static_cast<int64_t>(elem_size);
     if (elem_size == 1) {
       for (int64_t o = 0; o < out_w; ++o) dst[o] = src[col_index[o]];

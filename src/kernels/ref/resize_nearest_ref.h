@@ -14,6 +14,20 @@
 
 namespace ninegrid {
 
+// Where the output rows of a plain tensor's nearest resize come from: output row r (the index over all axes
+// but the last) reads input elements offset(r) + taps.back().index[o], o < out_w().
+class NearestRowSource {
+ public:
+  NearestRowSource(const std::vector<int64_t>& in_shape, const std::vector<ResizeTaps>& taps);
+  // In elements: each leading axis's coordinate of row r through its taps.
+  int64_t offset(int64_t r) const;
+  int64_t out_w() const { return out_shape_.back(); }
+
+ private:
+  const std::vector<ResizeTaps>& taps_;
+  std::vector<int64_t> in_strides_, out_shape_;
+};
+
 // Plain tensors of any rank >= 1 with `elem_size`-byte elements: output rows (the index over all axes
 // but the last) [row_begin, row_end).
 void resize_nearest_ref(const std::vector<int64_t>& in_shape, const std::vector<ResizeTaps>& taps, size_t elem_size,
