@@ -19,10 +19,13 @@ constexpr const char* kActivation = "ng.activation";
 constexpr const char* kActivationParams = "ng.activation_params";
 // A scalar affine after the activation, [scale, shift]: y = activation(...) * scale + shift (absent: none).
 constexpr const char* kAffineAfter = "ng.affine_after";
-// On Add, Sub, Mul and Div (ops/layout_tolerant_binary_op.h): the index (0 or 1) of an input of Y's shape
-// that the op adds after its own arithmetic, y = op(a, b) + x, taking in the Add that read x and op's
-// result (the residual of a squeeze-and-excitation block, x + x * gate: fuse_gate_residual). Absent: none.
+// The index of an input of Y's shape that the op adds after its own arithmetic, y = op(...) + x, taking in
+// the Add that read x and op's result. Absent: none. On Add, Sub, Mul and Div (ops/layout_tolerant_binary_op.h)
+// 0 or 1 (the residual of a squeeze-and-excitation block, x + x * gate: fuse_gate_residual); on a nearest
+// Resize (ops/resize.cpp) kResizeAddendInput, an input the ONNX op does not have (an FPN's lateral + upsampled
+// top: fuse_upsample_add).
 constexpr const char* kAddOperand = "ng.add_operand";
+constexpr size_t kResizeAddendInput = 4;  // after X, roi, scales and sizes
 // Channel blocks the layout pass chose for a node's input 0 and output 0 (1 or absent: plain NCHW).
 constexpr const char* kInBlock = "ng.in_block";
 constexpr const char* kOutBlock = "ng.out_block";

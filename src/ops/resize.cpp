@@ -44,6 +44,8 @@ namespace {
 
 enum class AspectPolicy { Stretch, NotLarger, NotSmaller };
 
+constexpr size_t kAddendInput = fused::kResizeAddendInput;  // with ng.add_operand
+
 class Resize final : public Op {
  public:
   explicit Resize(const Node& node) : Op(node) {
@@ -101,10 +103,10 @@ class Resize final : public Op {
     if (antialias != 0) error("unsupported: antialias = 1");
 
     const int64_t add = node.attrs.get_int(fused::kAddOperand, -1);
-    if (add != -1 && add != kAddendInput)
+    if (add != -1 && add != static_cast<int64_t>(kAddendInput))
       error(std::string(fused::kAddOperand) + " must be " + std::to_string(kAddendInput) +
             " (the addend input), got " + std::to_string(add));
-    fused_add_ = add == kAddendInput;
+    fused_add_ = add != -1;
     if (fused_add_ &&
         (options_.mode != ResizeMode::Nearest || options_.coordinates == ResizeCoordinates::TfCropAndResize))
       error(std::string(fused::kAddOperand) + " needs nearest mode without tf_crop_and_resize");
@@ -227,9 +229,9 @@ class Resize final : public Op {
     out[0].dtype = in[0].dtype;
     out[0].shape = y;
     if (fused_add_) {
-      if (in.size() <= static_cast<size_t>(kAddendInput) || !in[static_cast<size_t>(kAddendInput)].present)
+      if (in.size() <= kAddendInput || !in[kAddendInput].present)
         error("the fused addend (input " + std::to_string(kAddendInput) + ") is missing");
-      const TensorDesc& a = in[static_cast<size_t>(kAddendInput)];
+      const TensorDesc& a = in[kAddendInput];
       if (in[0].dtype != DataType::Float32 || a.dtype != DataType::Float32 || a.shape != y)
         error("the fused addend (input " + std::to_string(kAddendInput) + ") must be float32 of the output's shape " +
               shape_str(y) + " with a float32 X, got " + dtype_name(a.dtype) + " " + shape_str(a.shape));
@@ -363,9 +365,8 @@ class Resize final : public Op {
   AspectPolicy policy_ = AspectPolicy::Stretch;
   std::vector<int64_t> axes_attr_;
   int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
+  bool fused_add_ = false;  // ng.add_operand: y = resize(x) + input fused::kResizeAddendInput
   // Resolved by infer().
-  static constexpr int kAddendInput = 4;      // with ng.add_operand: after X, roi, scales and sizes
-  bool fused_add_ = false;                    // y = resize(x) + input kAddendInput
   size_t elem_size_ = 4;  // bytes per element: 4 (float32), 1 (uint8 or int8 X, nearest only)
   Shape in_shape_, out_shape_;
   std::vector<ResizeAxis> axes_;

@@ -16,10 +16,8 @@ namespace ninegrid {
 
 namespace {
 
-constexpr int64_t kAddendInput = 4;  // after X, roi, scales and sizes
-
 bool fusable_resize(const Node& r) {
-  return r.op_type == "Resize" && (r.opset == 0 || r.opset >= 11) && r.inputs.size() <= kAddendInput &&
+  return r.op_type == "Resize" && (r.opset == 0 || r.opset >= 11) && r.inputs.size() <= fused::kResizeAddendInput &&
          r.outputs.size() == 1 && !r.attrs.has(fused::kAddOperand) &&
          r.attrs.get_string("mode", "nearest") == "nearest" &&
          r.attrs.get_string("coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize";
@@ -57,10 +55,10 @@ int fuse_upsample_add(Graph& g) {
           g.values[resize.inputs[0]].dtype != DataType::Float32)
         continue;
       Node merged = resize;
-      merged.inputs.resize(kAddendInput, -1);
+      merged.inputs.resize(fused::kResizeAddendInput, -1);
       merged.inputs.push_back(a);
       merged.outputs = add.outputs;
-      merged.attrs.set(fused::kAddOperand, Attribute::of_int(kAddendInput));
+      merged.attrs.set(fused::kAddOperand, Attribute::of_int(static_cast<int64_t>(fused::kResizeAddendInput)));
       dead[static_cast<size_t>(prod[r])] = 1;
       g.nodes[n] = std::move(merged);
       ++fused;
