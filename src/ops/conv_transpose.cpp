@@ -10,7 +10,8 @@
 //
 // Fused epilogue, set by graph passes (see ops/fused_activation.h): ng.activation, applied to every output
 // value; with ng.activation = PRelu, input 4 holds the slopes (one per output channel or one for all).
-// Input 3 is unused (Conv's fused residual; ConvTranspose has none).
+// Input 3 is unused (Conv's fused residual; ConvTranspose has none). With ng.in_block = 8 or 16 (set by the
+// layout pass) X is channel-blocked, as the GEMM reads it anyway; Y is always plain.
 //
 // 2-D transposed convolutions with one group and constant weights run ops/conv_transpose_fast.h (a GEMM
 // then col2im) on AVX2/AVX-512; the rest run kernels/ref/conv_transpose_ref, then the activation.
@@ -21,6 +22,7 @@
 #include "ir/fused_conv.h"
 #include "kernels/conv_params.h"
 #include "kernels/ref/conv_transpose_ref.h"
+#include "kernels/ref/reorder_ref.h"
 #include "ops/conv_transpose_fast.h"
 #include "ops/fused_activation.h"
 #include "ops/op.h"
@@ -48,10 +50,13 @@ class ConvTranspose final : public Op {
       output_padding_ = node.attrs.get_ints("output_padding");
       output_shape_ = node.attrs.get_ints("output_shape");
       activation_ = read_fused_activation(node.attrs);
+      x_block_ = node.attrs.get_int(fused::kInBlock, 1);
     } catch (const Error& e) {
       error(e.what());
     }
     if (group_ <= 0) error("group must be positive, got " + std::to_string(group_));
+    if (x_block_ != 1 && x_block_ != 8 && x_block_ != 16)
+      error("ng.in_block must be 1, 8 or 16, got " + std::to_string(x_block_));
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -69,6 +74,9 @@ class ConvTranspose final : public Op {
     if (w.shape[0] != x.shape[1])
       error("weights W " + shape_str(w.shape) + " expect " + std::to_string(w.shape[0]) + " input channels, X " +
             shape_str(x.shape) + " has " + std::to_string(x.shape[1]));
+    if (x_block_ > 1 && (rank != 4 || x.shape[1] % x_block_ != 0))
+      error("the channel-blocked input (ng.in_block " + std::to_string(x_block_) +
+            ") needs a 4-D X whose channels it divides, got shape " + shape_str(x.shape));
     if (x.shape[1] % group_ != 0)
       error("input channels " + std::to_string(x.shape[1]) + " are not divisible by group " + std::to_string(group_));
     const int64_t out_channels = w.shape[1] * group_;
@@ -170,12 +178,19 @@ class ConvTranspose final : public Op {
   }
 
   void run(OpContext& ctx) override {
-    if (fast_) {
-      fast_->run(ctx.input(0).data_as<float>(), ctx.output(0).data_as<float>(), ctx.pool);
+    if (fast_ && (x_block_ == 1 || fast_->accepts_input_block(x_block_))) {
+      fast_->run(ctx.input(0).data_as<float>(), ctx.output(0).data_as<float>(), ctx.pool, x_block_);
       return;
     }
     const ConvTransposeParams p = params();
     const float* x = ctx.input(0).data_as<float>();
+    std::vector<float> plain_x;  // a blocked input made plain for the reference (the layout pass avoids this)
+    if (x_block_ > 1) {
+      const Shape& xs = ctx.input(0).shape();
+      plain_x.resize(static_cast<size_t>(ctx.input(0).numel()));
+      reorder_blocks_ref(x, plain_x.data(), xs[0], xs[1], xs[2] * xs[3], x_block_, 1);
+      x = plain_x.data();
+    }
     const float* w = ctx.input(1).data_as<float>();
     const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
     float* y = ctx.output(0).data_as<float>();
@@ -263,6 +278,7 @@ class ConvTranspose final : public Op {
   Activation activation_;
   std::shared_ptr<const FastConvTranspose2d> fast_;  // when it applies (shared by sessions)
   std::vector<float> slopes_;                   // PRelu slopes expanded to one per output channel
+  int64_t x_block_ = 1;                         // ng.in_block: X plain (1) or NCHW8c / NCHW16c
   // Resolved by infer().
   int64_t batch_ = 0, in_channels_ = 0, out_channels_ = 0;
   std::vector<int64_t> in_, out_, kernel_, stride_, dilation_, pad_begin_;

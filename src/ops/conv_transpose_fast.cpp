@@ -194,14 +194,16 @@ int64_t FastConvTranspose2d::scratch_floats_per_row() const {
   return ((in_block_ == 1 ? 0 : p_.in_channels) + 2 * cols_channels_) * p_.in[2];
 }
 
-void FastConvTranspose2d::run(const float* x, float* y, ThreadPool* pool) const {
+void FastConvTranspose2d::run(const float* x, float* y, ThreadPool* pool, int64_t x_block) const {
+  if (x_block != 1 && !accepts_input_block(x_block))
+    throw Error("FastConvTranspose2d: input in channel blocks of " + std::to_string(x_block) + " is not supported");
   const int64_t in_image = p_.in_channels * p_.in[1] * p_.in[2];
   const int64_t out_image = p_.out_channels * p_.out[1] * p_.out[2];
   const int64_t cols_floats = scratch_floats_per_row() * gemm_rows_;
   const int64_t per_image = bands(), tasks = p_.batch * per_image;
   auto run_task = [&](int64_t t, float* cols, ThreadPool* inner) {
     const int64_t n = t / per_image;
-    run_band(x + n * in_image, y + n * out_image, bands_[static_cast<size_t>(t % per_image)], cols, inner);
+    run_band(x + n * in_image, x_block, y + n * out_image, bands_[static_cast<size_t>(t % per_image)], cols, inner);
   };
   const int threads = pool ? pool->size() : 1;
   if (threads > 1 && tasks % threads != 0 && tasks < 4 * threads) {
@@ -219,7 +221,8 @@ void FastConvTranspose2d::run(const float* x, float* y, ThreadPool* pool) const 
   else some_bands(0, tasks);
 }
 
-void FastConvTranspose2d::run_band(const float* x_image, float* y_image, const Band& band, float* scratch,
+void FastConvTranspose2d::run_band(const float* x_image, int64_t x_block, float* y_image, const Band& band,
+                                   float* scratch,
                                    ThreadPool* pool) const {
   const int64_t plane = gemm_rows_ * p_.in[2];
   float* staged = scratch;
@@ -230,9 +233,25 @@ void FastConvTranspose2d::run_band(const float* x_image, float* y_image, const B
     else fn(0, n);
   };
   if (band.has_input) {
-    const float* band_x = x_image + band.gemm_row0 * p_.in[2];
+    const float* band_x = x_image + band.gemm_row0 * p_.in[2] * x_block;
     if (in_block_ == 1) {
       gemm_->run(band_x, blocked, nullptr, pool);
+    } else if (x_block > 1) {
+      // Already blocked: each 8-channel block's band rows are a run of 8 of every x_block floats.
+      const int64_t image_plane = p_.in[1] * p_.in[2];
+      split(p_.in_channels / 8, [&](int64_t begin, int64_t end) {
+        for (int64_t b8 = begin; b8 < end; ++b8) {
+          const float* src = band_x + (b8 * 8 / x_block) * image_plane * x_block + (b8 * 8) % x_block;
+          float* __restrict dst = staged + b8 * plane * 8;
+          if (x_block == 8) {
+            std::copy(src, src + plane * 8, dst);
+          } else {
+            for (int64_t px = 0; px < plane; ++px)
+              for (int64_t l = 0; l < 8; ++l) dst[px * 8 + l] = src[px * x_block + l];
+          }
+        }
+      });
+      gemm_->run(staged, blocked, nullptr, pool);
     } else {
 #if defined(__x86_64__)  // (the only machine supports() accepts)
       split(p_.in_channels / 8, [&](int64_t begin, int64_t end) {

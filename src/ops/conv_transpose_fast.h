@@ -45,9 +45,15 @@ class FastConvTranspose2d {
   FastConvTranspose2d(const ConvTransposeParams& p, const float* weights, const float* bias,
                       const Activation& activation, Isa isa);
 
-  // y = activation(conv_transpose(x) + bias) for the whole batch, plain NCHW in and out. `pool` may be
-  // null (one thread).
-  void run(const float* x, float* y, ThreadPool* pool) const;
+  // y = activation(conv_transpose(x) + bias) for the whole batch, plain NCHW out; x plain NCHW
+  // (x_block 1) or channel-blocked NCHW[x_block]c with x_block 8 or 16 (accepts_input_block), whose rows
+  // the band's restaging copies as they are. `pool` may be null (one thread).
+  void run(const float* x, float* y, ThreadPool* pool, int64_t x_block = 1) const;
+  // Whether run() takes x in channel blocks of `block`: 8 or 16 dividing the input channels (the GEMM then
+  // reads restaged NCHW8c rows anyway).
+  bool accepts_input_block(int64_t block) const {
+    return in_block_ == 8 && (block == 8 || block == 16) && p_.in_channels % block == 0;
+  }
 
   // "gemm-col2im/avx512" or "gemm-col2im/avx2".
   std::string name() const;
@@ -68,7 +74,8 @@ class FastConvTranspose2d {
   void plan_bands();
   int64_t scratch_floats_per_row() const;
   // One image's band; the GEMM and col2im split over `pool` when it is given.
-  void run_band(const float* x_image, float* y_image, const Band& band, float* scratch, ThreadPool* pool) const;
+  void run_band(const float* x_image, int64_t x_block, float* y_image, const Band& band, float* scratch,
+                ThreadPool* pool) const;
 
   ConvTransposeParams p_;
   Isa isa_ = Isa::Ref;

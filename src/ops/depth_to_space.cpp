@@ -3,7 +3,13 @@
 //   DepthToSpace DCR: out[n][c][h][i][w][j] = in[n][(i*bs + j)*C' + c][h][w]
 //   DepthToSpace CRD: out[n][c][h][i][w][j] = in[n][c*bs*bs + i*bs + j][h][w]
 //   SpaceToDepth:     out[n][i][j][c][h][w] = in[n][c][h*bs + i][w*bs + j]   (that is, channel (i*bs+j)*C + c)
+// DepthToSpace DCR also runs on channel-blocked float tensors (ng.in_block = ng.out_block = P, set by the
+// layout pass when P divides C', as after a ConvTranspose made pointwise): each tap's C' channels are whole
+// blocks, so kernels/ref/depth_to_space_blocked copies one pixel's vector per output pixel, by bands of rows.
+#include "kernels/ref/depth_to_space_blocked.h"
+#include "ops/blocked_layout.h"
 #include "ops/data_movement.h"
+#include "ops/elementwise_common.h"
 
 namespace ninegrid {
 namespace {
@@ -17,6 +23,7 @@ class SpaceDepthBase : public Op {
   }
 
   void run(OpContext& ctx) override {
+    if (run_blocked(ctx)) return;
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
     Shape view;
@@ -26,6 +33,8 @@ class SpaceDepthBase : public Op {
   }
 
  protected:
+  // Runs the op on channel-blocked data and returns true, or returns false for the plain strided copy.
+  virtual bool run_blocked(OpContext&) { return false; }
   // The 6-D view of the input, in output order, and its element strides.
   virtual void source_view(const Shape& in, Shape& view, std::vector<int64_t>& strides) const = 0;
 
@@ -44,6 +53,9 @@ class DepthToSpace final : public SpaceDepthBase {
     const std::string mode = node.attrs.get_string("mode", "DCR");
     if (mode != "DCR" && mode != "CRD") error("mode '" + mode + "' is unsupported (DCR or CRD)");
     crd_ = mode == "CRD";
+    channel_block_ = read_spatial_block(*this);
+    if (channel_block_ > 1 && crd_)
+      error("the channel-blocked layout (ng.in_block " + std::to_string(channel_block_) + ") needs mode DCR");
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -55,9 +67,29 @@ class DepthToSpace final : public SpaceDepthBase {
     out[0].dtype = in[0].dtype;
     out[0].shape = {s[0], s[1] / block, checked_mul(*this, s[2], bs_, "output height"),
                     checked_mul(*this, s[3], bs_, "output width")};
+    if (channel_block_ > 1) {
+      expect_blockable(*this, channel_block_, in[0]);
+      if (out[0].shape[1] % channel_block_ != 0)
+        error("the channel-blocked layout (ng.in_block " + std::to_string(channel_block_) +
+              ") needs output channels that are a multiple of it, got " + std::to_string(out[0].shape[1]));
+    }
   }
 
  private:
+  bool run_blocked(OpContext& ctx) override {
+    if (channel_block_ <= 1) return false;
+    const Shape& xs = ctx.input(0).shape();
+    const Shape& ys = ctx.output(0).shape();
+    const float* x = ctx.input(0).data_as<float>();
+    float* y = ctx.output(0).data_as<float>();
+    const int64_t block = channel_block_, bs = bs_;
+    auto fn = [&](int64_t begin, int64_t end) {
+      depth_to_space_dcr_blocked(x, y, ys[1], xs[2], xs[3], bs, block, begin, end);
+    };
+    parallel_row_bands(ctx.pool, ys, block, ctx.output(0).numel(), fn);
+    return true;
+  }
+
   void source_view(const Shape& s, Shape& view, std::vector<int64_t>& strides) const override {
     const int64_t C = s[1], H = s[2], W = s[3], c_out = C / (bs_ * bs_), hw = H * W;
     view = {s[0], c_out, H, bs_, W, bs_};
@@ -68,6 +100,7 @@ class DepthToSpace final : public SpaceDepthBase {
   }
 
   bool crd_ = false;
+  int64_t channel_block_ = 1;  // ng.in_block = ng.out_block (1: plain NCHW)
 };
 
 class SpaceToDepth final : public SpaceDepthBase {

@@ -50,6 +50,11 @@ int fuse_affine_after_activation(Graph& g);
 // x + x * gate, with one gate value per (batch, channel), becomes one Mul that adds x after its product
 // (ng.add_operand; fuse_gate_residual.cpp). Returns how many Adds the Muls took in.
 int fuse_gate_residual(Graph& g);
+// A 2-D ConvTranspose whose kernel equals its stride (b x b, unpadded, one group) becomes a 1x1 Conv to
+// b * b times the channels and a DepthToSpace(b, DCR) (conv_transpose_as_pointwise.cpp), where its output
+// channels are a multiple of `channel_multiple`; its fused activation goes to the Conv. Before the layout
+// plan. Returns how many it rewrote.
+int conv_transpose_as_pointwise(Graph& g, int64_t channel_multiple);
 // lateral + Resize(top) in nearest mode becomes the Resize adding the lateral as it writes
 // (ng.add_operand = 4; fuse_upsample_add.cpp). After the layout plan. Returns how many Adds it took in.
 int fuse_upsample_add(Graph& g);

@@ -31,6 +31,7 @@
 //
 // Layout-free values (see layout_free_values) are [N, C, 1, 1] at every input size and have the same
 // bytes in every layout: they are never reordered, and the nodes computing them run on plain data.
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -58,7 +59,8 @@ const std::set<std::string> kChannelBroadcastOps = {"Add", "Sub", "Mul", "Div"};
 // data, when blocked_path_valid says their batch and channel axes pass through unchanged.
 const std::set<std::string> kBlockedOps = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
                                            "Resize",  "Upsample",    "ng.Crop",           "Pad",
-                                           "Slice",   "ng.Interp",   "ng.QAveragePool",   "ng.QGlobalAveragePool"};
+                                           "Slice",   "ng.Interp",   "ng.QAveragePool",   "ng.QGlobalAveragePool",
+                                           "DepthToSpace"};
 // QuantizeLinear and DequantizeLinear: element-wise when their scale and zero point are one constant each
 // (per_tensor_qdq).
 bool is_qdq(const std::string& op) { return op == "QuantizeLinear" || op == "DequantizeLinear"; }
@@ -217,8 +219,17 @@ bool blocked_path_valid(const Graph& g, const Node& n) {
   if (!blocked_dtype_ok(n.op_type, g.values[n.inputs[0]].dtype)) return false;
   const Shape& in = g.values[n.inputs[0]].shape;
   const Shape& out = g.values[n.outputs[0]].shape;
-  if (in[0] != out[0] || in[1] != out[1]) return false;
   const std::string& op = n.op_type;
+  try {
+    // The one that changes the channels: in DCR order each tap's channels are one contiguous run of the
+    // output's, so whole blocks move when the block divides the output channels (shuffle_block).
+    if (op == "DepthToSpace")
+      return in[0] == out[0] && g.values[n.inputs[0]].dtype == DataType::Float32 &&
+             n.attrs.get_string("mode", "DCR") == "DCR";
+  } catch (const Error&) {
+    return false;
+  }
+  if (in[0] != out[0] || in[1] != out[1]) return false;
   try {
     if (op == "MaxPool") return n.outputs.size() < 2 || n.outputs[1] < 0;  // no Indices output
     if (op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "ng.Crop" ||
@@ -298,6 +309,29 @@ bool depthwise_conv(const Graph& g, const Node& n) {
 }
 
 enum class Kind { Conv, QConv, Oblivious, Dependent };
+
+// A 2-D ConvTranspose (layout-dependent: it writes plain NCHW) whose GEMM (ops/conv_transpose_fast.h) reads
+// its input in blocks of 8 or 16 as they are, so a conv before it need not write plain data for it. Under
+// NEON's 4-channel blocks it runs the reference, which reads plain data.
+bool blocked_input_conv_transpose(const Graph& g, const Node& n, int max_block) {
+  if (n.op_type != "ConvTranspose" || max_block < 8 || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0)
+    return false;
+  const Value& x = g.values[n.inputs[0]];
+  const Value& w = g.values[n.inputs[1]];
+  if (!is_4d_float(x) || x.shape[1] % 8 != 0 || !w.is_constant() || w.shape.size() != 4) return false;
+  try {
+    return n.attrs.get_int("group", 1) == 1;
+  } catch (const Error&) {
+    return false;  // the op names the attribute's problem
+  }
+}
+
+// The largest block not above `b` that a blocked DepthToSpace with `out_channels` output channels takes: it
+// must divide them (each tap then moves whole blocks), and be one the kernels take (from 8 on x86, NEON's 4).
+int64_t shuffle_block(int64_t b, int64_t out_channels, int max_block) {
+  while (b > 1 && out_channels % b != 0) b /= 2;
+  return b < std::min<int64_t>(8, max_block) ? 1 : b;
+}
 
 // QuantizeLinear / DequantizeLinear with one constant scale (and zero point) for the whole tensor: each
 // element is converted alone, so the op runs the same in every layout.
@@ -398,7 +432,9 @@ int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks
   auto only_plain_readers = [&](int v) {
     if (uses.is_graph_output[v] && uses.readers[v].empty()) return true;
     for (auto& r : uses.readers[v])
-      if (kind[r.first] != Kind::Dependent) return false;
+      if (kind[r.first] != Kind::Dependent ||
+          (r.second == 0 && blocked_input_conv_transpose(g, g.nodes[r.first], max_block)))
+        return false;
     return true;
   };
   // The same for an ng.QConv's output, looking also through unary element-wise readers (a detection
@@ -445,6 +481,11 @@ int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks
         // The global layout search's choice, where the block is free to choose.
         const int64_t chosen = conv_blocks && n < conv_blocks->size() ? (*conv_blocks)[n] : 0;
         if (chosen > 1 && b > 1 && !fused::has_residual(node) && chosen <= max_block && channels % chosen == 0) b = chosen;
+        // A DepthToSpace reader (a ConvTranspose made pointwise) needs a block that divides its output.
+        if (!fused::has_residual(node))
+          for (const auto& [r, slot] : uses.readers[out])
+            if (kind[r] == Kind::Oblivious && g.nodes[r].op_type == "DepthToSpace")
+              b = shuffle_block(b, g.values[g.nodes[r].outputs[0]].shape[1], max_block);
         block[out] = b;
         node.attrs.set(fused::kInBlock, Attribute::of_int(block[node.inputs[0]]));
         node.attrs.set(fused::kOutBlock, Attribute::of_int(b));
@@ -501,6 +542,7 @@ int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks
         if (node.op_type == "Concat")
           for (int i : node.inputs)
             if (g.values[i].is_constant() && g.values[i].constant.dim(1) % b != 0) b = 1;
+        if (node.op_type == "DepthToSpace" && shuffle_block(b, out_shape[1], max_block) != b) b = 1;
         for (size_t s : layout_slots) {
           int i = node.inputs[s];
           if (!same_bytes(i, block[i], b)) fixes.push_back({n, s, b});
@@ -521,6 +563,11 @@ int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks
       case Kind::Dependent:
         for (size_t s = 0; s < node.inputs.size(); ++s) {
           int i = node.inputs[s];
+          if (s == 0 && i >= 0 && !is_free(i) && (block[i] == 8 || block[i] == 16) &&
+              blocked_input_conv_transpose(g, node, max_block)) {
+            node.attrs.set(fused::kInBlock, Attribute::of_int(block[i]));
+            continue;
+          }
           if (i >= 0 && !same_bytes(i, block[i], 1) && !shape_only_input(node, s)) fixes.push_back({n, s, 1});
         }
         break;
