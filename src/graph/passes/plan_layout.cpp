@@ -21,7 +21,12 @@
 //                        recorded in ng.in_block / ng.out_block. Only their input 0 carries the layout
 //                        (the others are parameters or read for their shape), and only when their
 //                        attributes and inputs keep the batch and channel axes (blocked_path_valid).
+//                        DepthToSpace (DCR) is the one that changes the channel count: its block must divide
+//                        its output channels (whole blocks per tap), and a conv writing its input takes such
+//                        a block (shuffle_block).
 //   layout-dependent     everything else (Reshape, Softmax, Flatten, Gemm, ...) and graph outputs: plain.
+//                        A 2-D ConvTranspose run by its GEMM reads blocks of 8 or 16 as they are
+//                        (blocked_input_conv_transpose), so its producer need not write plain data for it.
 //
 // The int8 ops: ng.QAdd (same shape) and ng.QConcat are element-wise like Add and Concat, ng.QRequantize
 // and QuantizeLinear and DequantizeLinear with one scale for the whole tensor are unary element-wise (float
