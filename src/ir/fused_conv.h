@@ -26,6 +26,10 @@ constexpr const char* kAffineAfter = "ng.affine_after";
 // top: fuse_upsample_add).
 constexpr const char* kAddOperand = "ng.add_operand";
 constexpr size_t kResizeAddendInput = 4;  // after X, roi, scales and sizes
+// On such a Resize, an optional gate of the addend, one value per (batch, channel): the value added is then
+// addend * gate + addend (the lateral is a squeeze-and-excitation residual that fuse_gate_residual made one
+// Mul; fuse_upsample_add takes that Mul in too).
+constexpr size_t kResizeGateInput = 5;
 // Channel blocks the layout pass chose for a node's input 0 and output 0 (1 or absent: plain NCHW).
 constexpr const char* kInBlock = "ng.in_block";
 constexpr const char* kOutBlock = "ng.out_block";

@@ -22,8 +22,10 @@
 //
 // With ng.add_operand = 4 (graph/passes/fuse_upsample_add.cpp, ir/fused_conv.h) a fifth input of Y's shape
 // and layout is added to the result in the same pass (y = resize(x) + a, an FPN's top-down merge): nearest
-// mode on float32 without tf_crop_and_resize only.
+// mode on float32 without tf_crop_and_resize only. A sixth input, one value per (batch, channel), gates that
+// addend: y = resize(x) + (a * g + a), an FPN's lateral that is a squeeze-and-excitation residual.
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -45,6 +47,7 @@ namespace {
 enum class AspectPolicy { Stretch, NotLarger, NotSmaller };
 
 constexpr size_t kAddendInput = fused::kResizeAddendInput;  // with ng.add_operand
+constexpr size_t kGateInput = fused::kResizeGateInput;      // optional, with it
 
 class Resize final : public Op {
  public:
@@ -113,7 +116,7 @@ class Resize final : public Op {
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
-    if (fused_add_) expect_inputs(in, 1, kAddendInput + 1);
+    if (fused_add_) expect_inputs(in, 1, kGateInput + 1);
     else expect_inputs(in, legacy_ ? 2 : 1, legacy_ ? 2 : 4);
     elem_size_ = 4;
     if (in[0].dtype == DataType::UInt8 || in[0].dtype == DataType::Int8) {
@@ -235,6 +238,20 @@ class Resize final : public Op {
       if (in[0].dtype != DataType::Float32 || a.dtype != DataType::Float32 || a.shape != y)
         error("the fused addend (input " + std::to_string(kAddendInput) + ") must be float32 of the output's shape " +
               shape_str(y) + " with a float32 X, got " + dtype_name(a.dtype) + " " + shape_str(a.shape));
+      gated_ = in.size() > kGateInput && in[kGateInput].present;
+      if (gated_) {
+        const TensorDesc& g = in[kGateInput];
+        Shape gs(g.shape.size() < 4 ? 4 - g.shape.size() : 0, 1);
+        gs.insert(gs.end(), g.shape.begin(), g.shape.end());
+        if (g.dtype != DataType::Float32 || y.size() != 4 || gs.size() != 4 || gs[2] != 1 || gs[3] != 1 ||
+            (gs[0] != 1 && gs[0] != y[0]) || (gs[1] != 1 && gs[1] != y[1]))
+          error("the addend's gate (input " + std::to_string(kGateInput) +
+                ") must be float32 with one value per batch and channel of the 4-D output " + shape_str(y) +
+                ", got " + dtype_name(g.dtype) + " " + shape_str(g.shape));
+        gate_.channels = y[1];
+        gate_.c_stride = gs[1] == 1 ? 0 : 1;
+        gate_.n_stride = gs[0] == 1 ? 0 : gs[1];
+      }
     }
   }
 
@@ -307,12 +324,30 @@ class Resize final : public Op {
     else fn(0, rows);
   }
 
-  // y = nearest resize of x + the addend, by output rows.
+  // y = nearest resize of x + the addend (gated: + addend * gate + addend), by output rows.
   void run_nearest_add(OpContext& ctx) {
     const float* x = ctx.input(0).data_as<float>();
     const float* a = ctx.input(kAddendInput).data_as<float>();
     float* y = ctx.output(0).data_as<float>();
     const Shape& y_shape = ctx.output(0).shape();
+    if (gated_) {
+      ResizeAddGate gate = gate_;
+      gate.gate = ctx.input(kGateInput).data_as<float>();
+      std::function<void(int64_t, int64_t)> fn;
+      if (block_ > 1) {
+        fn = [&](int64_t b, int64_t e) {
+          resize_nearest_gated_add_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3], block_, x, a, gate, y,
+                                               b, e);
+        };
+        parallel_row_bands(ctx.pool, y_shape, block_, ctx.output(0).numel(), fn);
+        return;
+      }
+      fn = [&](int64_t b, int64_t e) { resize_nearest_gated_add_ref(in_shape_, taps_, x, a, gate, y, b, e); };
+      const int64_t rows = ctx.output(0).numel() / y_shape.back();
+      if (ctx.pool) ctx.pool->parallel_for(rows, fn);
+      else fn(0, rows);
+      return;
+    }
     if (block_ > 1) {
       auto fn = [&](int64_t b, int64_t e) {
         resize_nearest_add_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3], block_, x, a, y, b, e);
@@ -366,6 +401,8 @@ class Resize final : public Op {
   std::vector<int64_t> axes_attr_;
   int64_t block_ = 1;  // channel block of X and Y (1 = plain NCHW)
   bool fused_add_ = false;  // ng.add_operand: y = resize(x) + input fused::kResizeAddendInput
+  bool gated_ = false;      // with input fused::kResizeGateInput gating the addend (resolved by infer())
+  ResizeAddGate gate_;      // its strides and channels; the pointer is set per run
   // Resolved by infer().
   size_t elem_size_ = 4;  // bytes per element: 4 (float32), 1 (uint8 or int8 X, nearest only)
   Shape in_shape_, out_shape_;

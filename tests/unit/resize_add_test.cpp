@@ -144,6 +144,87 @@ TEST(ResizeAdd, RefusesWhatItCannotCompute) {
   EXPECT_NE(eltest::error_of(four), "");
 }
 
+// The resize as `plain` computes it, plus x * g + x for the gate g of each (batch, channel), each step
+// rounded here: what the Resize after the gate-residual Mul computes unfused.
+Tensor resize_then_gated_add(const OpSpec& plain, const Tensor& x, const Tensor& gate) {
+  Tensor y = eltest::run_op(plain).at(0);
+  EXPECT_EQ(y.shape(), x.shape());
+  const Shape& s = y.shape();
+  const int64_t plane = s[2] * s[3];
+  const Shape& gs = gate.shape();  // rank 4
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c) {
+      const float g = gate.data_as<float>()[(gs[0] == 1 ? 0 : n) * gs[1] + (gs[1] == 1 ? 0 : c)];
+      for (int64_t i = 0; i < plane; ++i) {
+        const int64_t at = (n * s[1] + c) * plane + i;
+        const float a = x.data_as<float>()[at];
+        const float product = a * g;
+        const float lateral = product + a;
+        y.data_as<float>()[at] += lateral;
+      }
+    }
+  return y;
+}
+
+TEST(ResizeAdd, GatedAddendMatchesTheMulThenTheAddBitForBit) {
+  struct Case {
+    Shape top, gate;
+    int64_t block;
+  };
+  const std::vector<Case> cases = {
+      {{1, 32, 6, 5}, {1, 32, 1, 1}, 16},
+      {{2, 24, 4, 7}, {2, 24, 1, 1}, 8},
+      {{2, 12, 5, 3}, {1, 1, 1, 1}, 4},
+      {{1, 16, 20, 24}, {1, 16, 1, 1}, 16},  // bands of rows
+  };
+  unsigned seed = 650;
+  for (const Case& c : cases) {
+    SCOPED_TRACE("top" + shape_str(c.top) + " gate" + shape_str(c.gate));
+    const Tensor top = random_tensor(c.top, ++seed);
+    const OpSpec plain = nearest_resize(top, {1.f, 1.f, 2.f, 2.f}, "asymmetric", "floor");
+    const Tensor x = random_tensor({c.top[0], c.top[1], 2 * c.top[2], 2 * c.top[3]}, ++seed);
+    const Tensor gate = random_tensor(c.gate, ++seed, 0.f, 1.f);
+    const Tensor want = resize_then_gated_add(plain, x, gate);
+    std::vector<Tensor> kept;
+    for (int64_t blk : {int64_t(1), c.block}) {
+      for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE("block " + std::to_string(blk) + ", " + std::to_string(threads) + " threads");
+        OpSpec s = plain;
+        s.threads = threads;
+        s.inputs.push_back(eltest::omitted());  // sizes
+        s.inputs.push_back(arg(blk > 1 ? to_blocked(x, blk) : x));
+        s.inputs.push_back(arg(gate));  // one value per (batch, channel): the same bytes in every layout
+        s.attrs.set("ng.add_operand", Attribute::of_int(4));
+        if (blk > 1) {
+          s.attrs.set("ng.in_block", Attribute::of_int(blk));
+          s.attrs.set("ng.out_block", Attribute::of_int(blk));
+          s.inputs[0].value = to_blocked(s.inputs[0].value, blk);
+        }
+        const Tensor got = eltest::run_op(s).at(0);
+        expect_same_bits(want, blk > 1 ? from_blocked(got, blk) : got);
+        kept.push_back(got);
+      }
+    }
+  }
+}
+
+TEST(ResizeAdd, RefusesAGateThatIsNotPerChannel) {
+  const Tensor top = random_tensor({2, 16, 3, 3}, 660);
+  auto gated_error = [&](const Tensor& gate) {
+    OpSpec s = nearest_resize(top, {1.f, 1.f, 2.f, 2.f}, "asymmetric", "floor");
+    s.inputs.push_back(eltest::omitted());
+    s.inputs.push_back(arg(random_tensor({2, 16, 6, 6}, 661)));
+    s.inputs.push_back(arg(gate));
+    s.attrs.set("ng.add_operand", Attribute::of_int(4));
+    return eltest::error_of(s);
+  };
+  EXPECT_EQ(gated_error(random_tensor({2, 16, 1, 1}, 662)), "");
+  EXPECT_EQ(gated_error(random_tensor({16, 1, 1}, 663)), "");
+  EXPECT_NE(gated_error(random_tensor({1, 16, 6, 6}, 664)).find("one value per batch and channel"), std::string::npos);
+  EXPECT_NE(gated_error(random_tensor({3, 16, 1, 1}, 665)).find("one value per batch and channel"), std::string::npos);
+  EXPECT_NE(gated_error(random_tensor({1, 8, 1, 1}, 666)).find("one value per batch and channel"), std::string::npos);
+}
+
 // ---------------------------------------------------------------------------------------------------
 // fuse_upsample_add
 
@@ -222,6 +303,65 @@ TEST(FuseUpsampleAdd, TheResizeTakesTheAddIn) {
       const Tensor x = test_graph::random_input({1, 3, size, size}, 700 + static_cast<unsigned>(size));
       expect_close(run_planned(b.g, x), run_planned(g, x));
     }
+  }
+}
+
+// fpn_merge with the lateral a squeeze-and-excitation residual: lat + lat * sigmoid(mean(lat)), as
+// PP-OCRv4 det's neck has before each of its merges.
+GraphBuilder gated_fpn_merge(bool up_first) {
+  GraphBuilder b = fpn_merge(up_first);
+  for (Node& n : b.g.nodes)
+    if (n.op_type == "Add") n.inputs[up_first ? 1 : 0] = b.value("lat_se");
+  // Inserted before the merge's Add, which reads lat_se.
+  std::vector<Node> se;
+  auto make = [&](const std::string& op, std::vector<std::string> ins, const std::string& out) {
+    Node n;
+    n.name = out;
+    n.op_type = op;
+    for (const std::string& i : ins) n.inputs.push_back(b.value(i));
+    n.outputs = {b.value(out)};
+    se.push_back(n);
+  };
+  make("GlobalAveragePool", {"lat"}, "lat_mean");
+  make("Sigmoid", {"lat_mean"}, "gate");
+  make("Mul", {"lat", "gate"}, "lat_gated");
+  make("Add", {"lat", "lat_gated"}, "lat_se");
+  for (size_t i = 0; i < b.g.nodes.size(); ++i)
+    if (b.g.nodes[i].op_type == "Add") {
+      b.g.nodes.insert(b.g.nodes.begin() + static_cast<std::ptrdiff_t>(i), se.begin(), se.end());
+      break;
+    }
+  return b;
+}
+
+TEST(FuseUpsampleAdd, TheResizeAlsoGatesASqueezeExciteLateral) {
+  for (bool up_first : {false, true}) {
+    SCOPED_TRACE(up_first ? "Add(up, lateral)" : "Add(lateral, up)");
+    const GraphBuilder b = gated_fpn_merge(up_first);
+    Graph g = b.g;
+    optimize_graph(g, 2, isa_block(hardware_isa()), ResourceLimits());
+    EXPECT_EQ(only_node(g, "Add"), nullptr);
+    EXPECT_EQ(only_node(g, "Mul"), nullptr);
+    const Node* r = only_node(g, "Resize");
+    ASSERT_NE(r, nullptr);
+    ASSERT_EQ(r->inputs.size(), 6u);
+    EXPECT_EQ(g.values[r->inputs[4]].name, "lat");
+    EXPECT_EQ(g.values[r->inputs[5]].name, "gate");
+    EXPECT_EQ(only_node(g, "ng.Reorder"), nullptr);
+    for (int64_t size : {16, 24}) {
+      const Tensor x = test_graph::random_input({1, 3, size, size}, 720 + static_cast<unsigned>(size));
+      expect_close(run_planned(b.g, x), run_planned(g, x));
+    }
+  }
+  {  // the gated lateral read elsewhere too: the Mul stays, the Resize adds its output
+    GraphBuilder b = gated_fpn_merge(false);
+    b.output("lat_se");
+    Graph g = b.g;
+    optimize_graph(g, 2, isa_block(hardware_isa()), ResourceLimits());
+    const Node* r = only_node(g, "Resize");
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->inputs.size(), 5u);
+    EXPECT_NE(only_node(g, "Mul"), nullptr);
   }
 }
 

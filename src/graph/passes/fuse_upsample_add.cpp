@@ -7,7 +7,9 @@
 // value float32 with a known shape, a of the Add's shape and of r's (no broadcasting). Runs after the layout
 // plan, so the Resize and the Add store r alike (the plan inserts a reorder between them otherwise, and they
 // no longer meet) and the Add's block is the lateral's. The fused node takes the Add's place in the order, where
-// the lateral is computed; the sum is the Add's, resized value plus lateral.
+// the lateral is computed; the sum is the Add's, resized value plus lateral. Where the lateral is a fused
+// squeeze-and-excitation residual, x * gate + x in one Mul (fuse_gate_residual) read by nothing else, the
+// Resize takes x and the gate instead (fused::kResizeGateInput) and computes the lateral as the Mul did.
 #include "graph/passes/graph_edit.h"
 #include "graph/passes/passes.h"
 #include "ir/fused_conv.h"
@@ -25,6 +27,30 @@ bool fusable_resize(const Node& r) {
 
 bool float_of_shape(const Value& v, const Shape& shape) {
   return v.dtype == DataType::Float32 && v.shape_known && v.shape == shape;
+}
+
+// The Mul computing lateral `a` as x * gate + x (ng.add_operand) with one gate value per (batch, channel) of
+// y, both stored in `block` as y is, when nothing else reads `a`; else -1.
+int gate_residual_producer(const Graph& g, const std::vector<int>& prod, const Uses& uses,
+                           const std::vector<char>& dead, int a, const Value& y, int64_t block) {
+  const int p = prod[a];
+  if (p < 0 || dead[p] || uses.count(a) != 1) return -1;
+  const Node& m = g.nodes[static_cast<size_t>(p)];
+  if (m.op_type != "Mul" || m.inputs.size() != 2 || m.outputs.size() != 1 || !m.attrs.has(fused::kAddOperand) ||
+      m.attrs.get_int(fused::kOutBlock, 1) != block || m.attrs.get_int(fused::kInBlock, 1) != block)
+    return -1;
+  const int64_t x = m.attrs.get_int(fused::kAddOperand, -1);
+  if ((x != 0 && x != 1) || m.inputs[0] < 0 || m.inputs[1] < 0) return -1;
+  const Value& xv = g.values[m.inputs[static_cast<size_t>(x)]];
+  const Value& gate = g.values[m.inputs[static_cast<size_t>(1 - x)]];
+  if (!float_of_shape(xv, y.shape) || y.shape.size() != 4 || gate.dtype != DataType::Float32 || !gate.shape_known ||
+      gate.shape.size() > 4)
+    return -1;
+  Shape s(4 - gate.shape.size(), 1);
+  s.insert(s.end(), gate.shape.begin(), gate.shape.end());
+  const bool per_channel = s[2] == 1 && s[3] == 1 && (s[0] == 1 || s[0] == y.shape[0]) &&
+                           (s[1] == 1 || s[1] == y.shape[1]);
+  return per_channel ? p : -1;
 }
 
 }  // namespace
@@ -57,6 +83,15 @@ int fuse_upsample_add(Graph& g) {
       Node merged = resize;
       merged.inputs.resize(fused::kResizeAddendInput, -1);
       merged.inputs.push_back(a);
+      // A lateral that is a squeeze-and-excitation residual (x + x * gate as one Mul, fuse_gate_residual)
+      // read by nothing else: the Resize gates it itself, so the lateral is never written either.
+      if (const int mul = gate_residual_producer(g, prod, uses, dead, a, y, block); mul >= 0) {
+        const Node& m = g.nodes[static_cast<size_t>(mul)];
+        const size_t x = static_cast<size_t>(m.attrs.get_int(fused::kAddOperand, 0));
+        merged.inputs[fused::kResizeAddendInput] = m.inputs[x];
+        merged.inputs.push_back(m.inputs[1 - x]);
+        dead[static_cast<size_t>(mul)] = 1;
+      }
       merged.outputs = add.outputs;
       merged.attrs.set(fused::kAddOperand, Attribute::of_int(static_cast<int64_t>(fused::kResizeAddendInput)));
       dead[static_cast<size_t>(prod[r])] = 1;
