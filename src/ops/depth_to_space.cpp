@@ -3,9 +3,15 @@
 //   DepthToSpace DCR: out[n][c][h][i][w][j] = in[n][(i*bs + j)*C' + c][h][w]
 //   DepthToSpace CRD: out[n][c][h][i][w][j] = in[n][c*bs*bs + i*bs + j][h][w]
 //   SpaceToDepth:     out[n][i][j][c][h][w] = in[n][c][h*bs + i][w*bs + j]   (that is, channel (i*bs+j)*C + c)
-// DepthToSpace DCR also runs on channel-blocked float tensors (ng.in_block = ng.out_block = P, set by the
-// layout pass when P divides C', as after a ConvTranspose made pointwise): each tap's C' channels are whole
-// blocks, so kernels/ref/depth_to_space_blocked copies one pixel's vector per output pixel, by bands of rows.
+// DepthToSpace DCR also runs on channel-blocked float tensors (set by the layout pass, as after a
+// ConvTranspose made pointwise; kernels/ref/depth_to_space_blocked, by bands of rows):
+//   ng.in_block = ng.out_block = P dividing C': each tap's C' channels are whole blocks, so one pixel's vector
+//   is copied per output pixel;
+//   ng.in_block = P, ng.out_block = 1 (no block divides C', as a one-channel map): each output row gathers its
+//   values from the blocks' lanes.
+// Plain float32 DCR runs the same row kernel (the strided copy moves one element at a time).
+#include "ir/fused_conv.h"
+#include "kernels/ref/blocked_lanes.h"
 #include "kernels/ref/depth_to_space_blocked.h"
 #include "ops/blocked_layout.h"
 #include "ops/data_movement.h"
@@ -23,7 +29,7 @@ class SpaceDepthBase : public Op {
   }
 
   void run(OpContext& ctx) override {
-    if (run_blocked(ctx)) return;
+    if (run_by_rows(ctx)) return;
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
     Shape view;
@@ -33,8 +39,9 @@ class SpaceDepthBase : public Op {
   }
 
  protected:
-  // Runs the op on channel-blocked data and returns true, or returns false for the plain strided copy.
-  virtual bool run_blocked(OpContext&) { return false; }
+  // Runs the op by its own rows (channel-blocked data, or plain float32 DCR) and returns true, or returns
+  // false for the strided copy.
+  virtual bool run_by_rows(OpContext&) { return false; }
   // The 6-D view of the input, in output order, and its element strides.
   virtual void source_view(const Shape& in, Shape& view, std::vector<int64_t>& strides) const = 0;
 
@@ -53,9 +60,17 @@ class DepthToSpace final : public SpaceDepthBase {
     const std::string mode = node.attrs.get_string("mode", "DCR");
     if (mode != "DCR" && mode != "CRD") error("mode '" + mode + "' is unsupported (DCR or CRD)");
     crd_ = mode == "CRD";
-    channel_block_ = read_spatial_block(*this);
-    if (channel_block_ > 1 && crd_)
-      error("the channel-blocked layout (ng.in_block " + std::to_string(channel_block_) + ") needs mode DCR");
+    try {
+      in_block_ = node.attrs.get_int(fused::kInBlock, 1);
+      out_block_ = node.attrs.get_int(fused::kOutBlock, 1);
+    } catch (const Error& e) {
+      error(e.what());
+    }
+    if (in_block_ < 1 || in_block_ > kMaxBlockLanes || (out_block_ != 1 && out_block_ != in_block_))
+      error("ng.in_block " + std::to_string(in_block_) + " and ng.out_block " + std::to_string(out_block_) +
+            " must be equal or the output plain (1), with blocks of at most " + std::to_string(kMaxBlockLanes));
+    if (in_block_ > 1 && crd_)
+      error("the channel-blocked layout (ng.in_block " + std::to_string(in_block_) + ") needs mode DCR");
   }
 
   void infer(const std::vector<TensorDesc>& in, std::vector<TensorDesc>& out) override {
@@ -67,26 +82,25 @@ class DepthToSpace final : public SpaceDepthBase {
     out[0].dtype = in[0].dtype;
     out[0].shape = {s[0], s[1] / block, checked_mul(*this, s[2], bs_, "output height"),
                     checked_mul(*this, s[3], bs_, "output width")};
-    if (channel_block_ > 1) {
-      expect_blockable(*this, channel_block_, in[0]);
-      if (out[0].shape[1] % channel_block_ != 0)
-        error("the channel-blocked layout (ng.in_block " + std::to_string(channel_block_) +
-              ") needs output channels that are a multiple of it, got " + std::to_string(out[0].shape[1]));
-    }
+    if (in_block_ > 1) expect_blockable(*this, in_block_, in[0]);
+    if (out_block_ > 1 && out[0].shape[1] % out_block_ != 0)
+      error("the channel-blocked layout (ng.out_block " + std::to_string(out_block_) +
+            ") needs output channels that are a multiple of it, got " + std::to_string(out[0].shape[1]));
   }
 
  private:
-  bool run_blocked(OpContext& ctx) override {
-    if (channel_block_ <= 1) return false;
+  bool run_by_rows(OpContext& ctx) override {
+    if (crd_ || ctx.input(0).dtype() != DataType::Float32) return false;
     const Shape& xs = ctx.input(0).shape();
     const Shape& ys = ctx.output(0).shape();
     const float* x = ctx.input(0).data_as<float>();
     float* y = ctx.output(0).data_as<float>();
-    const int64_t block = channel_block_, bs = bs_;
+    const int64_t in_block = in_block_, out_block = out_block_, bs = bs_;
     auto fn = [&](int64_t begin, int64_t end) {
-      depth_to_space_dcr_blocked(x, y, ys[1], xs[2], xs[3], bs, block, begin, end);
+      if (out_block > 1) depth_to_space_dcr_blocked(x, y, ys[1], xs[2], xs[3], bs, out_block, begin, end);
+      else depth_to_space_dcr_plain(x, in_block, y, ys[1], xs[2], xs[3], bs, begin, end);
     };
-    parallel_row_bands(ctx.pool, ys, block, ctx.output(0).numel(), fn);
+    parallel_row_bands(ctx.pool, ys, out_block, ctx.output(0).numel(), fn);
     return true;
   }
 
@@ -100,7 +114,7 @@ class DepthToSpace final : public SpaceDepthBase {
   }
 
   bool crd_ = false;
-  int64_t channel_block_ = 1;  // ng.in_block = ng.out_block (1: plain NCHW)
+  int64_t in_block_ = 1, out_block_ = 1;  // ng.in_block, ng.out_block (1: plain NCHW)
 };
 
 class SpaceToDepth final : public SpaceDepthBase {

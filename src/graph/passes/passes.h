@@ -55,6 +55,10 @@ int fuse_gate_residual(Graph& g);
 // channels are a multiple of `channel_multiple`; its fused activation goes to the Conv. Before the layout
 // plan. Returns how many it rewrote.
 int conv_transpose_as_pointwise(Graph& g, int64_t channel_multiple);
+// Such a ConvTranspose (kernel == stride) reading only a DepthToSpace(DCR) becomes one 1x1 Conv on the
+// shuffle's input and one DepthToSpace of both strides (a DBNet-style head's two ConvTransposes). After
+// conv_transpose_as_pointwise. Returns how many it folded.
+int fold_shuffle_into_conv_transpose(Graph& g);
 // lateral + Resize(top) in nearest mode becomes the Resize adding the lateral as it writes
 // (ng.add_operand = 4; fuse_upsample_add.cpp). After the layout plan. Returns how many Adds it took in.
 int fuse_upsample_add(Graph& g);

@@ -31,7 +31,10 @@ void optimize_graph(Graph& graph, int opt_level, int max_block, const ResourceLi
   fuse_gate_residual(graph);
   // After the epilogue fusions, which it carries over to the Conv it makes; where the shuffle after it can
   // move whole channel blocks (of 8 on x86-64, NEON's 4).
-  if (opt_level >= 2 && max_block > 1) conv_transpose_as_pointwise(graph, max_block < 8 ? max_block : 8);
+  if (opt_level >= 2 && max_block > 1) {
+    conv_transpose_as_pointwise(graph, max_block < 8 ? max_block : 8);
+    fold_shuffle_into_conv_transpose(graph);
+  }
   remove_dead_nodes(graph);
   if (opt_level >= 2) {
     const std::vector<int64_t> chosen = conv_blocks ? conv_blocks(graph) : std::vector<int64_t>();

@@ -21,9 +21,9 @@
 //                        recorded in ng.in_block / ng.out_block. Only their input 0 carries the layout
 //                        (the others are parameters or read for their shape), and only when their
 //                        attributes and inputs keep the batch and channel axes (blocked_path_valid).
-//                        DepthToSpace (DCR) is the one that changes the channel count: its block must divide
-//                        its output channels (whole blocks per tap), and a conv writing its input takes such
-//                        a block (shuffle_block).
+//                        DepthToSpace (DCR) is the one that changes the channel count: it keeps its block
+//                        where the block divides its output channels (whole blocks per tap; a conv writing
+//                        its input takes such a block, shuffle_block), else reads blocks and writes plain.
 //   layout-dependent     everything else (Reshape, Softmax, Flatten, Gemm, ...) and graph outputs: plain.
 //                        A 2-D ConvTranspose run by its GEMM reads blocks of 8 or 16 as they are
 //                        (blocked_input_conv_transpose), so its producer need not write plain data for it.
@@ -486,11 +486,14 @@ int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks
         // The global layout search's choice, where the block is free to choose.
         const int64_t chosen = conv_blocks && n < conv_blocks->size() ? (*conv_blocks)[n] : 0;
         if (chosen > 1 && b > 1 && !fused::has_residual(node) && chosen <= max_block && channels % chosen == 0) b = chosen;
-        // A DepthToSpace reader (a ConvTranspose made pointwise) needs a block that divides its output.
+        // A DepthToSpace reader (a ConvTranspose made pointwise) keeps blocks if one divides its output
+        // channels; where none does, it reads this block and writes plain data.
         if (!fused::has_residual(node))
           for (const auto& [r, slot] : uses.readers[out])
-            if (kind[r] == Kind::Oblivious && g.nodes[r].op_type == "DepthToSpace")
-              b = shuffle_block(b, g.values[g.nodes[r].outputs[0]].shape[1], max_block);
+            if (kind[r] == Kind::Oblivious && g.nodes[r].op_type == "DepthToSpace") {
+              const int64_t kept = shuffle_block(b, g.values[g.nodes[r].outputs[0]].shape[1], max_block);
+              if (kept > 1) b = kept;
+            }
         block[out] = b;
         node.attrs.set(fused::kInBlock, Attribute::of_int(block[node.inputs[0]]));
         node.attrs.set(fused::kOutBlock, Attribute::of_int(b));
@@ -547,7 +550,13 @@ int plan_layout(Graph& g, int max_block, const std::vector<int64_t>* conv_blocks
         if (node.op_type == "Concat")
           for (int i : node.inputs)
             if (g.values[i].is_constant() && g.values[i].constant.dim(1) % b != 0) b = 1;
-        if (node.op_type == "DepthToSpace" && shuffle_block(b, out_shape[1], max_block) != b) b = 1;
+        if (node.op_type == "DepthToSpace" && b > 1 && shuffle_block(b, out_shape[1], max_block) != b) {
+          // No block divides the output channels: blocked in, plain out (each output row gathers lanes).
+          block[out] = 1;
+          node.attrs.set(fused::kInBlock, Attribute::of_int(b));
+          node.attrs.set(fused::kOutBlock, Attribute::of_int(1));
+          break;
+        }
         for (size_t s : layout_slots) {
           int i = node.inputs[s];
           if (!same_bytes(i, block[i], b)) fixes.push_back({n, s, b});

@@ -40,4 +40,21 @@ void depth_to_space_dcr_blocked(const float* x, float* y, int64_t out_channels, 
   }
 }
 
+void depth_to_space_dcr_plain(const float* x, int64_t x_block, float* y, int64_t out_channels, int64_t in_h,
+                              int64_t in_w, int64_t bs, int64_t row_begin, int64_t row_end) {
+  const int64_t out_h = in_h * bs, out_w = in_w * bs, in_plane = in_h * in_w;
+  const int64_t in_channels = bs * bs * out_channels, P = x_block;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t plane = r / out_h, oh = r % out_h, h = oh / bs, i = oh % bs;
+    const int64_t n = plane / out_channels, c = plane % out_channels;
+    float* __restrict dst = y + r * out_w;
+    for (int64_t j = 0; j < bs; ++j) {
+      // Tap (i, j) of channel c is input channel (i*bs + j) * C + c of image n: lane ch % P of block ch / P.
+      const int64_t ch = (i * bs + j) * out_channels + c;
+      const float* __restrict src = x + ((n * (in_channels / P) + ch / P) * in_plane + h * in_w) * P + ch % P;
+      for (int64_t w = 0; w < in_w; ++w) dst[w * bs + j] = src[w * P];
+    }
+  }
+}
+
 }  // namespace ninegrid
