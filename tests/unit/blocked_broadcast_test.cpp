@@ -26,6 +26,7 @@
 #include "runtime/model_impl.h"
 #include "unit/blocked_test_util.h"
 #include "unit/elementwise_test_util.h"
+#include "unit/graph_builder.h"
 
 namespace ninegrid {
 namespace {
@@ -352,12 +353,7 @@ Tensor run_graph(Graph g, const Tensor& x) {
   return m->create_session()->run({{"x", x}}).at("z");
 }
 
-void expect_close(const Tensor& want, const Tensor& got) {
-  ASSERT_EQ(got.shape(), want.shape());
-  for (int64_t i = 0; i < want.numel(); ++i)
-    ASSERT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i], 1e-4 * (1 + std::fabs(want.data_as<float>()[i])))
-        << "element " << i;
-}
+using test_graph::expect_close;
 
 // x [1, 3, S, S] -> 3x3 Conv (c channels) -> f; z = Conv1x1(op(f, SE gate of f)) (or op(gate, f)).
 GraphBuilder se_graph(int64_t c, int64_t size, const std::string& op = "Mul", bool gate_first = false) {

@@ -2,6 +2,9 @@
 // order they are added (already topological when built input to output).
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <map>
 #include <memory>
 #include <random>
@@ -117,6 +120,21 @@ inline std::map<std::string, Tensor> run_at(const Graph& g, int level, const Ten
   o.threads = 1;
   auto model = std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
   return model->create_session()->run({{"x", x}});
+}
+
+// Runs `g` as it is (opt_level 0, one thread) with input x at x's size, whatever size the graph was planned
+// for, and returns its output `output`.
+inline Tensor run_planned(Graph g, const Tensor& x, const std::string& output = "z") {
+  for (int v : g.inputs) g.values[v].shape = x.shape();
+  return run_at(g, 0, x).at(output);
+}
+
+// An optimised graph's output against the original's: every element within 1e-4 * (1 + |want|).
+inline void expect_close(const Tensor& want, const Tensor& got) {
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i], 1e-4 * (1 + std::fabs(want.data_as<float>()[i])))
+        << "element " << i;
 }
 
 }  // namespace test_graph

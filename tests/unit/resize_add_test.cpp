@@ -270,18 +270,8 @@ const Node* only_node(const Graph& g, const std::string& op) {
   return found;
 }
 
-void expect_close(const Tensor& want, const Tensor& got) {
-  ASSERT_EQ(got.shape(), want.shape());
-  for (int64_t i = 0; i < want.numel(); ++i)
-    ASSERT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i], 1e-4 * (1 + std::fabs(want.data_as<float>()[i])))
-        << "element " << i;
-}
-
-// Runs `g` as it is (opt_level 0) with input x, at x's size whatever size the graph was planned for.
-Tensor run_planned(Graph g, const Tensor& x) {
-  for (int v : g.inputs) g.values[v].shape = x.shape();
-  return test_graph::run_at(g, 0, x).at("z");
-}
+using test_graph::expect_close;
+using test_graph::run_planned;
 
 TEST(FuseUpsampleAdd, TheResizeTakesTheAddIn) {
   for (bool up_first : {false, true}) {
