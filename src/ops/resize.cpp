@@ -25,7 +25,6 @@
 // mode on float32 without tf_crop_and_resize only. A sixth input, one value per (batch, channel), gates that
 // addend: y = resize(x) + (a * g + a), an FPN's lateral that is a squeeze-and-excitation residual.
 #include <algorithm>
-#include <functional>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -333,16 +332,15 @@ class Resize final : public Op {
     if (gated_) {
       ResizeAddGate gate = gate_;
       gate.gate = ctx.input(kGateInput).data_as<float>();
-      std::function<void(int64_t, int64_t)> fn;
       if (block_ > 1) {
-        fn = [&](int64_t b, int64_t e) {
+        auto fn = [&](int64_t b, int64_t e) {
           resize_nearest_gated_add_blocked_ref(in_shape_[2], in_shape_[3], taps_[2], taps_[3], block_, x, a, gate, y,
                                                b, e);
         };
         parallel_row_bands(ctx.pool, y_shape, block_, ctx.output(0).numel(), fn);
         return;
       }
-      fn = [&](int64_t b, int64_t e) { resize_nearest_gated_add_ref(in_shape_, taps_, x, a, gate, y, b, e); };
+      auto fn = [&](int64_t b, int64_t e) { resize_nearest_gated_add_ref(in_shape_, taps_, x, a, gate, y, b, e); };
       const int64_t rows = ctx.output(0).numel() / y_shape.back();
       if (ctx.pool) ctx.pool->parallel_for(rows, fn);
       else fn(0, rows);

@@ -13,17 +13,6 @@
 
 namespace ninegrid {
 
-namespace {
-
-// Whether `gate` holds at most one value per (batch, channel) of the 4-D `x`.
-bool per_channel_of(const Value& gate, const Value& x) {
-  if (!gate.shape_known || gate.shape.size() > 4 || gate.dtype != DataType::Float32) return false;
-  Shape s(4 - gate.shape.size(), 1);
-  s.insert(s.end(), gate.shape.begin(), gate.shape.end());
-  return s[2] == 1 && s[3] == 1 && (s[0] == 1 || s[0] == x.shape[0]) && (s[1] == 1 || s[1] == x.shape[1]);
-}
-
-}  // namespace
 
 int fuse_gate_residual(Graph& g) {
   if (!ensure_shapes(g)) return 0;  // needs the shapes to prove the Mul does not broadcast x
@@ -45,7 +34,7 @@ int fuse_gate_residual(Graph& g) {
       const Value& yv = g.values[add.outputs[0]];
       if (!xv.shape_known || xv.shape.size() != 4 || xv.dtype != DataType::Float32 || !yv.shape_known ||
           yv.shape != xv.shape || g.values[t].shape != xv.shape ||
-          !per_channel_of(g.values[mul.inputs[static_cast<size_t>(1 - x_slot)]], xv))
+          !per_channel_float(g.values[mul.inputs[static_cast<size_t>(1 - x_slot)]], xv.shape))
         continue;
       mul.attrs.set(fused::kAddOperand, Attribute::of_int(x_slot));
       mul.outputs[0] = add.outputs[0];

@@ -43,14 +43,7 @@ int gate_residual_producer(const Graph& g, const std::vector<int>& prod, const U
   if ((x != 0 && x != 1) || m.inputs[0] < 0 || m.inputs[1] < 0) return -1;
   const Value& xv = g.values[m.inputs[static_cast<size_t>(x)]];
   const Value& gate = g.values[m.inputs[static_cast<size_t>(1 - x)]];
-  if (!float_of_shape(xv, y.shape) || y.shape.size() != 4 || gate.dtype != DataType::Float32 || !gate.shape_known ||
-      gate.shape.size() > 4)
-    return -1;
-  Shape s(4 - gate.shape.size(), 1);
-  s.insert(s.end(), gate.shape.begin(), gate.shape.end());
-  const bool per_channel = s[2] == 1 && s[3] == 1 && (s[0] == 1 || s[0] == y.shape[0]) &&
-                           (s[1] == 1 || s[1] == y.shape[1]);
-  return per_channel ? p : -1;
+  return float_of_shape(xv, y.shape) && per_channel_float(gate, y.shape) ? p : -1;
 }
 
 }  // namespace

@@ -59,6 +59,13 @@ bool exclusively_owned_constant(const Graph& g, int value) {
   return true;
 }
 
+bool per_channel_float(const Value& v, const Shape& nchw) {
+  if (!v.shape_known || v.shape.size() > 4 || v.dtype != DataType::Float32 || nchw.size() != 4) return false;
+  Shape s(4 - v.shape.size(), 1);
+  s.insert(s.end(), v.shape.begin(), v.shape.end());
+  return s[2] == 1 && s[3] == 1 && (s[0] == 1 || s[0] == nchw[0]) && (s[1] == 1 || s[1] == nchw[1]);
+}
+
 bool is_float_zeros(const Tensor& t) {
   if (t.dtype() != DataType::Float32) return false;
   const float* p = t.data_as<float>();

@@ -29,6 +29,9 @@ const Tensor* constant_input(const Graph& g, const Node& n, size_t slot);
 bool exclusively_owned_constant(const Graph& g, int value);
 // Whether `t` is a float32 tensor whose every element is zero (channel padding by Concat).
 bool is_float_zeros(const Tensor& t);
+// Whether `v` is float32 with a known shape holding at most one value per (batch, channel) of a tensor of
+// 4-D shape `nchw`: [N or 1, C or 1, 1, 1], or fewer leading axes (a squeeze-and-excitation gate).
+bool per_channel_float(const Value& v, const Shape& nchw);
 
 // Adds a new constant value holding `t`, named after `base`.
 int add_constant(Graph& g, const std::string& base, Tensor t);

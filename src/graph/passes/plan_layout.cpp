@@ -180,9 +180,7 @@ std::vector<char> layout_free_values(const Graph& g) {
 // of shape [N or 1, C or 1, 1, 1] (leading axes may be missing). Its bytes are the same in every layout,
 // and ops/layout_tolerant_binary_op.h broadcasts it over a blocked input.
 bool channel_operand(const Value& v, bool layout_free, const Shape& out) {
-  if (!(layout_free || v.is_constant()) || !v.shape_known || v.dtype != DataType::Float32) return false;
-  const Shape s = as_rank4(v.shape);
-  return !s.empty() && s[2] == 1 && s[3] == 1 && (s[0] == 1 || s[0] == out[0]) && (s[1] == 1 || s[1] == out[1]);
+  return (layout_free || v.is_constant()) && per_channel_float(v, out);
 }
 
 // The values of a constant float or integer tensor, or empty if the value is not a constant.
