@@ -1,5 +1,7 @@
 // Concat: joins tensors of one type along an axis. Every other dimension must match. Each input fills a
 // band of every output row (the output viewed as outer x (axis * inner)), so the copy is row-wise memcpy.
+// With one row (one image along the channels) each input is one span of the output's bytes: the planner
+// may then have its producer write it there (input_offsets_in_output), and those inputs are not copied.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -50,6 +52,21 @@ class Concat final : public Op {
     out[0].shape = shape;
   }
 
+  std::vector<size_t> input_offsets_in_output(const std::vector<TensorDesc>& in) const override {
+    if (in.empty() || in[0].shape.size() <= static_cast<size_t>(axis_)) return {};
+    for (int d = 0; d < axis_; ++d)
+      if (in[0].shape[d] != 1) return {};
+    if (block_ > 1 && axis_ != 1) return {};
+    std::vector<size_t> offsets;
+    size_t offset = 0;
+    for (const TensorDesc& d : in) {
+      if (block_ > 1 && (d.shape.size() != 4 || d.shape[1] % block_ != 0)) return {};
+      offsets.push_back(offset);
+      offset += static_cast<size_t>(shape_numel(d.shape)) * dtype_size(d.dtype);
+    }
+    return offsets;
+  }
+
   void run(OpContext& ctx) override {
     Tensor& y = ctx.output(0);
     if (y.numel() == 0) return;
@@ -58,15 +75,21 @@ class Concat final : public Op {
     for (int d = 0; d < axis_; ++d) outer *= y.dim(d);
     for (int d = axis_ + 1; d < y.rank(); ++d) inner *= y.dim(d);
     const size_t out_row = static_cast<size_t>(y.dim(axis_) * inner) * elem;
-    // Byte offset of each input's band within an output row.
+    // Byte offset of each input's band within an output row; with one row, the inputs the planner placed
+    // in the output already (their data is their band) are skipped.
     std::vector<size_t> band(ctx.inputs.size());
-    size_t offset = 0;
+    std::vector<char> in_place(ctx.inputs.size(), 0);
+    size_t offset = 0, placed = 0;
     for (size_t i = 0; i < ctx.inputs.size(); ++i) {
       band[i] = offset;
       offset += static_cast<size_t>(ctx.input(i).dim(axis_) * inner) * elem;
+      in_place[i] = outer == 1 && ctx.input(i).data() == static_cast<const uint8_t*>(y.data()) + band[i];
+      placed += in_place[i];
     }
+    if (placed == ctx.inputs.size()) return;
     auto copy = [&](int64_t begin, int64_t end) {
       for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+        if (in_place[i]) continue;
         const Tensor& x = ctx.input(i);
         const size_t in_row = static_cast<size_t>(x.dim(axis_) * inner) * elem;
         ref::copy_rows(static_cast<uint8_t*>(y.data()) + begin * out_row + band[i], out_row,
@@ -86,8 +109,9 @@ class Concat final : public Op {
           const int64_t p = begin / h, stop = std::min(end, (p + 1) * h);
           while (first_plane[i + 1] <= p) ++i;
           const int64_t at = begin - first_plane[i] * h;  // the row within input i
-          std::memcpy(static_cast<uint8_t*>(y.data()) + begin * row,
-                      static_cast<const uint8_t*>(ctx.input(i).data()) + at * row, (stop - begin) * row);
+          if (!in_place[i])
+            std::memcpy(static_cast<uint8_t*>(y.data()) + begin * row,
+                        static_cast<const uint8_t*>(ctx.input(i).data()) + at * row, (stop - begin) * row);
           begin = stop;
         }
       });
@@ -103,6 +127,7 @@ class Concat final : public Op {
         for (int64_t piece = begin; piece < end; ++piece) {
           size_t i = 0;
           while (first_piece[i + 1] <= static_cast<size_t>(piece)) ++i;
+          if (in_place[i]) continue;
           const Tensor& x = ctx.input(i);
           const size_t from = (static_cast<size_t>(piece) - first_piece[i]) * kPiece;
           const size_t bytes = std::min(kPiece, x.nbytes() - from);

@@ -78,6 +78,11 @@ class Op {
   // planner cannot alias (e.g. a graph input feeds a graph output) run() must still produce the output,
   // so ops that alias must copy when ctx.outputs[i]->data() != ctx.inputs[j]->data().
   virtual int aliases_input(int out_index) const { return -1; }
+  // If the output is the inputs' bytes laid end to end (a Concat of one image along the channels), each
+  // input's byte offset in it, for the inferred shapes `in`: the planner may then place an input's bytes
+  // there, so its producer writes the output and run() skips that input, as it must skip every input
+  // whose data already is its place in the output. Empty otherwise.
+  virtual std::vector<size_t> input_offsets_in_output(const std::vector<TensorDesc>& in) const { return {}; }
   // Whether this op may be evaluated at plan time when all its inputs are known (false for random ops).
   virtual bool foldable() const { return true; }
   // Whether this op's outputs depend only on its inputs' shapes and types, never on their contents

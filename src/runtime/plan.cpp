@@ -11,6 +11,44 @@ namespace {
 
 size_t align_up(size_t n) { return (n + 63) / 64 * 64; }
 
+// The value whose bytes `v` uses: `v` itself unless it is an alias.
+int storage_root(const std::vector<ValueSlot>& slots, int v) {
+  return slots[v].storage == Storage::Alias ? slots[v].alias_of : v;
+}
+
+// Where an op's output is its inputs end to end (a Concat of one image along the channels), each input
+// that lives in the arena moves into its span of the output, so its producer writes the output and the
+// Concat copies nothing (RetinaFace's SSH modules, FPN and detection-head concats). An input moves with
+// the value it is a view of, when it is the whole of that value. It does not move when it appears twice,
+// already lives in another Concat's output, or its span would not start on the arena's 64-byte alignment
+// (which the kernels may assume; it also keeps a producer that writes whole vectors past its tensor's end
+// within its own span). The views of a moved value follow it, so aliases keep pointing at an arena value.
+void place_inputs_in_outputs(const Plan& plan, std::vector<ValueSlot>& slots) {
+  for (const PlanStep& st : plan.steps) {
+    if (st.outputs.size() != 1 || st.outputs[0] < 0 || slots[st.outputs[0]].storage != Storage::Arena) continue;
+    const int out = st.outputs[0];
+    if (std::count(st.inputs.begin(), st.inputs.end(), -1) != 0) continue;
+    std::vector<TensorDesc> in;
+    for (int v : st.inputs) in.push_back(plan.desc(v));
+    const std::vector<size_t> offsets = st.op->input_offsets_in_output(in);
+    if (offsets.size() != st.inputs.size()) continue;
+    std::vector<int> roots;
+    for (int v : st.inputs) roots.push_back(storage_root(slots, v));
+    for (size_t i = 0; i < roots.size(); ++i) {
+      const int v = st.inputs[i], r = roots[i];
+      if (slots[r].storage != Storage::Arena || slots[v].offset != 0 || offsets[i] % 64 != 0 ||
+          std::count(roots.begin(), roots.end(), r) != 1 ||
+          tensor_bytes(plan.desc(v).dtype, plan.desc(v).shape) != tensor_bytes(plan.desc(r).dtype, plan.desc(r).shape))
+        continue;
+      for (ValueSlot& s : slots)
+        if (s.storage == Storage::Alias && s.alias_of == r) s.alias_of = out, s.offset += offsets[i];
+      slots[r].storage = Storage::Alias;
+      slots[r].alias_of = out;
+      slots[r].offset = offsets[i];
+    }
+  }
+}
+
 }  // namespace
 
 Plan make_plan(const Graph& graph, std::vector<Shape> input_shapes, ValueInference values,
@@ -56,18 +94,26 @@ Plan make_plan(const Graph& graph, std::vector<Shape> input_shapes, ValueInferen
     }
     plan.steps.push_back({static_cast<int>(n), op, node.inputs, node.outputs});
   }
+  place_inputs_in_outputs(plan, slots);
 
   // Lifetimes of arena buffers: from the step that writes a value to the last step that reads it or
-  // any alias of it.
+  // any alias of it. A value placed in another's bytes (place_inputs_in_outputs) is written before that
+  // value's own step, which then lives from the first such write.
   std::vector<int> first(graph.values.size(), -1), last(graph.values.size(), -1);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlanStep& st = plan.steps[s];
-    for (int v : st.outputs)
-      if (v >= 0 && slots[v].storage == Storage::Arena) first[v] = last[v] = static_cast<int>(s);
+    const int step = static_cast<int>(s);
+    for (int v : st.outputs) {
+      if (v < 0) continue;
+      const int r = storage_root(slots, v);
+      if (slots[r].storage != Storage::Arena) continue;
+      first[r] = first[r] < 0 ? step : std::min(first[r], step);
+      last[r] = std::max(last[r], step);
+    }
     for (int v : st.inputs) {
       if (v < 0) continue;
-      const int r = slots[v].storage == Storage::Alias ? slots[v].alias_of : v;
-      if (slots[r].storage == Storage::Arena) last[r] = std::max(last[r], static_cast<int>(s));
+      const int r = storage_root(slots, v);
+      if (slots[r].storage == Storage::Arena) last[r] = std::max(last[r], step);
     }
   }
   std::vector<ArenaBuffer> buffers;

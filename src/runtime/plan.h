@@ -1,7 +1,8 @@
 // Execution plan for one set of input shapes: which nodes run (the others were folded to constants by
 // value inference), and where each value's bytes live: constants and folded values in their own
 // tensors, intermediate tensors in one shared arena whose slots are reused once a tensor's last reader
-// has run, views (Reshape, Squeeze ...) in the bytes of the tensor they alias.
+// has run, views (Reshape, Squeeze ...) in the bytes of the tensor they alias, and a Concat's inputs in
+// their spans of its output.
 #pragma once
 
 #include <memory>
@@ -24,7 +25,7 @@ enum class Storage { None, Constant, Folded, GraphInput, Arena, Alias, FreshOutp
 
 struct ValueSlot {
   Storage storage = Storage::None;
-  size_t offset = 0;   // Arena: byte offset
+  size_t offset = 0;   // Arena: byte offset in the arena; Alias: byte offset in alias_of's bytes
   int alias_of = -1;   // Alias: the value (itself never an alias) whose bytes this one shares
 };
 

@@ -233,7 +233,8 @@ void SessionImpl::bind_tensors() {
     const ValueSlot& s = plan_.slots[v];
     if (s.storage != Storage::Alias) continue;
     const TensorDesc& d = plan_.desc(static_cast<int>(v));
-    tensors_[v] = Tensor::wrap(d.dtype, d.shape, nullptr, const_cast<void*>(tensors_[s.alias_of].data()));
+    tensors_[v] = Tensor::wrap(d.dtype, d.shape, nullptr,
+                               static_cast<uint8_t*>(const_cast<void*>(tensors_[s.alias_of].data())) + s.offset);
   }
 }
 

@@ -1,0 +1,306 @@
+// A Concat of one image along the channels has its inputs written in place (runtime/plan.cpp,
+// place_inputs_in_outputs): each input's bytes are its span of the output. These tests hold the plan to
+// where it puts each value, and the results to values computed here (exact element-wise ops) or to the
+// unoptimised graph (convs), with and without the placement, on 1-3 threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/session_impl.h"
+#include "unit/graph_builder.h"
+
+namespace ninegrid {
+namespace {
+
+using test_graph::GraphBuilder;
+
+Session& session_of(const Graph& g, int level, int threads, std::shared_ptr<Model>& keep,
+                    std::unique_ptr<Session>& session) {
+  Options o;
+  o.opt_level = level;
+  o.threads = threads;
+  keep = std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
+  session = keep->create_session();
+  return *session;
+}
+
+struct Placed {
+  std::map<std::string, Tensor> out;
+  std::map<std::string, ValueSlot> slots;  // by value name, as planned
+  size_t arena = 0;
+  int concat_inputs = 0, concat_inputs_placed = 0;  // over the planned graph's Concats
+};
+
+// Runs `g` on x and reads back the plan's slot of every value.
+Placed run_and_inspect(const Graph& g, const Tensor& x, int level = 0, int threads = 1) {
+  std::shared_ptr<Model> model;
+  std::unique_ptr<Session> session;
+  Session& s = session_of(g, level, threads, model, session);
+  Placed p;
+  p.out = s.run({{"x", x}});
+  const SessionImpl& impl = InternalAccess::impl(s);
+  const Graph& planned = impl.model().graph();
+  for (size_t v = 0; v < planned.values.size(); ++v) p.slots[planned.values[v].name] = impl.plan().slots[v];
+  p.arena = impl.plan().arena_bytes;
+  for (const Node& n : planned.nodes) {
+    if (n.op_type != "Concat") continue;
+    for (int v : n.inputs) {
+      const ValueSlot& slot = impl.plan().slots[v];
+      ++p.concat_inputs;
+      p.concat_inputs_placed += slot.storage == Storage::Alias && slot.alias_of == n.outputs[0];
+    }
+  }
+  return p;
+}
+
+void expect_in(const Placed& p, const std::string& value, const std::string& host, size_t offset, const Graph& g) {
+  const ValueSlot& s = p.slots.at(value);
+  ASSERT_EQ(s.storage, Storage::Alias) << value << " is not placed in another value";
+  EXPECT_EQ(s.alias_of, g.find_value(host)) << value;
+  EXPECT_EQ(s.offset, offset) << value;
+}
+
+void expect_own_bytes(const Placed& p, const std::string& value) {
+  EXPECT_EQ(p.slots.at(value).storage, Storage::Arena) << value << " should keep bytes of its own";
+}
+
+float relu(float v) { return v > 0.f ? v : 0.f; }
+
+// z = Concat(relu(x), -x, |x|) + 1 along the channels, computed element by element.
+Tensor expected_three(const Tensor& x) {
+  const int64_t c = x.dim(1), plane = x.dim(2) * x.dim(3);
+  Tensor z = Tensor::empty(DataType::Float32, {1, 3 * c, x.dim(2), x.dim(3)});
+  const float* xp = x.data_as<float>();
+  float* zp = z.data_as<float>();
+  for (int64_t i = 0; i < c * plane; ++i) {
+    zp[i] = relu(xp[i]) + 1.f;
+    zp[c * plane + i] = -xp[i] + 1.f;
+    zp[2 * c * plane + i] = std::fabs(xp[i]) + 1.f;
+  }
+  return z;
+}
+
+void expect_equal(const Tensor& want, const Tensor& got) {
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_EQ(got.data_as<float>()[i], want.data_as<float>()[i]) << "element " << i;
+}
+
+GraphBuilder three_parts(Shape x_shape) {
+  GraphBuilder b;
+  b.input("x", x_shape);
+  b.node("Relu", {"x"}, {"a"});
+  b.node("Neg", {"x"}, {"b"});
+  b.node("Abs", {"x"}, {"c"});
+  b.node("Concat", {"a", "b", "c"}, {"cat"}).attrs.set("axis", Attribute::of_int(1));
+  b.constant("one", {1}, 1.f, 1.f);
+  b.node("Add", {"cat", "one"}, {"z"});
+  b.output("z");
+  return b;
+}
+
+TEST(ConcatInPlace, PartsAreWrittenInTheirSpansOfTheOutput) {
+  // 8 x 6 x 6 floats = 1152 bytes a part: every span starts on 64 bytes.
+  GraphBuilder b = three_parts({1, 8, 6, 6});
+  const Tensor x = test_graph::random_input({1, 8, 6, 6}, 3);
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    const Placed p = run_and_inspect(b.g, x, 0, threads);
+    expect_in(p, "a", "cat", 0, b.g);
+    expect_in(p, "b", "cat", 1152, b.g);
+    expect_in(p, "c", "cat", 2304, b.g);
+    expect_equal(expected_three(x), p.out.at("z"));
+  }
+}
+
+TEST(ConcatInPlace, TheArenaHoldsTheOutputOnce) {
+  // Without the placement the three parts and the output (as large as the three) are live at the
+  // Concat; with it, the output alone (z, the graph's output, has a tensor of its own).
+  GraphBuilder b = three_parts({1, 16, 32, 32});
+  const Tensor x = test_graph::random_input({1, 16, 32, 32}, 4);
+  const Placed placed = run_and_inspect(b.g, x);
+  EXPECT_EQ(placed.arena, 3 * 16 * 32 * 32 * sizeof(float));
+  expect_equal(expected_three(x), placed.out.at("z"));
+}
+
+TEST(ConcatInPlace, AGraphOutputPartIsCopiedAndTheOthersPlaced) {
+  GraphBuilder b = three_parts({1, 16, 32, 32});
+  b.output("b");  // the caller's tensor: b is written there and copied into the output
+  const Tensor x = test_graph::random_input({1, 16, 32, 32}, 4);
+  const Placed p = run_and_inspect(b.g, x);
+  expect_in(p, "a", "cat", 0, b.g);
+  EXPECT_EQ(p.slots.at("b").storage, Storage::FreshOutput);
+  expect_in(p, "c", "cat", 2 * 16 * 32 * 32 * sizeof(float), b.g);
+  expect_equal(expected_three(x), p.out.at("z"));
+}
+
+TEST(ConcatInPlace, SpansOffTheArenaAlignmentAreCopied) {
+  // 3 x 5 x 5 floats = 300 bytes: the first part starts at 0 and is placed, the others would start at
+  // 300 and 600 and are copied by the Concat, after the first part's producer wrote its span.
+  GraphBuilder b = three_parts({1, 3, 5, 5});
+  const Tensor x = test_graph::random_input({1, 3, 5, 5}, 5);
+  const Placed p = run_and_inspect(b.g, x);
+  expect_in(p, "a", "cat", 0, b.g);
+  expect_own_bytes(p, "b");
+  expect_own_bytes(p, "c");
+  expect_equal(expected_three(x), p.out.at("z"));
+}
+
+TEST(ConcatInPlace, ABatchOfImagesIsCopied) {
+  GraphBuilder b = three_parts({2, 8, 6, 6});
+  const Tensor x = test_graph::random_input({2, 8, 6, 6}, 6);
+  const Placed p = run_and_inspect(b.g, x);
+  for (const char* v : {"a", "b", "c"}) expect_own_bytes(p, v);
+  // Per image: relu, neg, abs parts, plus one.
+  const Tensor& z = p.out.at("z");
+  const float* xp = x.data_as<float>();
+  const float* zp = z.data_as<float>();
+  const int64_t part = 8 * 36;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t i = 0; i < part; ++i) {
+      ASSERT_EQ(zp[n * 3 * part + i], relu(xp[n * part + i]) + 1.f);
+      ASSERT_EQ(zp[n * 3 * part + part + i], -xp[n * part + i] + 1.f);
+      ASSERT_EQ(zp[n * 3 * part + 2 * part + i], std::fabs(xp[n * part + i]) + 1.f);
+    }
+}
+
+TEST(ConcatInPlace, NestedConcatsShareTheOuterOutput) {
+  GraphBuilder b;
+  b.input("x", {1, 8, 6, 6});
+  b.node("Relu", {"x"}, {"a"});
+  b.node("Neg", {"x"}, {"b"});
+  b.node("Abs", {"x"}, {"c"});
+  b.node("Concat", {"a", "b"}, {"ab"}).attrs.set("axis", Attribute::of_int(1));
+  b.node("Concat", {"ab", "c"}, {"cat"}).attrs.set("axis", Attribute::of_int(1));
+  b.constant("one", {1}, 1.f, 1.f);
+  b.node("Add", {"cat", "one"}, {"z"});
+  b.output("z");
+  const Tensor x = test_graph::random_input({1, 8, 6, 6}, 7);
+  const Placed p = run_and_inspect(b.g, x);
+  expect_in(p, "ab", "cat", 0, b.g);
+  expect_in(p, "a", "cat", 0, b.g);
+  expect_in(p, "b", "cat", 1152, b.g);
+  expect_in(p, "c", "cat", 2304, b.g);
+  expect_equal(expected_three(x), p.out.at("z"));
+}
+
+TEST(ConcatInPlace, AViewMovesWithTheValueItViews) {
+  // Concat(reshape(relu(x)), -x, |x|) on [1, 8, 36]: relu(x) is placed, and the view follows it.
+  GraphBuilder b;
+  b.input("x", {1, 8, 6, 6});
+  b.node("Relu", {"x"}, {"a4"});
+  test_graph::add_const<int64_t>(b, "shape3", DataType::Int64, {3}, {1, 8, 36});
+  b.node("Reshape", {"a4", "shape3"}, {"a"});
+  b.node("Reshape", {"x", "shape3"}, {"x3"});
+  b.node("Neg", {"x3"}, {"b"});
+  b.node("Abs", {"x3"}, {"c"});
+  b.node("Concat", {"a", "b", "c"}, {"cat"}).attrs.set("axis", Attribute::of_int(1));
+  test_graph::add_const<int64_t>(b, "shape4", DataType::Int64, {4}, {1, 24, 6, 6});
+  b.node("Reshape", {"cat", "shape4"}, {"cat4"});
+  b.constant("one", {1}, 1.f, 1.f);
+  b.node("Add", {"cat4", "one"}, {"z"});
+  b.output("z");
+  const Tensor x = test_graph::random_input({1, 8, 6, 6}, 8);
+  const Placed p = run_and_inspect(b.g, x);
+  expect_in(p, "a4", "cat", 0, b.g);
+  expect_in(p, "a", "cat", 0, b.g);
+  expect_in(p, "b", "cat", 1152, b.g);
+  expect_equal(expected_three(x), p.out.at("z"));
+}
+
+TEST(ConcatInPlace, APartReadTwiceOrAGraphInputKeepsItsBytes) {
+  // Concat(a, a, x): a appears twice and x is the caller's tensor; neither moves, and that Concat copies
+  // all three into its output, which is itself placed in the next Concat's output beside -a.
+  GraphBuilder b;
+  b.input("x", {1, 8, 6, 6});
+  b.node("Relu", {"x"}, {"a"});
+  b.node("Concat", {"a", "a", "x"}, {"cat"}).attrs.set("axis", Attribute::of_int(1));
+  b.node("Neg", {"a"}, {"na"});
+  b.node("Concat", {"cat", "na"}, {"cat2"}).attrs.set("axis", Attribute::of_int(1));
+  b.node("Abs", {"cat2"}, {"z"});
+  b.output("z");
+  const Tensor x = test_graph::random_input({1, 8, 6, 6}, 9);
+  const Placed p = run_and_inspect(b.g, x);
+  expect_own_bytes(p, "a");
+  expect_in(p, "cat", "cat2", 0, b.g);
+  expect_in(p, "na", "cat2", 3 * 1152, b.g);
+  const float* xp = x.data_as<float>();
+  const float* zp = p.out.at("z").data_as<float>();
+  for (int64_t i = 0; i < 288; ++i) {
+    ASSERT_EQ(zp[i], relu(xp[i]));
+    ASSERT_EQ(zp[288 + i], relu(xp[i]));
+    ASSERT_EQ(zp[2 * 288 + i], std::fabs(xp[i]));
+    ASSERT_EQ(zp[3 * 288 + i], relu(xp[i]));
+  }
+}
+
+TEST(ConcatInPlace, APartReadAfterTheConcatKeepsItsValue) {
+  // a and b are placed in cat; both are read again after the Concat, by which time the arena has
+  // handed out other buffers: the output's lifetime must cover those reads, and start at a's write,
+  // before the temporary t that b is computed from.
+  GraphBuilder b;
+  b.input("x", {1, 16, 8, 8});
+  b.node("Relu", {"x"}, {"a"});
+  b.node("Abs", {"x"}, {"t"});
+  b.node("Neg", {"t"}, {"b"});
+  b.node("Concat", {"a", "b"}, {"cat"}).attrs.set("axis", Attribute::of_int(1));
+  b.node("Abs", {"cat"}, {"t1"});
+  b.node("Neg", {"t1"}, {"t2"});
+  b.node("Abs", {"t2"}, {"t3"});
+  b.node("Add", {"a", "b"}, {"ab"});
+  b.node("Concat", {"t3", "ab"}, {"z"}).attrs.set("axis", Attribute::of_int(1));
+  b.output("z");
+  const Tensor x = test_graph::random_input({1, 16, 8, 8}, 10);
+  const Placed p = run_and_inspect(b.g, x);
+  expect_in(p, "a", "cat", 0, b.g);
+  expect_in(p, "b", "cat", 4096, b.g);
+  const float* xp = x.data_as<float>();
+  const float* zp = p.out.at("z").data_as<float>();
+  const int64_t part = 16 * 64;
+  for (int64_t i = 0; i < part; ++i) {
+    ASSERT_EQ(zp[i], relu(xp[i]));
+    ASSERT_EQ(zp[part + i], std::fabs(xp[i]));
+    ASSERT_EQ(zp[2 * part + i], relu(xp[i]) + -std::fabs(xp[i]));
+  }
+}
+
+// Convs writing into one Concat, optimised (layouts planned, activations fused), against
+// the unoptimised graph: RetinaFace's SSH module in miniature (3x3 conv; two more 3x3 convs in series
+// beside it; Concat; ReLU; a conv reading the result).
+TEST(ConcatInPlace, BlockedConvOutputsMatchTheUnoptimisedGraph) {
+  for (int64_t c : {8, 16, 24}) {
+    GraphBuilder b(static_cast<unsigned>(c));
+    b.input("x", {1, 16, 20, 20});
+    auto conv = [&](const std::string& in, const std::string& out, int64_t from, int64_t to) {
+      b.constant(out + "_w", {to, from, 3, 3}, -0.2f, 0.2f);
+      b.constant(out + "_b", {to}, -0.1f, 0.1f);
+      b.node("Conv", {in, out + "_w", out + "_b"}, {out}).attrs.set("pads", Attribute::of_ints({1, 1, 1, 1}));
+    };
+    conv("x", "p", 16, 2 * c);
+    conv("x", "q0", 16, c);
+    b.node("Relu", {"q0"}, {"q1"});
+    conv("q1", "q", c, c);
+    conv("q1", "r", c, c);
+    b.node("Concat", {"p", "q", "r"}, {"cat"}).attrs.set("axis", Attribute::of_int(1));
+    b.node("Relu", {"cat"}, {"cr"});
+    conv("cr", "z", 4 * c, 8);
+    b.output("z");
+    const Tensor x = test_graph::random_input({1, 16, 20, 20}, 11);
+    const Tensor want = test_graph::run_at(b.g, 0, x).at("z");
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE("channels " + std::to_string(c) + ", threads " + std::to_string(threads));
+      const Placed p = run_and_inspect(b.g, x, 2, threads);
+      // The convs' blocked outputs when the Concat is blocked (16 channels: whole 16-channel blocks), the
+      // reorders to plain before it otherwise.
+      EXPECT_EQ(p.concat_inputs, 3);
+      EXPECT_EQ(p.concat_inputs_placed, 3);
+      test_graph::expect_close(want, p.out.at("z"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ninegrid
