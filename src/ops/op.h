@@ -83,6 +83,10 @@ class Op {
   // there, so its producer writes the output and run() skips that input, as it must skip every input
   // whose data already is its place in the output. Empty otherwise.
   virtual std::vector<size_t> input_offsets_in_output(const std::vector<TensorDesc>& in) const { return {}; }
+  // If output `out_index` is one span of input 0's bytes (a Split of one image along the channels), that
+  // span's byte offset for the inferred shapes `in`, so the planner can make the output a view of it and
+  // run() may skip the copy (it must skip every output whose data already is its span); -1 otherwise.
+  virtual int64_t output_offset_in_input(int out_index, const std::vector<TensorDesc>& in) const { return -1; }
   // Whether this op may be evaluated at plan time when all its inputs are known (false for random ops).
   virtual bool foldable() const { return true; }
   // Whether this op's outputs depend only on its inputs' shapes and types, never on their contents

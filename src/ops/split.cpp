@@ -1,6 +1,7 @@
 // Split: cuts a tensor into pieces along an axis. The sizes come from the optional 'split' input (opset
 // 13+; the importer turns the older attribute into this input), or the axis is divided equally between
-// the outputs (opset 18's num_outputs allows a smaller last piece).
+// the outputs (opset 18's num_outputs allows a smaller last piece). With one row (one image along the
+// channels) each output is a span of the input's bytes, which the planner may make it a view of.
 #include "kernels/ref/copy_strided.h"
 #include "ops/data_movement.h"
 #include "core/thread_pool.h"
@@ -66,6 +67,19 @@ class Split final : public Op {
     }
   }
 
+  int64_t output_offset_in_input(int out_index, const std::vector<TensorDesc>& in) const override {
+    if (in.empty() || out_index < 0 || static_cast<size_t>(out_index) >= sizes_.size()) return -1;
+    const Shape& shape = in[0].shape;
+    int64_t inner = 1;
+    for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+      if (d < axis_ && shape[d] != 1) return -1;
+      if (d > axis_) inner *= shape[d];
+    }
+    int64_t before = 0;
+    for (int o = 0; o < out_index; ++o) before += sizes_[o];
+    return before * inner * static_cast<int64_t>(dtype_size(in[0].dtype));
+  }
+
   void run(OpContext& ctx) override {
     const Tensor& x = ctx.input(0);
     if (x.numel() == 0) return;
@@ -78,7 +92,10 @@ class Split final : public Op {
       size_t band = 0;
       for (size_t o = 0; o < ctx.outputs.size(); ++o) {
         const size_t out_row = static_cast<size_t>(sizes_[o] * inner) * elem;
-        if (ctx.outputs[o])
+        // An output the planner made a view of its span (one row) is already there.
+        const bool in_place = ctx.outputs[o] && outer == 1 &&
+                              ctx.outputs[o]->data() == static_cast<const uint8_t*>(x.data()) + band;
+        if (ctx.outputs[o] && !in_place)
           ref::copy_rows(static_cast<uint8_t*>(ctx.outputs[o]->data()) + begin * out_row, out_row,
                          static_cast<const uint8_t*>(x.data()) + begin * in_row + band, in_row, end - begin, out_row);
         band += out_row;

@@ -16,6 +16,24 @@ int storage_root(const std::vector<ValueSlot>& slots, int v) {
   return slots[v].storage == Storage::Alias ? slots[v].alias_of : v;
 }
 
+// Whether output `o` of a node can be a view of its span of input 0 (a Split of one image along the
+// channels): the span's byte offset in the bytes of the arena value input 0 is or views, or -1. The span
+// must start on the arena's 64-byte alignment, which the kernels may assume.
+int64_t span_view_offset(const Op& op, int o, const Node& node, const std::vector<ValueSlot>& slots,
+                         const ValueInference& values) {
+  if (node.inputs.empty() || node.inputs[0] < 0) return -1;
+  std::vector<TensorDesc> in;
+  for (int v : node.inputs) {
+    in.push_back(v >= 0 ? values.values[v].desc : TensorDesc{});
+    in.back().present = v >= 0;
+  }
+  const int64_t at = op.output_offset_in_input(o, in);
+  const int x = node.inputs[0];
+  if (at < 0 || slots[storage_root(slots, x)].storage != Storage::Arena) return -1;
+  const int64_t offset = at + static_cast<int64_t>(slots[x].storage == Storage::Alias ? slots[x].offset : 0);
+  return offset % 64 == 0 ? offset : -1;
+}
+
 // Where an op's output is its inputs end to end (a Concat of one image along the channels), each input
 // that lives in the arena moves into its span of the output, so its producer writes the output and the
 // Concat copies nothing (RetinaFace's SSH modules, FPN and detection-head concats). An input moves with
@@ -88,6 +106,11 @@ Plan make_plan(const Graph& graph, std::vector<Shape> input_shapes, ValueInferen
         // Point at the root of an alias chain directly, so chains of views cost nothing to resolve.
         slots[v].storage = Storage::Alias;
         slots[v].alias_of = slots[in].storage == Storage::Alias ? slots[in].alias_of : in;
+        slots[v].offset = slots[in].storage == Storage::Alias ? slots[in].offset : 0;
+      } else if (const int64_t at = span_view_offset(*op, static_cast<int>(o), node, slots, plan.values); at >= 0) {
+        slots[v].storage = Storage::Alias;
+        slots[v].alias_of = storage_root(slots, node.inputs[0]);
+        slots[v].offset = static_cast<size_t>(at);
       } else {
         slots[v].storage = Storage::Arena;
       }

@@ -1,7 +1,8 @@
-// A Concat of one image along the channels has its inputs written in place (runtime/plan.cpp,
-// place_inputs_in_outputs): each input's bytes are its span of the output. These tests hold the plan to
-// where it puts each value, and the results to values computed here (exact element-wise ops) or to the
-// unoptimised graph (convs), with and without the placement, on 1-3 threads.
+// Spans of one image's channels shared instead of copied (runtime/plan.cpp): a Concat's inputs are
+// written in their spans of its output (place_inputs_in_outputs), and a Split's outputs are views of their
+// spans of its input (span_view_offset). These tests hold the plan to where it puts each value, and the
+// results to values computed here (exact element-wise ops) or to the unoptimised graph (convs), with and
+// without the sharing, on 1-3 threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -299,6 +300,127 @@ TEST(ConcatInPlace, BlockedConvOutputsMatchTheUnoptimisedGraph) {
       EXPECT_EQ(p.concat_inputs_placed, 3);
       test_graph::expect_close(want, p.out.at("z"));
     }
+  }
+}
+
+// x -> Relu -> a -> Split(8, 16) -> -s0, |s1|: both parts views of a.
+GraphBuilder split_graph(Shape shape, std::vector<int64_t> sizes, bool split_input = false) {
+  GraphBuilder b;
+  b.input("x", shape);
+  b.node("Relu", {"x"}, {"a"});
+  test_graph::add_const<int64_t>(b, "sizes", DataType::Int64, {2}, sizes);
+  b.node("Split", {split_input ? "x" : "a", "sizes"}, {"s0", "s1"}).attrs.set("axis", Attribute::of_int(1));
+  b.node("Neg", {"s0"}, {"z0"});
+  b.node("Abs", {"s1"}, {"z1"});
+  b.output("z0");
+  b.output("z1");
+  return b;
+}
+
+// z0 = -relu(x) over the first `first` channels, z1 = |relu(x)| (or |x|) over the rest, per image.
+void expect_split_values(const Tensor& x, int64_t first, const Placed& p, bool split_input = false) {
+  const int64_t n = x.dim(0), c = x.dim(1), plane = x.dim(2) * x.dim(3);
+  const float* xp = x.data_as<float>();
+  const float* z0 = p.out.at("z0").data_as<float>();
+  const float* z1 = p.out.at("z1").data_as<float>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < c * plane; ++j) {
+      const float v = xp[i * c * plane + j];
+      if (j < first * plane)
+        ASSERT_EQ(z0[i * first * plane + j], -(split_input ? v : relu(v))) << i << " " << j;
+      else
+        ASSERT_EQ(z1[i * (c - first) * plane + j - first * plane], std::fabs(split_input ? v : relu(v))) << i << " " << j;
+    }
+}
+
+TEST(SplitViews, PartsAreViewsOfTheirSpans) {
+  GraphBuilder b = split_graph({1, 24, 6, 6}, {8, 16});
+  const Tensor x = test_graph::random_input({1, 24, 6, 6}, 21);
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    const Placed p = run_and_inspect(b.g, x, 0, threads);
+    expect_in(p, "s0", "a", 0, b.g);
+    expect_in(p, "s1", "a", 8 * 36 * sizeof(float), b.g);
+    expect_split_values(x, 8, p);
+  }
+}
+
+TEST(SplitViews, SpansOffTheAlignmentBatchesAndGraphInputsAreCopied) {
+  {
+    // 1 x 5 x 5 floats = 100 bytes: the second part would start off the 64-byte alignment.
+    GraphBuilder b = split_graph({1, 3, 5, 5}, {1, 2});
+    const Tensor x = test_graph::random_input({1, 3, 5, 5}, 22);
+    const Placed p = run_and_inspect(b.g, x);
+    expect_in(p, "s0", "a", 0, b.g);
+    expect_own_bytes(p, "s1");
+    expect_split_values(x, 1, p);
+  }
+  {
+    GraphBuilder b = split_graph({2, 24, 6, 6}, {8, 16});
+    const Tensor x = test_graph::random_input({2, 24, 6, 6}, 23);
+    const Placed p = run_and_inspect(b.g, x);
+    expect_own_bytes(p, "s0");
+    expect_own_bytes(p, "s1");
+    expect_split_values(x, 8, p);
+  }
+  {
+    // The caller's tensor: no view of it outlives the run's binding, so its parts are copied.
+    GraphBuilder b = split_graph({1, 24, 6, 6}, {8, 16}, true);
+    const Tensor x = test_graph::random_input({1, 24, 6, 6}, 24);
+    const Placed p = run_and_inspect(b.g, x);
+    expect_own_bytes(p, "s0");
+    expect_own_bytes(p, "s1");
+    expect_split_values(x, 8, p, true);
+  }
+}
+
+TEST(SplitViews, AGraphOutputPartIsWrittenAndTheOtherViewed) {
+  GraphBuilder b = split_graph({1, 24, 6, 6}, {8, 16});
+  b.output("s1");
+  const Tensor x = test_graph::random_input({1, 24, 6, 6}, 25);
+  const Placed p = run_and_inspect(b.g, x);
+  expect_in(p, "s0", "a", 0, b.g);
+  EXPECT_EQ(p.slots.at("s1").storage, Storage::FreshOutput);
+  expect_split_values(x, 8, p);
+  const float* xp = x.data_as<float>();
+  const float* s1 = p.out.at("s1").data_as<float>();
+  for (int64_t j = 0; j < 16 * 36; ++j) ASSERT_EQ(s1[j], relu(xp[8 * 36 + j]));
+}
+
+TEST(SplitViews, ViewsFollowTheirValueIntoAConcatAndKeepTheirOffsetThroughAReshape) {
+  // a is placed in cat (after the Split made s0 and s1 views of it): the views move with it; r1, a
+  // Reshape of s1, is a view of the same span.
+  GraphBuilder b;
+  b.input("x", {1, 24, 6, 6});
+  b.node("Relu", {"x"}, {"a"});
+  b.node("Neg", {"x"}, {"na"});
+  test_graph::add_const<int64_t>(b, "sizes", DataType::Int64, {2}, {8, 16});
+  b.node("Split", {"a", "sizes"}, {"s0", "s1"}).attrs.set("axis", Attribute::of_int(1));
+  test_graph::add_const<int64_t>(b, "flat", DataType::Int64, {3}, {1, 16, 36});
+  b.node("Reshape", {"s1", "flat"}, {"r1"});
+  b.node("Concat", {"a", "na"}, {"cat"}).attrs.set("axis", Attribute::of_int(1));
+  b.node("Neg", {"s0"}, {"z0"});
+  b.node("Abs", {"r1"}, {"z1"});
+  b.node("Abs", {"cat"}, {"z2"});
+  b.output("z0");
+  b.output("z1");
+  b.output("z2");
+  const Tensor x = test_graph::random_input({1, 24, 6, 6}, 26);
+  const Placed p = run_and_inspect(b.g, x);
+  expect_in(p, "a", "cat", 0, b.g);
+  expect_in(p, "na", "cat", 24 * 36 * sizeof(float), b.g);
+  expect_in(p, "s0", "cat", 0, b.g);
+  expect_in(p, "s1", "cat", 8 * 36 * sizeof(float), b.g);
+  expect_in(p, "r1", "cat", 8 * 36 * sizeof(float), b.g);
+  const float* xp = x.data_as<float>();
+  const float* z0 = p.out.at("z0").data_as<float>();
+  const float* z1 = p.out.at("z1").data_as<float>();
+  const float* z2 = p.out.at("z2").data_as<float>();
+  for (int64_t j = 0; j < 24 * 36; ++j) {
+    if (j < 8 * 36) ASSERT_EQ(z0[j], -relu(xp[j]));
+    else ASSERT_EQ(z1[j - 8 * 36], relu(xp[j]));
+    ASSERT_EQ(z2[j], relu(xp[j]));
+    ASSERT_EQ(z2[24 * 36 + j], std::fabs(xp[j]));
   }
 }
 
