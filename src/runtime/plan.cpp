@@ -36,11 +36,12 @@ int64_t span_view_offset(const Op& op, int o, const Node& node, const std::vecto
 
 // Where an op's output is its inputs end to end (a Concat of one image along the channels), each input
 // that lives in the arena moves into its span of the output, so its producer writes the output and the
-// Concat copies nothing (RetinaFace's SSH modules, FPN and detection-head concats). An input moves with
-// the value it is a view of, when it is the whole of that value. It does not move when it appears twice,
-// already lives in another Concat's output, or its span would not start on the arena's 64-byte alignment
-// (which the kernels may assume; it also keeps a producer that writes whole vectors past its tensor's end
-// within its own span). The views of a moved value follow it, so aliases keep pointing at an arena value.
+// Concat copies nothing (PP-OCRv4 det's FPN, RetinaFace's heads, SqueezeNet's fire modules, GoogLeNet's
+// inception blocks). An input moves with the value it is a view of, when it is the whole of that value.
+// It does not move when it appears twice, already lives in another Concat's output, or its span would not
+// start on the arena's 64-byte alignment (which the kernels may assume; it also keeps a producer that
+// writes whole vectors past its tensor's end within its own span). The views of a moved value follow it,
+// so aliases keep pointing at an arena value.
 void place_inputs_in_outputs(const Plan& plan, std::vector<ValueSlot>& slots) {
   for (const PlanStep& st : plan.steps) {
     if (st.outputs.size() != 1 || st.outputs[0] < 0 || slots[st.outputs[0]].storage != Storage::Arena) continue;

@@ -1,8 +1,8 @@
 // Execution plan for one set of input shapes: which nodes run (the others were folded to constants by
 // value inference), and where each value's bytes live: constants and folded values in their own
 // tensors, intermediate tensors in one shared arena whose slots are reused once a tensor's last reader
-// has run, views (Reshape, Squeeze ...) in the bytes of the tensor they alias, and a Concat's inputs in
-// their spans of its output.
+// has run, views (Reshape, Squeeze ..., a Split's parts) in the bytes of the tensor they alias, and a
+// Concat's inputs in their spans of its output.
 #pragma once
 
 #include <memory>

@@ -269,18 +269,20 @@ TEST(ConcatInPlace, APartReadAfterTheConcatKeepsItsValue) {
 }
 
 // Convs writing into one Concat, optimised (layouts planned, activations fused), against
-// the unoptimised graph: RetinaFace's SSH module in miniature (3x3 conv; two more 3x3 convs in series
-// beside it; Concat; ReLU; a conv reading the result).
+// the unoptimised graph: RetinaFace's SSH module in miniature (a conv; two 3x3 convs in series beside
+// it; Concat; ReLU; a conv reading the result). The first conv is 1x1 so that it never merges with its
+// 3x3 sibling into one conv and a Split (merge_sibling_convs), whatever the ISA's layout.
 TEST(ConcatInPlace, BlockedConvOutputsMatchTheUnoptimisedGraph) {
   for (int64_t c : {8, 16, 24}) {
     GraphBuilder b(static_cast<unsigned>(c));
     b.input("x", {1, 16, 20, 20});
-    auto conv = [&](const std::string& in, const std::string& out, int64_t from, int64_t to) {
-      b.constant(out + "_w", {to, from, 3, 3}, -0.2f, 0.2f);
+    auto conv = [&](const std::string& in, const std::string& out, int64_t from, int64_t to, int64_t k = 3) {
+      b.constant(out + "_w", {to, from, k, k}, -0.2f, 0.2f);
       b.constant(out + "_b", {to}, -0.1f, 0.1f);
-      b.node("Conv", {in, out + "_w", out + "_b"}, {out}).attrs.set("pads", Attribute::of_ints({1, 1, 1, 1}));
+      const int64_t pad = k / 2;
+      b.node("Conv", {in, out + "_w", out + "_b"}, {out}).attrs.set("pads", Attribute::of_ints({pad, pad, pad, pad}));
     };
-    conv("x", "p", 16, 2 * c);
+    conv("x", "p", 16, 2 * c, 1);
     conv("x", "q0", 16, c);
     b.node("Relu", {"q0"}, {"q1"});
     conv("q1", "q", c, c);
