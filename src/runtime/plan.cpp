@@ -16,19 +16,24 @@ int storage_root(const std::vector<ValueSlot>& slots, int v) {
   return slots[v].storage == Storage::Alias ? slots[v].alias_of : v;
 }
 
-// Whether output `o` of a node can be a view of its span of input 0 (a Split of one image along the
-// channels): the span's byte offset in the bytes of the arena value input 0 is or views, or -1. The span
-// must start on the arena's 64-byte alignment, which the kernels may assume.
-int64_t span_view_offset(const Op& op, int o, const Node& node, const std::vector<ValueSlot>& slots,
-                         const ValueInference& values) {
-  if (node.inputs.empty() || node.inputs[0] < 0) return -1;
+// The inferred types and shapes of `inputs`, an omitted one (-1) as not present: what Op's planning
+// queries take.
+std::vector<TensorDesc> input_descs(const ValueInference& values, const std::vector<int>& inputs) {
   std::vector<TensorDesc> in;
-  for (int v : node.inputs) {
+  for (int v : inputs) {
     in.push_back(v >= 0 ? values.values[v].desc : TensorDesc{});
     in.back().present = v >= 0;
   }
+  return in;
+}
+
+// Whether output `o` of a node can be a view of its span of input 0 `x` (a Split of one image along the
+// channels): the span's byte offset in the bytes of the arena value `x` is or views, or -1. The span must
+// start on the arena's 64-byte alignment, which the kernels may assume.
+int64_t span_view_offset(const Op& op, int o, int x, const std::vector<TensorDesc>& in,
+                         const std::vector<ValueSlot>& slots) {
+  if (x < 0) return -1;
   const int64_t at = op.output_offset_in_input(o, in);
-  const int x = node.inputs[0];
   if (at < 0 || slots[storage_root(slots, x)].storage != Storage::Arena) return -1;
   const int64_t offset = at + static_cast<int64_t>(slots[x].storage == Storage::Alias ? slots[x].offset : 0);
   return offset % 64 == 0 ? offset : -1;
@@ -47,9 +52,7 @@ void place_inputs_in_outputs(const Plan& plan, std::vector<ValueSlot>& slots) {
     if (st.outputs.size() != 1 || st.outputs[0] < 0 || slots[st.outputs[0]].storage != Storage::Arena) continue;
     const int out = st.outputs[0];
     if (std::count(st.inputs.begin(), st.inputs.end(), -1) != 0) continue;
-    std::vector<TensorDesc> in;
-    for (int v : st.inputs) in.push_back(plan.desc(v));
-    const std::vector<size_t> offsets = st.op->input_offsets_in_output(in);
+    const std::vector<size_t> offsets = st.op->input_offsets_in_output(input_descs(plan.values, st.inputs));
     if (offsets.size() != st.inputs.size()) continue;
     std::vector<int> roots;
     for (int v : st.inputs) roots.push_back(storage_root(slots, v));
@@ -94,6 +97,8 @@ Plan make_plan(const Graph& graph, std::vector<Shape> input_shapes, ValueInferen
     if (plan.values.folded[n]) continue;
     const Node& node = graph.nodes[n];
     Op* op = ops[n].get();
+    const std::vector<TensorDesc> in_descs = input_descs(plan.values, node.inputs);
+    const int x = node.inputs.empty() ? -1 : node.inputs[0];
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const int v = node.outputs[o];
       if (v < 0) continue;
@@ -106,11 +111,11 @@ Plan make_plan(const Graph& graph, std::vector<Shape> input_shapes, ValueInferen
                  shape_numel(inferred[in].desc.shape) == shape_numel(d.shape)) {
         // Point at the root of an alias chain directly, so chains of views cost nothing to resolve.
         slots[v].storage = Storage::Alias;
-        slots[v].alias_of = slots[in].storage == Storage::Alias ? slots[in].alias_of : in;
+        slots[v].alias_of = storage_root(slots, in);
         slots[v].offset = slots[in].storage == Storage::Alias ? slots[in].offset : 0;
-      } else if (const int64_t at = span_view_offset(*op, static_cast<int>(o), node, slots, plan.values); at >= 0) {
+      } else if (const int64_t at = span_view_offset(*op, static_cast<int>(o), x, in_descs, slots); at >= 0) {
         slots[v].storage = Storage::Alias;
-        slots[v].alias_of = storage_root(slots, node.inputs[0]);
+        slots[v].alias_of = storage_root(slots, x);
         slots[v].offset = static_cast<size_t>(at);
       } else {
         slots[v].storage = Storage::Arena;

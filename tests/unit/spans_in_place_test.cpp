@@ -18,16 +18,6 @@ namespace {
 
 using test_graph::GraphBuilder;
 
-Session& session_of(const Graph& g, int level, int threads, std::shared_ptr<Model>& keep,
-                    std::unique_ptr<Session>& session) {
-  Options o;
-  o.opt_level = level;
-  o.threads = threads;
-  keep = std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
-  session = keep->create_session();
-  return *session;
-}
-
 struct Placed {
   std::map<std::string, Tensor> out;
   std::map<std::string, ValueSlot> slots;  // by value name, as planned
@@ -37,12 +27,14 @@ struct Placed {
 
 // Runs `g` on x and reads back the plan's slot of every value.
 Placed run_and_inspect(const Graph& g, const Tensor& x, int level = 0, int threads = 1) {
-  std::shared_ptr<Model> model;
-  std::unique_ptr<Session> session;
-  Session& s = session_of(g, level, threads, model, session);
+  Options o;
+  o.opt_level = level;
+  o.threads = threads;
+  auto model = std::make_shared<Model>(std::make_unique<ModelImpl>(g, o, "onnx"));
+  auto session = model->create_session();
   Placed p;
-  p.out = s.run({{"x", x}});
-  const SessionImpl& impl = InternalAccess::impl(s);
+  p.out = session->run({{"x", x}});
+  const SessionImpl& impl = InternalAccess::impl(*session);
   const Graph& planned = impl.model().graph();
   for (size_t v = 0; v < planned.values.size(); ++v) p.slots[planned.values[v].name] = impl.plan().slots[v];
   p.arena = impl.plan().arena_bytes;

@@ -13,7 +13,6 @@
 
 namespace ninegrid {
 
-
 int fuse_gate_residual(Graph& g) {
   if (!ensure_shapes(g)) return 0;  // needs the shapes to prove the Mul does not broadcast x
   int fused = 0;

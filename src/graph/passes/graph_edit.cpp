@@ -59,11 +59,17 @@ bool exclusively_owned_constant(const Graph& g, int value) {
   return true;
 }
 
+Shape as_rank4(const Shape& s) {
+  if (s.size() > 4) return {};
+  Shape r(4 - s.size(), 1);
+  r.insert(r.end(), s.begin(), s.end());
+  return r;
+}
+
 bool per_channel_float(const Value& v, const Shape& nchw) {
-  if (!v.shape_known || v.shape.size() > 4 || v.dtype != DataType::Float32 || nchw.size() != 4) return false;
-  Shape s(4 - v.shape.size(), 1);
-  s.insert(s.end(), v.shape.begin(), v.shape.end());
-  return s[2] == 1 && s[3] == 1 && (s[0] == 1 || s[0] == nchw[0]) && (s[1] == 1 || s[1] == nchw[1]);
+  if (!v.shape_known || v.dtype != DataType::Float32 || nchw.size() != 4) return false;
+  const Shape s = as_rank4(v.shape);
+  return !s.empty() && s[2] == 1 && s[3] == 1 && (s[0] == 1 || s[0] == nchw[0]) && (s[1] == 1 || s[1] == nchw[1]);
 }
 
 bool is_float_zeros(const Tensor& t) {

@@ -29,6 +29,8 @@ const Tensor* constant_input(const Graph& g, const Node& n, size_t slot);
 bool exclusively_owned_constant(const Graph& g, int value);
 // Whether `t` is a float32 tensor whose every element is zero (channel padding by Concat).
 bool is_float_zeros(const Tensor& t);
+// The shape `s` left-padded with 1s to rank 4 (numpy broadcasting), or empty if its rank is above 4.
+Shape as_rank4(const Shape& s);
 // Whether `v` is float32 with a known shape holding at most one value per (batch, channel) of a tensor of
 // 4-D shape `nchw`: [N or 1, C or 1, 1, 1], or fewer leading axes (a squeeze-and-excitation gate).
 bool per_channel_float(const Value& v, const Shape& nchw);

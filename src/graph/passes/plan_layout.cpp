@@ -92,14 +92,6 @@ bool zero_constant_4d(const Value& v) {
   return v.is_constant() && v.constant.rank() == 4 && is_float_zeros(v.constant);
 }
 
-// The shape `s` left-padded with 1s to rank 4 (numpy broadcasting), or empty if its rank is above 4.
-Shape as_rank4(const Shape& s) {
-  if (s.size() > 4) return {};
-  Shape r(4 - s.size(), 1);
-  r.insert(r.end(), s.begin(), s.end());
-  return r;
-}
-
 // Whether a constant broadcasts as one value per (batch, channel) at most: its height and width are 1.
 bool spatially_1x1_constant(const Value& v) {
   if (!v.is_constant() || !v.shape_known) return false;
