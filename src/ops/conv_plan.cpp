@@ -1,6 +1,6 @@
 #include "ops/conv_plan.h"
 
-#include <sstream>
+#include "core/text_words.h"
 
 namespace ninegrid {
 
@@ -66,71 +66,91 @@ std::string describe_plan(const ConvPlan& plan) {
 }
 
 std::string format_conv_plan(const ConvPlan& p) {
-  std::ostringstream out;
-  out << conv_kernel_name(p.kernel) << ' ' << isa_name(p.isa) << ' ' << p.in_block << ' ' << p.out_block << ' '
-      << p.oc_tile << ' ' << p.winograd_tile << ' ' << p.strassen_levels << ' ' << conv_split_name(p.split);
-  if (p.int8_form != QConvForm::None) out << ' ' << qconv_form_name(p.int8_form);
-  return out.str();
+  std::string out = std::string(conv_kernel_name(p.kernel)) + ' ' + isa_name(p.isa);
+  for (int64_t v : {p.in_block, p.out_block, int64_t(p.oc_tile), int64_t(p.winograd_tile), int64_t(p.strassen_levels)})
+    out += ' ' + std::to_string(v);
+  out += ' ';
+  out += conv_split_name(p.split);
+  if (p.int8_form != QConvForm::None) out += std::string(" ") + qconv_form_name(p.int8_form);
+  return out;
 }
 
-bool parse_conv_plan(const std::string& text, ConvPlan* plan) {
-  std::istringstream in(text);
-  std::string kernel, isa, split, form, rest;
-  long long in_block = 0, out_block = 0;
-  int oc_tile = -1, tile = -1, levels = -1;
-  if (!(in >> kernel >> isa >> in_block >> out_block >> oc_tile >> tile >> levels >> split)) return false;
+bool parse_conv_plan(std::string_view text, ConvPlan* plan) {
+  // kernel isa in_block out_block oc_tile winograd_tile strassen_levels split [int8 form]
+  std::string_view w[9];
+  const size_t words = split_words(text, w, 9);
+  if (words != 8 && words != 9) return false;
+  long long in_block = 0, out_block = 0, oc_tile = -1, tile = -1, levels = -1;
+  if (!parse_word_int(w[2], &in_block) || !parse_word_int(w[3], &out_block) || !parse_word_int(w[4], &oc_tile) ||
+      !parse_word_int(w[5], &tile) || !parse_word_int(w[6], &levels))
+    return false;
   ConvPlan p;
   bool found = false;
-  if (in >> form) {
-    if (in >> rest) return false;
+  if (words == 9) {
     for (QConvForm f : kForms)
-      if (form == qconv_form_name(f) && f != QConvForm::None) p.int8_form = f, found = true;
+      if (w[8] == qconv_form_name(f) && f != QConvForm::None) p.int8_form = f, found = true;
     if (!found) return false;
     found = false;
   }
   for (ConvKernel k : kKernels)
-    if (kernel == conv_kernel_name(k)) p.kernel = k, found = true;
+    if (w[0] == conv_kernel_name(k)) p.kernel = k, found = true;
   if (!found) return false;
   found = false;
   for (Isa i : kIsas)
-    if (isa == isa_name(i)) p.isa = i, found = true;
+    if (w[1] == isa_name(i)) p.isa = i, found = true;
   if (!found) return false;
   found = false;
   for (ConvSplit s : kSplits)
-    if (split == conv_split_name(s)) p.split = s, found = true;
+    if (w[7] == conv_split_name(s)) p.split = s, found = true;
   if (!found) return false;
   if (!valid_block(in_block) || !valid_block(out_block)) return false;
   if (oc_tile < 0 || oc_tile > 2 || (tile != 0 && tile != 2 && tile != 4 && tile != 6) || levels < 0 || levels > 1)
     return false;
   p.in_block = in_block, p.out_block = out_block;
-  p.oc_tile = oc_tile, p.winograd_tile = tile, p.strassen_levels = levels;
+  p.oc_tile = static_cast<int>(oc_tile), p.winograd_tile = static_cast<int>(tile);
+  p.strassen_levels = static_cast<int>(levels);
   *plan = p;
   return true;
 }
 
 std::string format_conv_key(const ConvKey& k) {
   const Conv2dParams& p = k.p;
-  std::ostringstream out;
-  out << p.batch << ' ' << p.in_channels << ' ' << p.out_channels << ' ' << p.groups << ' ' << p.in_h << ' ' << p.in_w
-      << ' ' << p.out_h << ' ' << p.out_w << ' ' << p.kernel_h << ' ' << p.kernel_w << ' ' << p.stride_h << ' '
-      << p.stride_w << ' ' << p.dilation_h << ' ' << p.dilation_w << ' ' << p.pad_top << ' ' << p.pad_left << ' '
-      << p.pad_bottom << ' ' << p.pad_right << ' ' << activation_name(k.activation) << ' ' << (k.residual ? 1 : 0)
-      << ' ' << k.in_block << ' ' << k.out_block << ' ' << isa_name(k.isa) << ' ' << k.threads;
-  if (k.int8) out << " int8 " << k.w7_rest_tenths;
-  return out.str();
+  std::string out;
+  out.reserve(96);
+  auto number = [&out](int64_t v) {
+    char digits[24];
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+  };
+  for (int64_t v : {p.batch, p.in_channels, p.out_channels, p.groups, p.in_h, p.in_w, p.out_h, p.out_w, p.kernel_h,
+                    p.kernel_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top, p.pad_left,
+                    p.pad_bottom, p.pad_right})
+    number(v), out += ' ';
+  out += activation_name(k.activation);
+  for (int64_t v : {int64_t(k.residual ? 1 : 0), k.in_block, k.out_block}) out += ' ', number(v);
+  out += ' ';
+  out += isa_name(k.isa);
+  out += ' ';
+  number(k.threads);
+  if (k.int8) out += " int8 ", number(k.w7_rest_tenths);
+  return out;
 }
 
-bool parse_conv_key(const std::string& text, ConvKey* key) {
-  std::istringstream in(text);
+bool parse_conv_key(std::string_view text, ConvKey* key) {
+  // 18 sizes, activation, residual, in_block, out_block, isa, threads [int8 rest_tenths]
+  std::string_view w[26];
+  const size_t words = split_words(text, w, 26);
+  if (words != 24 && words != 26) return false;
   long long v[18];
-  for (long long& x : v)
-    if (!(in >> x)) return false;
-  std::string activation, isa, dtype, rest;
+  for (int i = 0; i < 18; ++i)
+    if (!parse_word_int(w[i], &v[i])) return false;
+  const std::string_view activation = w[18], isa = w[22];
   long long residual = -1, in_block = 0, out_block = 0, threads = 0, rest_tenths = -1;
-  if (!(in >> activation >> residual >> in_block >> out_block >> isa >> threads)) return false;
-  const bool int8 = static_cast<bool>(in >> dtype);
-  if (int8 && (dtype != "int8" || !(in >> rest_tenths) || rest_tenths < -1 || rest_tenths > 10)) return false;
-  if (in >> rest) return false;
+  if (!parse_word_int(w[19], &residual) || !parse_word_int(w[20], &in_block) || !parse_word_int(w[21], &out_block) ||
+      !parse_word_int(w[23], &threads))
+    return false;
+  const bool int8 = words == 26;
+  if (int8 && (w[24] != "int8" || !parse_word_int(w[25], &rest_tenths) || rest_tenths < -1 || rest_tenths > 10))
+    return false;
   // Sizes a model could have (a plane side, a channel count, a kernel side below 2^20), never zero or
   // negative where the kernels divide or loop by them.
   constexpr long long kMax = 1 << 20;

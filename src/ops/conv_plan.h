@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/cpu_features.h"
 #include "kernels/activation.h"
@@ -78,7 +79,7 @@ std::string describe_plan(const ConvPlan& plan);
 // back and returns false on anything malformed (it checks the form, not whether the plan fits a conv:
 // that is the policy's job, see ops/conv_select.h).
 std::string format_conv_plan(const ConvPlan& plan);
-bool parse_conv_plan(const std::string& text, ConvPlan* plan);
+bool parse_conv_plan(std::string_view text, ConvPlan* plan);
 
 // What a plan is measured for: one conv as a session runs it (its shape, epilogue and layouts, the ISA
 // cap and the session's threads). Convs with equal keys share a tuned plan, across layers and models.
@@ -103,6 +104,6 @@ struct ConvKey {
 // parse_conv_key reads it back, returning false on anything
 // malformed or out of range (it checks every field, and that the output plane follows from the rest).
 std::string format_conv_key(const ConvKey& k);
-bool parse_conv_key(const std::string& text, ConvKey* key);
+bool parse_conv_key(std::string_view text, ConvKey* key);
 
 }  // namespace ninegrid

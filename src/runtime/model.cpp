@@ -126,7 +126,10 @@ ModelImpl::ModelImpl(Graph graph, Options options, std::string format)
     if (!warning.empty()) warnings_.push_back(warning);
     if (!tuned.convs.empty()) {
       auto plans = std::make_shared<std::map<std::string, ConvPlan>>();
-      for (const auto& [key, t] : tuned.convs) plans->emplace_hint(plans->end(), key, t.plan);
+      for (auto it = tuned.convs.begin(); it != tuned.convs.end();) {
+        auto node = tuned.convs.extract(it++);  // the key moves, not copied: a cache may hold thousands
+        plans->emplace_hint(plans->end(), std::move(node.key()), node.mapped().plan);
+      }
       resolved_.exec.tuned_plans = std::move(plans);
     }
   }

@@ -1,15 +1,18 @@
 #include "runtime/tuning_cache.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <unistd.h>
 
 #include "core/cpu_features.h"
+#include "core/text_words.h"
 #include "ninegrid/tensor.h"
 
 namespace ninegrid {
@@ -23,7 +26,7 @@ constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
 constexpr int64_t kMaxThreadsEntry = 1024;
 constexpr double kMaxMicroseconds = 1e9;  // a conv or reorder slower than 1000 s is not a measurement
 
-std::string trim(const std::string& s) {
+std::string_view trim(std::string_view s) {
   size_t b = 0, e = s.size();
   while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
   while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
@@ -31,20 +34,21 @@ std::string trim(const std::string& s) {
 }
 
 // "a | b | c" -> {"a", "b", "c"} (trimmed).
-std::vector<std::string> fields(const std::string& s) {
-  std::vector<std::string> out;
+std::vector<std::string_view> fields(std::string_view s) {
+  std::vector<std::string_view> out;
   size_t start = 0;
   for (;;) {
     const size_t bar = s.find('|', start);
-    out.push_back(trim(s.substr(start, bar == std::string::npos ? std::string::npos : bar - start)));
-    if (bar == std::string::npos) return out;
+    out.push_back(trim(s.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start)));
+    if (bar == std::string_view::npos) return out;
     start = bar + 1;
   }
 }
 
 // A finite time in (0, kMaxMicroseconds], whole token.
-bool parse_time(const std::string& token, double* t) {
-  if (token.empty() || token.size() > 32) return false;
+bool parse_time(std::string_view word, double* t) {
+  if (word.empty() || word.size() > 32) return false;
+  const std::string token(word);
   char* end = nullptr;
   const double v = std::strtod(token.c_str(), &end);
   if (end != token.c_str() + token.size() || !std::isfinite(v) || v <= 0 || v > kMaxMicroseconds) return false;
@@ -52,28 +56,20 @@ bool parse_time(const std::string& token, double* t) {
   return true;
 }
 
-bool parse_int(const std::string& token, int64_t lo, int64_t hi, int64_t* v) {
+bool parse_int(std::string_view token, int64_t lo, int64_t hi, int64_t* v) {
   if (token.empty() || token.size() > 19) return false;
   for (char c : token)
     if (c < '0' || c > '9') return false;
-  const long long x = std::strtoll(token.c_str(), nullptr, 10);
-  if (x < lo || x > hi) return false;
+  long long x = 0;
+  if (!parse_word_int(token, &x) || x < lo || x > hi) return false;
   *v = x;
   return true;
 }
 
 bool valid_block(int64_t b) { return b == 1 || b == 4 || b == 8 || b == 16; }
 
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> w;
-  std::string t;
-  while (in >> t) w.push_back(t);
-  return w;
-}
-
-bool parse_reorder_key(const std::string& s) {
-  const std::vector<std::string> w = words(s);
+bool parse_reorder_key(std::string_view s) {
+  const std::vector<std::string_view> w = split_words(s);
   int64_t channels, plane, from, to, threads;
   return w.size() == 5 && parse_int(w[0], 1, 1 << 20, &channels) && parse_int(w[1], 1, int64_t(1) << 40, &plane) &&
          parse_int(w[2], 1, 16, &from) && parse_int(w[3], 1, 16, &to) && parse_int(w[4], 1, 1024, &threads) &&
@@ -81,19 +77,19 @@ bool parse_reorder_key(const std::string& s) {
          format_reorder_key(channels, plane, from, to, static_cast<int>(threads)) == s;
 }
 
-bool parse_fingerprint(const std::string& s) {
+bool parse_fingerprint(std::string_view s) {
   if (s.size() != 16) return false;
   for (char c : s)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
 }
 
-bool parse_layout(const std::string& s, std::map<int, int64_t>* out) {
+bool parse_layout(std::string_view s, std::map<int, int64_t>* out) {
   std::map<int, int64_t> layout;
-  for (const std::string& item : words(s)) {
+  for (std::string_view item : split_words(s)) {
     const size_t colon = item.find(':');
     int64_t node, block;
-    if (colon == std::string::npos || !parse_int(item.substr(0, colon), 0, 1 << 24, &node) ||
+    if (colon == std::string_view::npos || !parse_int(item.substr(0, colon), 0, 1 << 24, &node) ||
         !parse_int(item.substr(colon + 1), 1, 16, &block) || !valid_block(block) || layout.count(int(node)))
       return false;
     layout[static_cast<int>(node)] = block;
@@ -105,14 +101,22 @@ bool parse_layout(const std::string& s, std::map<int, int64_t>* out) {
 
 // Parses the file's text; on a fault returns false with *error saying where and what.
 bool parse(const std::string& text, TuningCacheFile* file, std::string* error) {
-  std::istringstream in(text);
-  std::string line;
+  const std::string_view all(text);
+  size_t next = 0;  // where the next line starts
+  auto getline = [&](std::string_view* line) {
+    if (next >= all.size()) return false;
+    const size_t end = std::min(all.find('\n', next), all.size());
+    *line = all.substr(next, end - next);
+    next = end + 1;
+    return true;
+  };
+  std::string_view line;
   int number = 0;
   auto fail = [&](const std::string& what) {
     *error = "line " + std::to_string(number) + ": " + what;
     return false;
   };
-  if (!std::getline(in, line) || trim(line) != kHeader) {
+  if (!getline(&line) || trim(line) != kHeader) {
     number = 1;
     return fail(std::string("not a ninegrid tuning cache (the first line must be '") + kHeader + "')");
   }
@@ -120,17 +124,17 @@ bool parse(const std::string& text, TuningCacheFile* file, std::string* error) {
   TuningEntries* current = nullptr;
   int64_t entries = 0;
   bool ended = false;
-  while (std::getline(in, line)) {
+  while (getline(&line)) {
     ++number;
     line = trim(line);
     if (line.empty()) continue;
     if (ended) return fail("text after the 'end' line");
     const size_t space = line.find(' ');
-    const std::string kind = line.substr(0, space);
-    const std::string rest = space == std::string::npos ? "" : trim(line.substr(space + 1));
+    const std::string_view kind = line.substr(0, space);
+    const std::string_view rest = space == std::string_view::npos ? std::string_view() : trim(line.substr(space + 1));
     if (kind == "cpu") {
       if (rest.empty() || rest.size() > 512) return fail("a cpu line needs the CPU's identity");
-      current = &file->cpus[rest];
+      current = &file->cpus[std::string(rest)];
       ++entries;
       continue;
     }
@@ -144,7 +148,7 @@ bool parse(const std::string& text, TuningCacheFile* file, std::string* error) {
       continue;
     }
     if (!current) return fail("an entry before any cpu line");
-    const std::vector<std::string> f = fields(rest);
+    const std::vector<std::string_view> f = fields(rest);
     if (kind == "conv") {
       ConvKey key;
       TunedConv t;
@@ -153,26 +157,26 @@ bool parse(const std::string& text, TuningCacheFile* file, std::string* error) {
       if (!parse_conv_plan(f[1], &t.plan) || format_conv_plan(t.plan) != f[1]) return fail("malformed conv plan");
       if (t.plan.kernel == ConvKernel::Ref || t.plan.in_block != key.in_block || t.plan.out_block != key.out_block)
         return fail("the plan does not match its conv's blocks");
-      const std::vector<std::string> times = words(f[2]);
-      if (times.size() != 2 || !parse_time(times[0], &t.time_us) || !parse_time(times[1], &t.rule_time_us))
+      std::string_view times[2];
+      if (split_words(f[2], times, 2) != 2 || !parse_time(times[0], &t.time_us) || !parse_time(times[1], &t.rule_time_us))
         return fail("malformed times");
-      current->convs[f[0]] = t;
+      current->convs[std::string(f[0])] = t;
     } else if (kind == "reorder") {
       double us;
       if (f.size() != 2 || !parse_reorder_key(f[0]) || !parse_time(f[1], &us)) return fail("malformed reorder entry");
-      current->reorders[f[0]] = us;
+      current->reorders[std::string(f[0])] = us;
     } else if (kind == "layout") {
       std::map<int, int64_t> layout;
       if (f.size() != 2 || !parse_fingerprint(f[0]) || !parse_layout(f[1], &layout))
         return fail("malformed layout entry");
-      current->layouts[f[0]] = std::move(layout);
+      current->layouts[std::string(f[0])] = std::move(layout);
     } else if (kind == "threads") {
       int64_t threads;
       if (f.size() != 2 || !parse_fingerprint(f[0]) || !parse_int(f[1], 1, kMaxThreadsEntry, &threads))
         return fail("malformed threads entry");
-      current->threads[f[0]] = static_cast<int>(threads);
+      current->threads[std::string(f[0])] = static_cast<int>(threads);
     } else {
-      return fail("unknown entry '" + kind.substr(0, 32) + "'");
+      return fail("unknown entry '" + std::string(kind.substr(0, 32)) + "'");
     }
     ++entries;
   }

@@ -238,6 +238,29 @@ TEST(TuningCache, KeysAndPlansAreCheckedFieldByField) {
     EXPECT_FALSE(parse_conv_plan(bad, &p)) << bad;
 }
 
+TEST(TuningCache, EveryNumberIsAWholeWord) {
+  // The fields are read word by word: a number with anything stuck to it, one past 64 bits, a word too few
+  // or too many, are refused; tabs and repeated spaces still separate words (the file's canonical form,
+  // single spaces, is what the reader's round-trip check then asks for).
+  ConvKey k;
+  const std::string good = format_conv_key(some_key(64));
+  EXPECT_TRUE(parse_conv_key("\t" + good + "  ", &k));
+  const size_t last = good.rfind(' ');
+  for (const std::string& bad : std::vector<std::string>{
+           "1x 64 64 1 28 28 28 28 3 3 1 1 1 1 1 1 1 1 Relu 0 16 16 avx512 2",
+           "1 64 64 1 28 28 28 28 3 3 1 1 1 1 1 1 1 1 Relu 0 16 16 avx512 2.0",
+           "99999999999999999999 64 64 1 28 28 28 28 3 3 1 1 1 1 1 1 1 1 Relu 0 16 16 avx512 2",
+           "+1 64 64 1 28 28 28 28 3 3 1 1 1 1 1 1 1 1 Relu 0 16 16 avx512 2", good.substr(0, last),
+           good + " int8 3 4", good + " int8 3x"})
+    EXPECT_FALSE(parse_conv_key(bad, &k)) << bad;
+  ConvPlan p;
+  EXPECT_TRUE(parse_conv_plan("winograd\tavx512 16 16  0 4 0 tiles", &p));
+  EXPECT_EQ(p.winograd_tile, 4);
+  for (const std::string& bad : std::vector<std::string>{"winograd avx512 16 16 0 4x 0 tiles", "winograd avx512 16",
+                                                         "winograd avx512 16 16 0 -4 0 tiles", ""})
+    EXPECT_FALSE(parse_conv_plan(bad, &p)) << bad;
+}
+
 TEST(TuningCache, AnotherCpusFileIsIgnoredWithAWarning) {
   TempDir dir;
   const std::string path = dir.file("tuning.cache");
