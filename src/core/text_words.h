@@ -32,12 +32,24 @@ inline std::vector<std::string_view> split_words(std::string_view s) {
   return out;
 }
 
-// The whole word as a decimal integer (an optional '-', then digits); false on anything else or overflow.
+// The whole word as a decimal integer written as std::to_string writes it (an optional '-', then digits
+// with no leading zero; "0" but not "-0"): false on anything else or overflow. Since nothing else is
+// accepted, a value read back formats to the same word.
 inline bool parse_word_int(std::string_view word, long long* value) {
-  if (word.empty()) return false;
+  const size_t digits = word.size() - (!word.empty() && word[0] == '-');
+  if (digits == 0 || (word[word.size() - digits] == '0' && (digits > 1 || word[0] == '-'))) return false;
   const char* end = word.data() + word.size();
   const auto [ptr, ec] = std::from_chars(word.data(), end, *value);
   return ec == std::errc() && ptr == end;
+}
+
+// Words separated by single spaces, nothing before the first or after the last: the spacing the tuning
+// cache's writer uses.
+inline bool single_spaced(std::string_view s) {
+  if (s.empty() || s.front() == ' ' || s.back() == ' ') return false;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '\t' || s[i] == '\r' || (s[i] == ' ' && s[i + 1] == ' ')) return false;
+  return true;
 }
 
 }  // namespace ninegrid

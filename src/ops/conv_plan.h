@@ -103,6 +103,8 @@ struct ConvKey {
 // blocks in and out, ISA cap, threads), and for an int8 conv " int8 " and its rest tenths at the end.
 // parse_conv_key reads it back, returning false on anything
 // malformed or out of range (it checks every field, and that the output plane follows from the rest).
+// Both parsers take numbers only as std::to_string writes them (no '+', no leading zero), so that what
+// they accept with single spaces between words is exactly what the formatters write.
 std::string format_conv_key(const ConvKey& k);
 bool parse_conv_key(std::string_view text, ConvKey* key);
 

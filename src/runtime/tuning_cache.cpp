@@ -152,9 +152,10 @@ bool parse(const std::string& text, TuningCacheFile* file, std::string* error) {
     if (kind == "conv") {
       ConvKey key;
       TunedConv t;
-      if (f.size() != 3 || !parse_conv_key(f[0], &key) || format_conv_key(key) != f[0])
-        return fail("malformed conv key");
-      if (!parse_conv_plan(f[1], &t.plan) || format_conv_plan(t.plan) != f[1]) return fail("malformed conv plan");
+      // Single spaces and the parsers' canonical numbers and names: the text is what format_conv_key and
+      // format_conv_plan would write, so the key matches the lookups' (without formatting it again).
+      if (f.size() != 3 || !single_spaced(f[0]) || !parse_conv_key(f[0], &key)) return fail("malformed conv key");
+      if (!single_spaced(f[1]) || !parse_conv_plan(f[1], &t.plan)) return fail("malformed conv plan");
       if (t.plan.kernel == ConvKernel::Ref || t.plan.in_block != key.in_block || t.plan.out_block != key.out_block)
         return fail("the plan does not match its conv's blocks");
       std::string_view times[2];

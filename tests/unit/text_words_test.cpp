@@ -49,8 +49,16 @@ TEST(TextWords, IntegersAreWholeWords) {
   EXPECT_EQ(v, -17);
   EXPECT_TRUE(parse_word_int("9223372036854775807", &v));
   EXPECT_EQ(v, 9223372036854775807LL);
-  for (const char* bad : {"", "-", "+5", "5x", "x5", " 5", "5 ", "1.5", "9223372036854775808", "0x10"})
+  // Only what std::to_string writes: no leading zero, no negative zero.
+  for (const char* bad : {"", "-", "+5", "5x", "x5", " 5", "5 ", "1.5", "9223372036854775808", "0x10", "007", "00",
+                          "-0", "-05"})
     EXPECT_FALSE(parse_word_int(bad, &v)) << bad;
+}
+
+TEST(TextWords, SingleSpacedMeansTheWritersSpacing) {
+  EXPECT_TRUE(single_spaced("a"));
+  EXPECT_TRUE(single_spaced("a bc d"));
+  for (const char* bad : {"", " a", "a ", "a  b", "a\tb", "a\r"}) EXPECT_FALSE(single_spaced(bad)) << bad;
 }
 
 }  // namespace

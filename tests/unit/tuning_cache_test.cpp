@@ -261,6 +261,36 @@ TEST(TuningCache, EveryNumberIsAWholeWord) {
     EXPECT_FALSE(parse_conv_plan(bad, &p)) << bad;
 }
 
+TEST(TuningCache, AnEntryNotAsTheWriterWritesItIsRefused) {
+  // The reader checks an entry's spacing and numbers instead of formatting it back: a key or plan with two
+  // spaces, a tab, or a number with a leading zero or a '+' would never match a lookup, so the file is
+  // refused as any malformed file is.
+  TempDir dir;
+  const std::string path = dir.file("tuning.cache");
+  write_tuning_cache(path, sample_file());
+  const std::string text = read_text(path);
+  const std::string key = format_conv_key(some_key(64));
+  ASSERT_NE(text.find(key), std::string::npos);
+  const std::string plan = "winograd avx512 16 16 0 4 0 tiles";
+  ASSERT_NE(text.find(plan), std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> edits{
+      {key, "1  " + key.substr(2)}, {key, "1\t" + key.substr(2)}, {key, "01 " + key.substr(2)},
+      {key, "+1 " + key.substr(2)}, {plan, "winograd avx512 16 16 0 04 0 tiles"},
+      {plan, "winograd avx512 16 16 -0 4 0 tiles"}, {plan, "winograd avx512  16 16 0 4 0 tiles"}};
+  for (const auto& [from, to] : edits) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    write_text(path, bad);
+    std::string warning;
+    EXPECT_TRUE(read_tuning_cache(path, &warning).cpus.empty()) << to;
+    EXPECT_NE(warning.find("malformed conv"), std::string::npos) << warning;
+  }
+  write_text(path, text);  // and the file as written is read
+  std::string warning;
+  EXPECT_EQ(read_tuning_entries(path, &warning).convs.size(), 2u);
+  EXPECT_EQ(warning, "");
+}
+
 TEST(TuningCache, AnotherCpusFileIsIgnoredWithAWarning) {
   TempDir dir;
   const std::string path = dir.file("tuning.cache");
