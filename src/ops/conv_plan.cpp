@@ -1,5 +1,7 @@
 #include "ops/conv_plan.h"
 
+#include <charconv>
+
 #include "core/text_words.h"
 
 namespace ninegrid {
@@ -15,6 +17,12 @@ constexpr QConvForm kForms[] = {QConvForm::None, QConvForm::Bytes, QConvForm::Wo
 constexpr Isa kIsas[] = {Isa::Ref, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::Dotprod};
 
 bool valid_block(int64_t b) { return b == 1 || b == 4 || b == 8 || b == 16; }
+
+// Appends v's decimal digits, as std::to_string writes them, without a temporary string.
+void append_int(std::string& out, int64_t v) {
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+}
 
 }  // namespace
 
@@ -68,7 +76,7 @@ std::string describe_plan(const ConvPlan& plan) {
 std::string format_conv_plan(const ConvPlan& p) {
   std::string out = std::string(conv_kernel_name(p.kernel)) + ' ' + isa_name(p.isa);
   for (int64_t v : {p.in_block, p.out_block, int64_t(p.oc_tile), int64_t(p.winograd_tile), int64_t(p.strassen_levels)})
-    out += ' ' + std::to_string(v);
+    out += ' ', append_int(out, v);
   out += ' ';
   out += conv_split_name(p.split);
   if (p.int8_form != QConvForm::None) out += std::string(" ") + qconv_form_name(p.int8_form);
@@ -117,21 +125,17 @@ std::string format_conv_key(const ConvKey& k) {
   const Conv2dParams& p = k.p;
   std::string out;
   out.reserve(96);
-  auto number = [&out](int64_t v) {
-    char digits[24];
-    out.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
-  };
   for (int64_t v : {p.batch, p.in_channels, p.out_channels, p.groups, p.in_h, p.in_w, p.out_h, p.out_w, p.kernel_h,
                     p.kernel_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top, p.pad_left,
                     p.pad_bottom, p.pad_right})
-    number(v), out += ' ';
+    append_int(out, v), out += ' ';
   out += activation_name(k.activation);
-  for (int64_t v : {int64_t(k.residual ? 1 : 0), k.in_block, k.out_block}) out += ' ', number(v);
+  for (int64_t v : {int64_t(k.residual ? 1 : 0), k.in_block, k.out_block}) out += ' ', append_int(out, v);
   out += ' ';
   out += isa_name(k.isa);
   out += ' ';
-  number(k.threads);
-  if (k.int8) out += " int8 ", number(k.w7_rest_tenths);
+  append_int(out, k.threads);
+  if (k.int8) out += " int8 ", append_int(out, k.w7_rest_tenths);
   return out;
 }
 
